@@ -1,0 +1,25 @@
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("sawtooth")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+
+def _ensure_filesystem_broker_folders() -> None:
+    from pathlib import Path
+
+    from django.conf import settings
+
+    for key in ("data_folder_in", "data_folder_out", "processed_folder"):
+        folder = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get(key)
+        if folder:
+            Path(str(folder)).mkdir(parents=True, exist_ok=True)
+
+
+@app.on_configure.connect
+def _on_configure(sender: Celery, **kwargs: object) -> None:
+    _ensure_filesystem_broker_folders()

@@ -1,0 +1,238 @@
+"""Projects, people and keys, and the canonical trace: sessions, messages, observed compactions.
+
+Raw messages are stored as sent and never rewritten by analysis; everything derived points
+back at them by (session, seq).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Project(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    allow_external_models = models.BooleanField(
+        default=False,
+        help_text="Allow sending trace content to an external model (e.g. the Anthropic API) "
+        "for summaries and judgements. Off by default for LGPD.",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    VIEWER = "viewer", "Viewer"
+    ENGINEER = "engineer", "Engineer"
+    PRIVACY_REVIEWER = "privacy_reviewer", "Privacy reviewer"
+    ADMIN = "admin", "Admin"
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.VIEWER)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "project"], name="membership_unique_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project} ({self.get_role_display()})"
+
+
+KEY_PREFIX = "st_"
+
+
+def api_key_hash(raw_key: str) -> str:
+    # Keys are long random tokens, so a fast hash is enough; no per-key salt is needed.
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+class ApiKey(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, unique=True, help_text="Shown to identify the key.")
+    hashed_key = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    @staticmethod
+    def generate() -> tuple[str, str]:
+        """Return (prefix, raw key). The raw key is shown once and never stored."""
+        prefix = secrets.token_hex(4)
+        return prefix, f"{KEY_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
+
+
+class AgentSession(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sessions")
+    external_id = models.CharField(max_length=200)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
+    )
+    agent = models.CharField(max_length=200, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    context_window = models.PositiveIntegerField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    # Kept up to date by the ingest service in the same transaction as the rows they count.
+    message_count = models.PositiveIntegerField(default=0)
+    compaction_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="session_unique_external_id"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["project", "-updated_at"], name="session_recent"),
+            models.Index(fields=["project", "agent"], name="session_agent"),
+        ]
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class MessageRole(models.TextChoices):
+    SYSTEM = "system", "System"
+    USER = "user", "User"
+    ASSISTANT = "assistant", "Assistant"
+
+
+class Message(models.Model):
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="messages")
+    seq = models.PositiveIntegerField()
+    role = models.CharField(max_length=10, choices=MessageRole.choices)
+    content = models.JSONField(help_text="Anthropic-shaped content blocks, as sent.")
+    timestamp = models.DateTimeField(null=True, blank=True)
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cache_read_input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cache_creation_input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    iterations = models.JSONField(null=True, blank=True)
+    content_hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["session", "seq"], name="message_unique_seq")
+        ]
+        ordering = ["session", "seq"]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.seq} {self.role}"
+
+    @property
+    def context_tokens(self) -> int | None:
+        """What the model saw on this call: input + cache read + cache creation tokens."""
+        if self.input_tokens is None:
+            return None
+        return (
+            self.input_tokens
+            + (self.cache_read_input_tokens or 0)
+            + (self.cache_creation_input_tokens or 0)
+        )
+
+    @property
+    def usage(self) -> dict[str, object] | None:
+        if self.input_tokens is None and self.output_tokens is None:
+            return None
+        usage: dict[str, object] = {
+            "input_tokens": self.input_tokens or 0,
+            "output_tokens": self.output_tokens or 0,
+            "cache_read_input_tokens": self.cache_read_input_tokens or 0,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens or 0,
+        }
+        if self.iterations is not None:
+            usage["iterations"] = self.iterations
+        return usage
+
+
+class CompactionTrigger(models.TextChoices):
+    AUTO = "auto", "Auto"
+    MANUAL = "manual", "Manual"
+    THRESHOLD = "threshold", "Threshold"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class CompactionEvent(models.Model):
+    """A compaction the agent's harness reported (observed, not replayed)."""
+
+    session = models.ForeignKey(
+        AgentSession, on_delete=models.CASCADE, related_name="compaction_events"
+    )
+    seq = models.PositiveIntegerField(help_text="First message the agent sent after compacting.")
+    trigger = models.CharField(
+        max_length=20, choices=CompactionTrigger.choices, default=CompactionTrigger.UNKNOWN
+    )
+    strategy = models.CharField(max_length=50, blank=True)
+    tokens_before = models.PositiveIntegerField(null=True, blank=True)
+    tokens_after = models.PositiveIntegerField(null=True, blank=True)
+    summary = models.TextField(blank=True)
+    replaced_from_seq = models.PositiveIntegerField(null=True, blank=True)
+    replaced_to_seq = models.PositiveIntegerField(null=True, blank=True)
+    kept = models.JSONField(default=dict, blank=True, help_text="Kept head/tail seq ranges.")
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    source = models.CharField(max_length=30, default="api")
+    content_hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "seq", "strategy"], name="compaction_unique_position"
+            )
+        ]
+        ordering = ["session", "seq"]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}@{self.seq} {self.strategy or 'compaction'}"
+
+
+class Probe(models.Model):
+    """A fact that must survive compaction, e.g. a constraint stated at turn 3."""
+
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="probes")
+    seq = models.PositiveIntegerField(help_text="Message where the fact appeared.")
+    text = models.TextField()
+    check_hint = models.TextField(blank=True, help_text="How to check it, in words.")
+    source = models.CharField(max_length=20, default="uploaded")
+    text_hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "seq", "text_hash"], name="probe_unique_text"
+            )
+        ]
+        ordering = ["session", "seq"]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.seq}: {self.text[:40]}"

@@ -1,0 +1,179 @@
+"""The ingest wire format, v1: the contract agents code against (see DESIGN.md).
+
+Fields may be added; the documented shape must keep being accepted.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from ninja import Schema
+from pydantic import Field, field_validator, model_validator
+
+Role = Literal["system", "user", "assistant"]
+
+# Required fields per known block type; unknown block types are kept as sent.
+_BLOCK_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
+    "text": {"text": (str,)},
+    "tool_use": {"id": (str,), "name": (str,), "input": (dict,)},
+    "tool_result": {"tool_use_id": (str,)},
+    "thinking": {"thinking": (str,)},
+    "redacted_thinking": {"data": (str,)},
+    "compaction": {"content": (str,)},
+    "image": {"source": (dict,)},
+}
+_TYPE_NAMES = {str: "a string", dict: "an object", list: "a list", bool: "a boolean"}
+
+
+def _check_block(index: int, block: Any) -> None:
+    where = f"[{index}]"
+    if not isinstance(block, dict):
+        raise ValueError(f"{where}: a content block must be an object with a 'type'")
+    kind = block.get("type")
+    if not isinstance(kind, str) or not kind:
+        raise ValueError(f"{where}.type: required, a string such as 'text' or 'tool_use'")
+    for field, types in _BLOCK_FIELDS.get(kind, {}).items():
+        if not isinstance(block.get(field), types):
+            raise ValueError(
+                f"{where}.{field}: required for a {kind} block, {_TYPE_NAMES[types[0]]}"
+            )
+    if kind == "tool_result":
+        body = block.get("content", "")
+        if not isinstance(body, str | list):
+            raise ValueError(f"{where}.content: a string or a list of blocks")
+        if not isinstance(block.get("is_error", False), bool):
+            raise ValueError(f"{where}.is_error: a boolean")
+
+
+class Iteration(Schema):
+    model_config = {"extra": "allow"}
+    type: str | None = None
+    input_tokens: int = Field(0, ge=0)
+    output_tokens: int = Field(0, ge=0)
+    cache_read_input_tokens: int = Field(0, ge=0)
+    cache_creation_input_tokens: int = Field(0, ge=0)
+
+
+class Usage(Schema):
+    model_config = {"extra": "allow"}
+    input_tokens: int = Field(0, ge=0)
+    output_tokens: int = Field(0, ge=0)
+    cache_read_input_tokens: int | None = Field(0, ge=0)
+    cache_creation_input_tokens: int | None = Field(0, ge=0)
+    iterations: list[Iteration] | None = None
+
+
+class SessionIn(Schema):
+    agent: str | None = Field(None, max_length=200)
+    model: str | None = Field(None, max_length=200)
+    context_window: int | None = Field(None, gt=0, le=100_000_000)
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class MessageIn(Schema):
+    seq: int = Field(..., ge=0, le=2_000_000_000)
+    role: Role
+    content: str | list[Any] = Field(
+        ..., description="A string, or Anthropic-shaped content blocks."
+    )
+    timestamp: datetime | None = None
+    usage: Usage | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _blocks_are_well_formed(cls, content: str | list[Any]) -> str | list[Any]:
+        if isinstance(content, list):
+            for index, block in enumerate(content):
+                _check_block(index, block)
+        return content
+
+    def blocks(self) -> list[dict[str, Any]]:
+        """The content as a list of blocks: a plain string is one text block."""
+        if isinstance(self.content, str):
+            return [{"type": "text", "text": self.content}]
+        return self.content
+
+
+class Replaced(Schema):
+    from_seq: int = Field(..., ge=0)
+    to_seq: int = Field(..., ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Replaced:
+        if self.to_seq < self.from_seq:
+            raise ValueError("to_seq must not be smaller than from_seq")
+        return self
+
+
+class CompactionIn(Schema):
+    seq: int = Field(..., ge=0, description="First message the agent sent after compacting.")
+    trigger: Literal["auto", "manual", "threshold", "unknown"] = "unknown"
+    strategy: str = Field("", max_length=50)
+    tokens_before: int | None = Field(None, ge=0)
+    tokens_after: int | None = Field(None, ge=0)
+    summary: str = ""
+    replaced: Replaced | None = None
+    kept: dict[str, Any] | None = None
+    duration_ms: int | None = Field(None, ge=0)
+    error: str | None = None
+
+
+class ProbeIn(Schema):
+    seq: int = Field(..., ge=0)
+    text: str = Field(..., min_length=1, max_length=10_000)
+    check: str = Field("", max_length=10_000)
+
+
+class EventBatch(Schema):
+    session: SessionIn | None = None
+    messages: list[MessageIn] = Field(default_factory=list)
+    compactions: list[CompactionIn] = Field(default_factory=list)
+    probes: list[ProbeIn] = Field(default_factory=list)
+
+
+class Accepted(Schema):
+    received: int = Field(..., description="Messages stored by this request.")
+    duplicates: int = Field(..., description="Identical resends, ignored.")
+
+
+class Error(Schema):
+    error: str
+
+
+class SessionOut(Schema):
+    external_id: str
+    agent: str
+    model: str
+    context_window: int | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    metadata: dict[str, Any]
+    message_count: int
+    compaction_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class SessionList(Schema):
+    count: int
+    offset: int
+    limit: int
+    sessions: list[SessionOut]
+
+
+class MessageOut(Schema):
+    seq: int
+    role: str
+    content: list[Any]
+    timestamp: datetime | None
+    usage: dict[str, Any] | None
+
+
+class MessagePage(Schema):
+    count: int
+    offset: int
+    limit: int
+    messages: list[MessageOut]

@@ -1,0 +1,275 @@
+"""Writes: projects, keys, and the ingest of trace batches.
+
+A batch is stored whole or not at all; resending is safe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from sessions.errors import BadRequest, Conflict, PayloadTooLarge
+from sessions.models import (
+    KEY_PREFIX,
+    AgentSession,
+    ApiKey,
+    CompactionEvent,
+    Message,
+    Probe,
+    Project,
+    api_key_hash,
+)
+from sessions.schemas import CompactionIn, EventBatch, MessageIn, SessionIn
+
+
+def _digest(payload: Any) -> str:
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    if moment is not None and timezone.is_naive(moment):
+        return moment.replace(tzinfo=UTC)
+    return moment
+
+
+# --- projects and keys -----------------------------------------------------------------
+
+
+def project_create(*, name: str, allow_external_models: bool = False) -> Project:
+    return Project.objects.create(name=name, allow_external_models=allow_external_models)
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    api_key: ApiKey
+    raw_key: str
+
+
+def api_key_create(*, project: Project, name: str = "default") -> IssuedKey:
+    prefix, raw_key = ApiKey.generate()
+    api_key = ApiKey.objects.create(
+        project=project, name=name, prefix=prefix, hashed_key=api_key_hash(raw_key)
+    )
+    return IssuedKey(api_key=api_key, raw_key=raw_key)
+
+
+def api_key_authenticate(*, raw_key: str) -> Project | None:
+    """The project of an active key, or None. The hash is compared in constant time."""
+    if not raw_key.startswith(KEY_PREFIX) or raw_key.count("_") < 2:
+        return None
+    prefix = raw_key[len(KEY_PREFIX) :].split("_", 1)[0]
+    api_key = (
+        ApiKey.objects.select_related("project")
+        .filter(prefix=prefix, revoked_at__isnull=True)
+        .first()
+    )
+    if api_key is None or not hmac.compare_digest(api_key.hashed_key, api_key_hash(raw_key)):
+        return None
+    now = timezone.now()
+    # Writing on every request would serialise ingest on this row; a minute is precise enough.
+    if api_key.last_used_at is None or (now - api_key.last_used_at).total_seconds() > 60:
+        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    return api_key.project
+
+
+def api_key_revoke(*, api_key: ApiKey) -> None:
+    ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+# --- ingest ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    session: AgentSession
+    received: int
+    duplicates: int
+    compactions: int
+
+
+def message_hash(*, role: str, blocks: list[dict[str, Any]]) -> str:
+    return _digest({"role": role, "content": blocks})
+
+
+def _compaction_hash(event: CompactionIn) -> str:
+    return _digest(event.model_dump(mode="json"))
+
+
+def _apply_session_fields(session: AgentSession, fields: SessionIn | None) -> None:
+    if fields is None:
+        return
+    for name in ("agent", "model", "context_window", "metadata"):
+        value = getattr(fields, name)
+        if value is not None:
+            setattr(session, name, value)
+    if fields.started_at is not None:
+        session.started_at = _aware(fields.started_at)
+    if fields.ended_at is not None:
+        session.ended_at = _aware(fields.ended_at)
+
+
+def _unique_in_batch(
+    messages: list[MessageIn],
+) -> tuple[dict[int, tuple[int, MessageIn, str]], int]:
+    """Index the batch's messages by seq; identical repeats inside the batch are duplicates."""
+    by_seq: dict[int, tuple[int, MessageIn, str]] = {}
+    repeats = 0
+    for index, message in enumerate(messages):
+        digest = message_hash(role=message.role, blocks=message.blocks())
+        seen = by_seq.get(message.seq)
+        if seen is None:
+            by_seq[message.seq] = (index, message, digest)
+        elif seen[2] == digest:
+            repeats += 1
+        else:
+            raise BadRequest(
+                f"messages[{index}].seq: {message.seq} appears twice in this batch "
+                f"with different content (first at messages[{seen[0]}])"
+            )
+    return by_seq, repeats
+
+
+def _new_messages(
+    session: AgentSession, by_seq: dict[int, tuple[int, MessageIn, str]]
+) -> tuple[list[Message], int]:
+    if not by_seq:
+        return [], 0
+    stored = dict(
+        Message.objects.filter(
+            session=session, seq__gte=min(by_seq), seq__lte=max(by_seq)
+        ).values_list("seq", "content_hash")
+    )
+    new: list[Message] = []
+    duplicates = 0
+    for seq, (index, message, digest) in sorted(by_seq.items()):
+        if seq in stored:
+            if stored[seq] != digest:
+                raise Conflict(
+                    f"messages[{index}].seq: {seq} already stored with different content"
+                )
+            duplicates += 1
+            continue
+        usage = message.usage
+        new.append(
+            Message(
+                session=session,
+                seq=seq,
+                role=message.role,
+                content=message.blocks(),
+                timestamp=_aware(message.timestamp),
+                input_tokens=usage.input_tokens if usage else None,
+                output_tokens=usage.output_tokens if usage else None,
+                cache_read_input_tokens=usage.cache_read_input_tokens if usage else None,
+                cache_creation_input_tokens=usage.cache_creation_input_tokens if usage else None,
+                iterations=(
+                    [it.model_dump(mode="json") for it in usage.iterations]
+                    if usage and usage.iterations is not None
+                    else None
+                ),
+                content_hash=digest,
+            )
+        )
+    return new, duplicates
+
+
+def _new_compactions(session: AgentSession, events: list[CompactionIn]) -> list[CompactionEvent]:
+    stored = {
+        (seq, strategy): digest
+        for seq, strategy, digest in CompactionEvent.objects.filter(session=session).values_list(
+            "seq", "strategy", "content_hash"
+        )
+    }
+    new: list[CompactionEvent] = []
+    for index, event in enumerate(events):
+        key = (event.seq, event.strategy)
+        digest = _compaction_hash(event)
+        if key in stored:
+            if stored[key] != digest:
+                raise Conflict(
+                    f"compactions[{index}].seq: a {event.strategy or 'compaction'} event at "
+                    f"{event.seq} is already stored with different content"
+                )
+            continue
+        stored[key] = digest
+        new.append(
+            CompactionEvent(
+                session=session,
+                seq=event.seq,
+                trigger=event.trigger,
+                strategy=event.strategy,
+                tokens_before=event.tokens_before,
+                tokens_after=event.tokens_after,
+                summary=event.summary,
+                replaced_from_seq=event.replaced.from_seq if event.replaced else None,
+                replaced_to_seq=event.replaced.to_seq if event.replaced else None,
+                kept=event.kept or {},
+                duration_ms=event.duration_ms,
+                error=event.error or "",
+                content_hash=digest,
+            )
+        )
+    return new
+
+
+def _new_probes(session: AgentSession, batch: EventBatch) -> list[Probe]:
+    stored = set(Probe.objects.filter(session=session).values_list("seq", "text_hash"))
+    new: list[Probe] = []
+    for probe in batch.probes:
+        key = (probe.seq, hashlib.sha256(probe.text.encode()).hexdigest())
+        if key not in stored:
+            stored.add(key)
+            new.append(
+                Probe(
+                    session=session,
+                    seq=probe.seq,
+                    text=probe.text,
+                    check_hint=probe.check,
+                    text_hash=key[1],
+                )
+            )
+    return new
+
+
+@transaction.atomic(durable=True)
+def events_ingest(*, project: Project, external_id: str, batch: EventBatch) -> IngestResult:
+    """Store a batch whole or not at all. Identical resends count as duplicates."""
+    limit = settings.INGEST_MAX_MESSAGES_PER_BATCH
+    if len(batch.messages) > limit:
+        raise PayloadTooLarge(f"messages: {len(batch.messages)} in one batch, the limit is {limit}")
+    by_seq, repeats = _unique_in_batch(batch.messages)
+
+    session, _ = AgentSession.objects.get_or_create(project=project, external_id=external_id)
+    # Lock the session row so concurrent batches for one session apply one after the other.
+    session = AgentSession.objects.select_for_update().get(pk=session.pk)
+
+    messages, duplicates = _new_messages(session, by_seq)
+    compactions = _new_compactions(session, batch.compactions)
+    probes = _new_probes(session, batch)
+    Message.objects.bulk_create(messages, batch_size=1000)
+    CompactionEvent.objects.bulk_create(compactions)
+    Probe.objects.bulk_create(probes)
+
+    _apply_session_fields(session, batch.session)
+    if session.started_at is None:
+        stamps = [m.timestamp for m in messages if m.timestamp is not None]
+        session.started_at = min(stamps) if stamps else None
+    session.message_count += len(messages)
+    session.compaction_count += len(compactions)
+    session.updated_at = timezone.now()
+    session.save()
+
+    return IngestResult(
+        session=session,
+        received=len(messages),
+        duplicates=duplicates + repeats,
+        compactions=len(compactions),
+    )

@@ -1,0 +1,67 @@
+"""Plain builders for tests: make_x(**overrides) returns a saved object."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser
+
+from sessions import services
+from sessions.models import AgentSession, Membership, Project, Role
+from sessions.schemas import EventBatch
+
+_counter = itertools.count(1)
+
+
+def make_project(**overrides: Any) -> Project:
+    fields: dict[str, Any] = {"name": f"project-{next(_counter)}"}
+    fields.update(overrides)
+    return Project.objects.create(**fields)
+
+
+def make_key(project: Project | None = None) -> str:
+    return services.api_key_create(project=project or make_project()).raw_key
+
+
+def make_user(
+    *, project: Project | None = None, role: str = Role.ENGINEER, **overrides: Any
+) -> AbstractUser:
+    fields: dict[str, Any] = {"username": f"user-{next(_counter)}"}
+    fields.update(overrides)
+    user = get_user_model().objects.create_user(password="correct-horse-battery", **fields)
+    if project is not None:
+        Membership.objects.create(user=user, project=project, role=role)
+    return user
+
+
+def wire_message(seq: int, role: str = "user", content: Any = None, **extra: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"seq": seq, "role": role, "content": content or f"message {seq}"}
+    message.update(extra)
+    return message
+
+
+def conversation(n: int, *, start: int = 0) -> list[dict[str, Any]]:
+    """n messages alternating user/assistant, starting at seq `start`."""
+    return [
+        wire_message(seq, "user" if seq % 2 == 0 else "assistant")
+        for seq in range(start, start + n)
+    ]
+
+
+def make_session(
+    project: Project | None = None,
+    *,
+    external_id: str | None = None,
+    messages: int = 4,
+    **batch: Any,
+) -> AgentSession:
+    body: dict[str, Any] = {"messages": conversation(messages)}
+    body.update(batch)
+    result = services.events_ingest(
+        project=project or make_project(),
+        external_id=external_id or f"session-{next(_counter)}",
+        batch=EventBatch.model_validate(body),
+    )
+    return result.session

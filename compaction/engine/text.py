@@ -1,0 +1,147 @@
+"""Small text helpers shared by the summarizers and the evals (English and Portuguese cues)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = " \t\n\"'`“”‘’«»()[]{}<>*_-–—:,.;!?"
+
+# Imperative cues that mark a constraint. Word boundaries keep "only" out of "commonly".
+_CONSTRAINT_CUES = re.compile(
+    r"\b(do not|don't|dont|never|must|must not|mustn't|only|always|avoid|make sure|"
+    r"should not|shouldn't|cannot|can't|keep|"
+    r"não|nao|nunca|jamais|sempre|deve|devem|deverá|precisa|precisam|apenas|somente|só|"
+    r"evite|evitar|proibido|proibida|mantenha|manter)\b",
+    re.IGNORECASE,
+)
+_DECISION_CUES = re.compile(
+    r"\b(i'll|i will|let's|let me|we'll|decided|decision|going to|instead|chose|choose|"
+    r"plan is|will use|vou|vamos|decidi|decidimos|em vez de|escolhi|usarei)\b",
+    re.IGNORECASE,
+)
+_DONE_CUES = re.compile(
+    r"\b(done|fixed|implemented|added|updated|created|passing|passes|completed|finished|"
+    r"resolved|merged|pronto|feito|corrigi|corrigido|implementei|adicionei|atualizei|"
+    r"concluí|concluido|concluído|passando)\b",
+    re.IGNORECASE,
+)
+_NEXT_CUES = re.compile(
+    r"\b(next|then|todo|to do|remaining|pending|still need|need to|will now|"
+    r"próximo|proximo|próximos|em seguida|depois|falta|faltam|pendente|preciso)\b",
+    re.IGNORECASE,
+)
+
+# A path: at least one slash or a dotted file name with a known-looking extension.
+_PATH = re.compile(
+    r"(?<![\w@/.:-])(?:[~.]?/)?(?:[\w.@+-]+/)+[\w.@+-]+|"
+    r"(?<![\w@/.-])[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|rs|go|"
+    r"java|rb|ex|exs|sh|sql|html|css|cfg|ini|lock|c|h|cpp|hpp|kt|swift|php|cs)\b"
+)
+# Identifiers worth keeping exact: snake_case, CamelCase, dotted names, call-like names, ids
+# with digits (issue keys, ticket numbers). Plain English words never match.
+_IDENT = re.compile(
+    r"\b(?:[A-Za-z_][A-Za-z0-9]*_[A-Za-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|"
+    r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+|[A-Za-z]+-\d+[A-Za-z0-9-]*|[A-Za-z]+\d+[A-Za-z]*)\b"
+)
+
+
+def sentences(text: str) -> list[str]:
+    """Split prose into trimmed sentences.
+
+    >>> sentences("Fix it. Do not touch auth!\\nThanks")
+    ['Fix it.', 'Do not touch auth!', 'Thanks']
+    """
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def normalize(text: str) -> str:
+    """Casefold, strip accents and punctuation at the edges, collapse spaces.
+
+    >>> normalize("  Não  mude a API pública! ")
+    'nao mude a api publica'
+    """
+    decomposed = unicodedata.normalize("NFKD", text)
+    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
+    stripped = stripped.replace("’", "'").replace("‘", "'")
+    return _SPACE.sub(" ", stripped.casefold()).strip(_EDGE_PUNCT)
+
+
+def contains(haystack_normalized: str, needle: str) -> bool:
+    """Normalized containment: ``needle`` appears in an already normalized haystack."""
+    n = normalize(needle)
+    return bool(n) and n in haystack_normalized
+
+
+def constraint_sentences(text: str, max_len: int = 300) -> list[str]:
+    """Imperative sentences ("do not", "never", "must", "only", "não", "nunca"...).
+
+    >>> constraint_sentences("Migrate billing. Do not change the public API. Nunca use float.")
+    ['Do not change the public API.', 'Nunca use float.']
+    """
+    return [s for s in sentences(text) if len(s) <= max_len and _CONSTRAINT_CUES.search(s)]
+
+
+def decision_sentences(text: str, max_len: int = 300) -> list[str]:
+    return [s for s in sentences(text) if len(s) <= max_len and _DECISION_CUES.search(s)]
+
+
+def done_sentences(text: str, max_len: int = 300) -> list[str]:
+    return [s for s in sentences(text) if len(s) <= max_len and _DONE_CUES.search(s)]
+
+
+def next_sentences(text: str, max_len: int = 300) -> list[str]:
+    return [s for s in sentences(text) if len(s) <= max_len and _NEXT_CUES.search(s)]
+
+
+def find_paths(text: str) -> list[str]:
+    """File paths mentioned in text, in order of first appearance.
+
+    >>> find_paths("read billing/api.py and setup.cfg, not http://x")
+    ['billing/api.py', 'setup.cfg']
+    """
+    seen: dict[str, None] = {}
+    for m in _PATH.finditer(text):
+        p = m.group(0).rstrip(".,:;")
+        if "://" in text[max(0, m.start() - 3) : m.start() + 3] or p.startswith("//"):
+            continue
+        if len(p) >= 3:
+            seen.setdefault(p, None)
+    return list(seen)
+
+
+def find_identifiers(text: str) -> list[str]:
+    """Code identifiers and ids with digits, in order of first appearance.
+
+    >>> find_identifiers("call charge_v2 on BillingClient for ticket BILL-42")
+    ['charge_v2', 'BillingClient', 'BILL-42']
+    """
+    seen: dict[str, None] = {}
+    for m in _IDENT.finditer(text):
+        seen.setdefault(m.group(0), None)
+    return list(seen)
+
+
+def dedupe(items: Iterable[str]) -> list[str]:
+    """Keep the first of items equal after :func:`normalize`, in order."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        key = normalize(item)
+        if key and key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def clip(text: str, limit: int) -> str:
+    """Cut text at ``limit`` characters, marking the cut.
+
+    >>> clip("abcdef", 4)
+    'abc…'
+    """
+    text = text.strip()
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"

@@ -54,10 +54,13 @@ def make_session(
     project: Project | None = None,
     *,
     external_id: str | None = None,
-    messages: int = 4,
+    messages: int | list[dict[str, Any]] = 4,
     **batch: Any,
 ) -> AgentSession:
-    body: dict[str, Any] = {"messages": conversation(messages)}
+    """Ingest a batch: `messages` is a count of plain messages or a list of wire messages."""
+    body: dict[str, Any] = {
+        "messages": conversation(messages) if isinstance(messages, int) else messages
+    }
     body.update(batch)
     result = services.events_ingest(
         project=project or make_project(),

@@ -1,0 +1,49 @@
+# Sawtooth: `make demo` to try it, `make test` to run the whole suite.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install demo test lint format benchmarks clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+# Web on $(HOST):$(PORT) plus one Celery worker (with beat) on the embedded defaults:
+# SQLite and a filesystem broker under ./var/. Ctrl-C stops both.
+demo: install
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py demo_setup
+	@echo "Starting web on http://$(HOST):$(PORT)/ and a worker; Ctrl-C stops both."
+	@trap 'kill 0' INT TERM; \
+	$(BIN)/celery -A config worker --beat --loglevel INFO --concurrency 1 \
+		--schedule var/celerybeat-schedule & \
+	$(PY) manage.py runserver $(HOST):$(PORT) --noreload & \
+	wait
+
+# The whole suite. On PostgreSQL when DATABASE_URL is set, otherwise on SQLite.
+test: install
+	$(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+benchmarks: install
+	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf var .pytest_cache .mypy_cache .ruff_cache

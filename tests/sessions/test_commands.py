@@ -1,0 +1,49 @@
+"""manage.py commands that operators and the demo use."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from sessions import services
+from sessions.models import ApiKey, Project
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_createproject_prints_the_project() -> None:
+    output = run("createproject", "billing")
+    project = Project.objects.get(name="billing")
+    assert output == f"Created project 'billing' (id {project.pk})\n"
+    assert project.allow_external_models is False
+
+
+def test_createproject_refuses_a_duplicate_name() -> None:
+    run("createproject", "billing")
+    with pytest.raises(CommandError, match="project 'billing' already exists"):
+        run("createproject", "billing")
+
+
+def test_createapikey_prints_a_working_key_alone_on_the_last_line() -> None:
+    run("createproject", "billing")
+    output = run("createapikey", "billing", "--name", "ci")
+    raw_key = output.splitlines()[-1]
+    assert raw_key.startswith("st_")
+    assert " " not in raw_key
+    assert services.api_key_authenticate(raw_key=raw_key) == Project.objects.get(name="billing")
+    stored = ApiKey.objects.get()
+    assert raw_key not in (stored.hashed_key, stored.prefix)
+    assert stored.name == "ci"
+
+
+def test_createapikey_needs_an_existing_project() -> None:
+    with pytest.raises(CommandError, match="project 'nope' not found"):
+        run("createapikey", "nope")

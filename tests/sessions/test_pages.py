@@ -1,0 +1,105 @@
+"""Session pages through the Django test client: access, scoping and escaping."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from sessions.models import Role
+from tests.factories import make_project, make_session, make_user, wire_message
+
+pytestmark = pytest.mark.django_db
+
+PAYLOAD = '<script>alert("xss")</script><img src=x onerror=alert(1)>'
+
+
+def test_pages_require_login(client: Client) -> None:
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response["Location"] == "/login/?next=/"
+
+
+def test_login_page_renders(client: Client) -> None:
+    response = client.get("/login/")
+    assert response.status_code == 200
+    assert b"<h1>Log in</h1>" in response.content
+
+
+def test_session_list_shows_only_the_users_projects(client: Client) -> None:
+    mine, theirs = make_project(name="mine"), make_project(name="theirs")
+    make_session(mine, external_id="visible-run")
+    make_session(theirs, external_id="hidden-run")
+    client.force_login(make_user(project=mine, role=Role.VIEWER))
+    body = client.get("/").content.decode()
+    assert "visible-run" in body
+    assert "hidden-run" not in body
+
+
+def test_superuser_sees_every_project(client: Client) -> None:
+    make_session(make_project(), external_id="any-run")
+    client.force_login(make_user(is_superuser=True, is_staff=True))
+    assert "any-run" in client.get("/").content.decode()
+
+
+def test_session_list_has_a_fixed_number_of_queries(
+    client: Client, django_assert_num_queries
+) -> None:
+    project = make_project()
+    for _ in range(12):
+        make_session(project)
+    client.force_login(make_user(project=project))
+    # session + user, count, page of sessions with their projects
+    with django_assert_num_queries(4):
+        client.get("/")
+
+
+def test_session_of_another_project_is_404(client: Client) -> None:
+    session = make_session(make_project())
+    client.force_login(make_user(project=make_project()))
+    assert client.get(f"/sessions/{session.pk}/").status_code == 404
+
+
+def test_session_page_shows_hostile_content_as_text(client: Client) -> None:
+    project = make_project()
+    hostile_blocks = [
+        wire_message(0, content=PAYLOAD),
+        wire_message(
+            1,
+            "assistant",
+            [{"type": "tool_use", "id": PAYLOAD, "name": PAYLOAD, "input": {PAYLOAD: PAYLOAD}}],
+        ),
+        wire_message(
+            2,
+            content=[
+                {
+                    "type": "tool_result",
+                    "tool_use_id": PAYLOAD,
+                    "content": PAYLOAD,
+                    "is_error": True,
+                }
+            ],
+        ),
+    ]
+    session = make_session(
+        project,
+        external_id=PAYLOAD,
+        messages=0,
+        session={"agent": PAYLOAD, "model": PAYLOAD},
+        compactions=[{"seq": 3, "summary": PAYLOAD, "error": PAYLOAD}],
+    )
+    make_session(project, external_id=PAYLOAD, messages=hostile_blocks)
+    client.force_login(make_user(project=project))
+    for url in ("/", f"/sessions/{session.pk}/"):
+        body = client.get(url).content.decode()
+        assert "<script>alert" not in body
+        assert "<img src=x" not in body
+        assert "&lt;script&gt;alert" in body
+
+
+def test_session_page_jumps_to_the_page_holding_a_seq(client: Client) -> None:
+    project = make_project()
+    session = make_session(project, messages=250)
+    client.force_login(make_user(project=project))
+    response = client.get(f"/sessions/{session.pk}/?seq=180")
+    assert response.context["page"].number == 2
+    assert 'id="seq-180"' in response.content.decode()

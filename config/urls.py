@@ -2,9 +2,11 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from sessions import views as session_views
 from sessions.api import api
 
 urlpatterns = [
+    path("healthz", session_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("login/", auth_views.LoginView.as_view(), name="login"),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.db import connection
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from sessions import selectors
@@ -41,3 +42,10 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "sessions/session_detail.html",
         {"session": session, "page": page, "compactions": compactions},
     )
+
+
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Liveness for load balancers and compose: the process is up and the database answers."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return JsonResponse({"status": "ok"})

@@ -103,3 +103,9 @@ def test_session_page_jumps_to_the_page_holding_a_seq(client: Client) -> None:
     response = client.get(f"/sessions/{session.pk}/?seq=180")
     assert response.context["page"].number == 2
     assert 'id="seq-180"' in response.content.decode()
+
+
+def test_healthz_answers_without_login(client: Client) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}

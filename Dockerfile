@@ -1,0 +1,19 @@
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
+    SAWTOOTH_VAR_DIR=/var/lib/sawtooth
+WORKDIR /app
+
+COPY pyproject.toml README.md ./
+COPY config ./config
+COPY sessions ./sessions
+COPY compaction ./compaction
+RUN pip install .
+
+COPY . .
+RUN useradd --system --home /app sawtooth \
+    && mkdir -p /var/lib/sawtooth && chown sawtooth /var/lib/sawtooth \
+    && python manage.py collectstatic --no-input
+USER sawtooth
+EXPOSE 8000
+CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]

@@ -63,9 +63,7 @@ class ToolResultBlock:
 
     def to_wire(self) -> dict[str, Any]:
         content: Any = (
-            self.content
-            if isinstance(self.content, str)
-            else [b.to_wire() for b in self.content]
+            self.content if isinstance(self.content, str) else [b.to_wire() for b in self.content]
         )
         return {
             "type": "tool_result",
@@ -136,7 +134,7 @@ class ImageBlock:
 
 @dataclass(frozen=True, slots=True)
 class OpaqueBlock:
-    """A block type this engine does not model (``server_tool_use``, ``document``...), kept whole."""
+    """A block type the engine does not model (``server_tool_use``, ``document``), kept whole."""
 
     type: str
     data: Mapping[str, Any]
@@ -430,9 +428,7 @@ def block_from_wire(raw: Any, where: str = "block") -> Block:
         elif isinstance(content, str):
             body = content
         elif isinstance(content, list):
-            body = tuple(
-                block_from_wire(c, f"{where}.content[{i}]") for i, c in enumerate(content)
-            )
+            body = tuple(block_from_wire(c, f"{where}.content[{i}]") for i, c in enumerate(content))
         else:
             raise WireError(f"{where}.content: expected a string or a list of blocks")
         return ToolResultBlock(use_id, body, bool(raw.get("is_error", False)))
@@ -600,3 +596,40 @@ def to_api_messages(messages: Sequence[Message]) -> tuple[str, list[dict[str, An
             blocks = [{"type": "text", "text": "."}]
         out.append({"role": m.role, "content": blocks})
     return "\n\n".join(system), out
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedCompaction:
+    """A compaction the original harness performed, as a trace reports it.
+
+    ``seq`` is the seq of the first message the agent sent after compacting (DESIGN.md).
+    """
+
+    seq: int
+    trigger: str
+    strategy: str = "summarize"
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    summary: str | None = None
+    replaced_from: int | None = None
+    replaced_to: int | None = None
+    duration_ms: int | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        replaced = (
+            {"from_seq": self.replaced_from, "to_seq": self.replaced_to}
+            if self.replaced_from is not None and self.replaced_to is not None
+            else None
+        )
+        return {
+            "seq": self.seq,
+            "trigger": self.trigger,
+            "strategy": self.strategy,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "summary": self.summary,
+            "replaced": replaced,
+            "duration_ms": self.duration_ms,
+            "error": self.error,
+        }

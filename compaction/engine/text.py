@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 _SPACE = re.compile(r"\s+")
-_EDGE_PUNCT = " \t\n\"'`“”‘’«»()[]{}<>*_-–—:,.;!?"
+_EDGE_PUNCT = " \t\n\"'`\u201c\u201d\u2018\u2019\u00ab\u00bb()[]{}<>*_-\u2013\u2014:,.;!?"
 
 # Imperative cues that mark a constraint. Word boundaries keep "only" out of "commonly".
 _CONSTRAINT_CUES = re.compile(
@@ -66,7 +66,7 @@ def normalize(text: str) -> str:
     """
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
-    stripped = stripped.replace("’", "'").replace("‘", "'")
+    stripped = stripped.replace("\u2019", "'").replace("\u2018", "'")
     return _SPACE.sub(" ", stripped.casefold()).strip(_EDGE_PUNCT)
 
 

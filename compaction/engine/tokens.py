@@ -192,9 +192,7 @@ class CharCounter:
     def count_message(self, message: Message) -> int:
         b = char_breakdown(message)
         return (
-            math.ceil(b.chars / self.chars_per_token)
-            + MESSAGE_OVERHEAD
-            + b.images * IMAGE_TOKENS
+            math.ceil(b.chars / self.chars_per_token) + MESSAGE_OVERHEAD + b.images * IMAGE_TOKENS
         )
 
     def count(self, messages: Iterable[Message]) -> int:
@@ -262,7 +260,7 @@ class CalibratedCounter:
 def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
     """Gaussian elimination with partial pivoting; None when singular."""
     n = len(b)
-    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    m = [[*row, b[i]] for i, row in enumerate(a)]
     for col in range(n):
         pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
         if abs(m[pivot][col]) < 1e-12:

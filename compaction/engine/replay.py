@@ -1,0 +1,326 @@
+"""Replay a raw trace under a policy: the context a harness with that policy would have sent.
+
+The walk is incremental: each message is counted once (counts are cached per message object),
+the running context size is kept as a sum, and the strategies run only when the policy's
+limits are crossed. Everything returned has ``to_dict()`` with JSON-ready values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from compaction.engine.evals import (
+    PairReport,
+    Probe,
+    RetentionReport,
+    SpliceReport,
+    pair_validity,
+    retention,
+    splice_effectiveness,
+)
+from compaction.engine.messages import CompactionBlock, Message, Usage
+from compaction.engine.strategies import (
+    Policy,
+    StrategyResult,
+    clear_tool_results,
+    compact,
+    seq_ranges,
+)
+from compaction.engine.summarizers import Summarizer, summarizer_from_name
+from compaction.engine.tokens import MESSAGE_OVERHEAD, CharCounter, CurvePoint, TokenCounter
+
+Progress = Callable[[int, int], None]
+
+
+class CachedCounter:
+    """Counts each message object once; the strategies reuse unchanged message objects.
+
+    The cache keeps a reference to the message so its ``id`` cannot be reused by another one.
+    """
+
+    def __init__(self, inner: TokenCounter) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.exact = inner.exact
+        self._cache: dict[int, tuple[Message, int]] = {}
+
+    def count_message(self, message: Message) -> int:
+        hit = self._cache.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        n = self.inner.count_message(message)
+        self._cache[id(message)] = (message, n)
+        return n
+
+    def count(self, messages: Iterable[Message]) -> int:
+        return sum(self.count_message(m) for m in messages)
+
+
+@dataclass(frozen=True)
+class Span:
+    """One compaction step of the replay, placed before the model call at ``seq``."""
+
+    seq: int
+    call_index: int
+    stage: str
+    trigger: str
+    result: StrategyResult
+    splice: SpliceReport
+    pairs: PairReport
+    retention: RetentionReport | None
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "seq": self.seq,
+            "call_index": self.call_index,
+            "stage": self.stage,
+            "trigger": self.trigger,
+            "tokens_before": r.tokens_before,
+            "tokens_after": r.tokens_after,
+            "summary": r.summary.to_dict() if r.summary is not None else None,
+            "summary_text": r.summary_text,
+            "kept_head": list(r.kept_head) if r.kept_head else None,
+            "kept_tail": list(r.kept_tail) if r.kept_tail else None,
+            "removed": seq_ranges(r.removed),
+            "changed": seq_ranges(r.changed),
+            "cleared": r.cleared,
+            "rounds": r.rounds,
+            "cost": r.cost.to_dict() if r.cost is not None else None,
+            "splice": self.splice.to_dict(),
+            "pairs": self.pairs.to_dict(),
+            "retention": self.retention.to_dict() if self.retention is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Run-level numbers: input over the run, what the summarizer cost, peaks."""
+
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    billed_tokens: int
+    uncompacted_input_tokens: int
+    compactions: int
+    clears: int
+    summarizer_cost: Usage
+    peak_context: int
+    max_fill: float
+    overflow_calls: int
+    orphan_pairs: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "billed_tokens": self.billed_tokens,
+            "uncompacted_input_tokens": self.uncompacted_input_tokens,
+            "compactions": self.compactions,
+            "clears": self.clears,
+            "summarizer_cost": self.summarizer_cost.to_dict(),
+            "peak_context": self.peak_context,
+            "max_fill": round(self.max_fill, 6),
+            "overflow_calls": self.overflow_calls,
+            "orphan_pairs": self.orphan_pairs,
+        }
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """The simulated curve (one point per model call), the spans, the totals."""
+
+    policy: Policy
+    counter: str
+    summarizer: str
+    base_tokens: int
+    curve: tuple[CurvePoint, ...]
+    spans: tuple[Span, ...]
+    totals: Totals
+    final_context: tuple[Message, ...] = field(repr=False, default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy.to_dict(),
+            "counter": self.counter,
+            "summarizer": self.summarizer,
+            "base_tokens": self.base_tokens,
+            "curve": [p.to_dict() for p in self.curve],
+            "spans": [s.to_dict() for s in self.spans],
+            "totals": self.totals.to_dict(),
+        }
+
+
+def _without_compaction_blocks(m: Message) -> Message | None:
+    """The original harness's server compaction blocks are not part of a replay's context."""
+    if not any(isinstance(b, CompactionBlock) for b in m.content):
+        return m
+    content = tuple(b for b in m.content if not isinstance(b, CompactionBlock))
+    return replace(m, content=content) if content else None
+
+
+def replay(
+    messages: Sequence[Message],
+    policy: Policy,
+    *,
+    counter: TokenCounter | None = None,
+    summarizer: Summarizer | None = None,
+    progress: Progress | None = None,
+    base_tokens: int | None = None,
+    skip_seqs: Iterable[int] = (),
+    probes: Iterable[Probe] = (),
+    evaluate: bool = True,
+) -> ReplayResult:
+    """Walk the trace, compacting before each model call when ``policy`` says so.
+
+    * ``counter``: how to measure (default: 4 chars per token); its ``base_tokens``, if it has
+      one (a :class:`~compaction.engine.tokens.CalibratedCounter`), is added to every call
+      unless ``base_tokens`` is given.
+    * ``summarizer``: default from ``policy.summarizer`` (the offline extractive one).
+    * ``skip_seqs``: raw messages the original harness added when it compacted (its summary),
+      which a replay under another policy must not see.
+    * ``progress(done, total)`` is called about every 1% of the calls and at the end.
+
+    Deterministic for the offline summarizer. Curve points are estimates by nature.
+
+    >>> from compaction.engine.messages import TextBlock
+    >>> ms = [Message(0, "user", (TextBlock("hi"),)), Message(1, "assistant", (TextBlock("yo"),))]
+    >>> replay(ms, Policy()).totals.calls
+    1
+    """
+    inner = counter if counter is not None else CharCounter()
+    cached = CachedCounter(inner)
+    base = base_tokens if base_tokens is not None else int(getattr(inner, "base_tokens", 0))
+    if summarizer is None:
+        summarizer = summarizer_from_name(policy.summarizer)
+    skip = set(skip_seqs)
+    probe_list = list(probes)
+    source = [m for m in messages if m.seq not in skip]
+    total_calls = sum(1 for m in source if m.role == "assistant")
+    every = max(1, total_calls // 100)
+
+    context: list[Message] = []
+    size = base
+    raw_size = base
+    last_clear_size: int | None = None
+    curve: list[CurvePoint] = []
+    spans: list[Span] = []
+    summarizer_cost = Usage()
+    calls = input_total = output_total = billed_total = raw_input = 0
+    peak = overflow = orphans_total = compactions = clears = 0
+    window = max(1, policy.context_window)
+
+    for raw in source:
+        m = _without_compaction_blocks(raw)
+        if m is None:
+            continue
+        if m.role == "assistant":
+            results: list[StrategyResult] = []
+            trigger = ""
+            if size > policy.hard_limit:
+                trigger = "hard_limit"
+                results = compact(
+                    context, policy, summarizer=summarizer, counter=cached, base_tokens=base
+                )
+            elif (
+                size > policy.soft_limit
+                and "clear_tool_results" in policy.stages
+                and (last_clear_size is None or size - last_clear_size >= policy.clear_step)
+            ):
+                trigger = "soft_limit"
+                r = clear_tool_results(
+                    context, policy, counter=cached, base_tokens=base, limit=policy.soft_limit
+                )
+                # an attempt that freed little is not retried until clear_step more tokens came
+                last_clear_size = r.tokens_after
+                results = [r] if r.applied else []
+            call_cost = Usage()
+            for r in results:
+                before_ctx = context
+                context = list(r.messages)
+                size = r.tokens_after
+                pairs = pair_validity(context) if evaluate else PairReport(())
+                kept = (
+                    retention(before_ctx, context, probes=probe_list)
+                    if evaluate and r.stage != "clear_tool_results"
+                    else None
+                )
+                orphans_total += len(pairs.orphans)
+                if r.cost is not None:
+                    call_cost = call_cost + r.cost
+                if r.stage == "clear_tool_results":
+                    clears += 1
+                    last_clear_size = size
+                else:
+                    compactions += 1
+                    last_clear_size = None
+                spans.append(
+                    Span(
+                        seq=m.seq,
+                        call_index=calls,
+                        stage=r.stage,
+                        trigger=trigger,
+                        result=r,
+                        splice=splice_effectiveness(r.tokens_before, r.tokens_after),
+                        pairs=pairs,
+                        retention=kept,
+                    )
+                )
+            summarizer_cost = summarizer_cost + call_cost
+            out_tokens = (
+                m.usage.output_tokens
+                if m.usage is not None
+                else max(0, cached.count_message(m) - MESSAGE_OVERHEAD)
+            )
+            cost_tokens = (
+                call_cost.input_tokens
+                + call_cost.output_tokens
+                + call_cost.cache_read_input_tokens
+                + call_cost.cache_creation_input_tokens
+            )
+            billed = size + out_tokens + cost_tokens
+            curve.append(CurvePoint(m.seq, size, billed, size / window, True))
+            calls += 1
+            input_total += size
+            output_total += out_tokens
+            billed_total += billed
+            raw_input += raw_size
+            peak = max(peak, size)
+            if size > policy.context_window:
+                overflow += 1
+            if progress is not None and calls % every == 0:
+                progress(calls, total_calls)
+        n = cached.count_message(m)
+        context.append(m)
+        size += n
+        raw_size += n
+
+    if progress is not None and (calls == 0 or calls % every != 0):
+        progress(calls, total_calls)
+    totals = Totals(
+        calls=calls,
+        input_tokens=input_total,
+        output_tokens=output_total,
+        billed_tokens=billed_total,
+        uncompacted_input_tokens=raw_input,
+        compactions=compactions,
+        clears=clears,
+        summarizer_cost=summarizer_cost,
+        peak_context=peak,
+        max_fill=peak / window,
+        overflow_calls=overflow,
+        orphan_pairs=orphans_total,
+    )
+    return ReplayResult(
+        policy=policy,
+        counter=inner.name,
+        summarizer=summarizer.name,
+        base_tokens=base,
+        curve=tuple(curve),
+        spans=tuple(spans),
+        totals=totals,
+        final_context=tuple(context),
+    )

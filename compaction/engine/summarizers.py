@@ -1,0 +1,810 @@
+"""Summarizers: the offline extractive one (the default) and the Anthropic Messages API.
+
+Also the helpers that replay the API's own context management: server-side compaction
+(``compact_20260112``: ``compaction`` blocks and ``usage.iterations``) and context editing
+(``clear_tool_uses_20250919``). The ``anthropic`` SDK is imported only inside the functions that
+call it, so the offline engine never needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from compaction.engine import text as txt
+from compaction.engine.messages import (
+    CompactionBlock,
+    Message,
+    ObservedCompaction,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    block_text,
+    is_prompt,
+    to_api_messages,
+    usage_from_wire,
+)
+from compaction.engine.tokens import context_size
+
+SUMMARY_HEADER = "[summary of earlier conversation]"
+LIST_FIELDS: tuple[str, ...] = (
+    "constraints",
+    "decisions",
+    "done",
+    "next_steps",
+    "files_touched",
+    "errors",
+)
+TEXT_FIELDS: tuple[str, ...] = ("goal", "current_state")
+FIELDS: tuple[str, ...] = (
+    "goal",
+    "constraints",
+    "decisions",
+    "done",
+    "current_state",
+    "next_steps",
+    "files_touched",
+    "errors",
+)
+_TITLES = {
+    "goal": "Goal",
+    "constraints": "Constraints",
+    "decisions": "Decisions",
+    "done": "Done",
+    "current_state": "Current state",
+    "next_steps": "Next steps",
+    "files_touched": "Files touched",
+    "errors": "Errors",
+}
+_BY_TITLE = {v.lower(): k for k, v in _TITLES.items()}
+
+BETA_COMPACTION = "compact-2026-01-12"
+BETA_CONTEXT_EDITING = "context-management-2025-06-27"
+DEFAULT_MODEL = "claude-sonnet-4-6"
+
+
+class SummaryError(ValueError):
+    """A summary that does not match the schema; the text names the field."""
+
+
+class SummarizerError(RuntimeError):
+    """A summarizer that could not produce a summary; ``cost`` is what was spent trying."""
+
+    def __init__(self, message: str, cost: Usage | None = None) -> None:
+        super().__init__(message)
+        self.cost = cost
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The structured synopsis that replaces the middle of a history.
+
+    >>> s = Summary(goal="Migrate billing", constraints=("do not change the public API",))
+    >>> Summary.from_dict(s.to_dict()) == s
+    True
+    """
+
+    goal: str = ""
+    constraints: tuple[str, ...] = ()
+    decisions: tuple[str, ...] = ()
+    done: tuple[str, ...] = ()
+    current_state: str = ""
+    next_steps: tuple[str, ...] = ()
+    files_touched: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "goal": self.goal,
+            "constraints": list(self.constraints),
+            "decisions": list(self.decisions),
+            "done": list(self.done),
+            "current_state": self.current_state,
+            "next_steps": list(self.next_steps),
+            "files_touched": list(self.files_touched),
+            "errors": list(self.errors),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Summary:
+        """Validate a decoded JSON object against the schema (missing lists become empty)."""
+        if not isinstance(data, Mapping):
+            raise SummaryError("summary: expected a JSON object")
+        unknown = sorted(set(data) - set(FIELDS))
+        if unknown:
+            raise SummaryError(f"summary: unknown keys {', '.join(unknown)}")
+        values: dict[str, Any] = {}
+        for key in TEXT_FIELDS:
+            value = data.get(key, "")
+            if value is None:
+                value = ""
+            if not isinstance(value, str):
+                raise SummaryError(f"summary.{key}: expected a string")
+            values[key] = value.strip()
+        for key in LIST_FIELDS:
+            items = data.get(key, [])
+            if items is None:
+                items = []
+            if isinstance(items, str):
+                items = [items] if items.strip() else []
+            if not isinstance(items, list):
+                raise SummaryError(f"summary.{key}: expected a list of strings")
+            for i, item in enumerate(items):
+                if not isinstance(item, str):
+                    raise SummaryError(f"summary.{key}[{i}]: expected a string")
+            values[key] = tuple(s.strip() for s in items if s.strip())
+        if not values["goal"] and not values["current_state"]:
+            raise SummaryError("summary: goal and current_state are both empty")
+        return cls(**values)
+
+    def to_text(self) -> str:
+        """The note spliced into the history; :func:`parse_summary` reads it back.
+
+        >>> print(Summary(goal="Ship v2", next_steps=("run tests",)).to_text())
+        [summary of earlier conversation]
+        Goal: Ship v2
+        Next steps:
+        - run tests
+        """
+        lines = [SUMMARY_HEADER]
+        for key in FIELDS:
+            value = getattr(self, key)
+            if key in TEXT_FIELDS:
+                if value:
+                    lines.append(f"{_TITLES[key]}: {value}")
+            elif value:
+                lines.append(f"{_TITLES[key]}:")
+                lines.extend(f"- {item}" for item in value)
+        return "\n".join(lines)
+
+    def merge(self, newer: Summary) -> Summary:
+        """Fold a newer summary into this older one: lists accumulate, state comes from newer."""
+        return Summary(
+            goal=self.goal or newer.goal,
+            constraints=tuple(txt.dedupe([*self.constraints, *newer.constraints])),
+            decisions=tuple(txt.dedupe([*self.decisions, *newer.decisions])),
+            done=tuple(txt.dedupe([*self.done, *newer.done])),
+            current_state=newer.current_state or self.current_state,
+            next_steps=newer.next_steps or self.next_steps,
+            files_touched=tuple(txt.dedupe([*self.files_touched, *newer.files_touched])),
+            errors=tuple(txt.dedupe([*self.errors, *newer.errors])),
+        )
+
+
+def parse_summary(text: str) -> Summary | None:
+    """Read back a note written by :meth:`Summary.to_text`; None if ``text`` is not one.
+
+    >>> parse_summary(Summary(goal="g", constraints=("never push",)).to_text()).constraints
+    ('never push',)
+    """
+    if not text.startswith(SUMMARY_HEADER):
+        return None
+    values: dict[str, Any] = {k: [] for k in LIST_FIELDS}
+    values.update(dict.fromkeys(TEXT_FIELDS, ""))
+    current: str | None = None
+    for line in text[len(SUMMARY_HEADER) :].splitlines():
+        if not line.strip():
+            continue
+        if line.startswith("- ") and current in LIST_FIELDS:
+            values[current].append(line[2:])
+            continue
+        title, sep, rest = line.partition(":")
+        key = _BY_TITLE.get(title.strip().lower()) if sep else None
+        if key is None:
+            if current in TEXT_FIELDS:
+                values[current] += "\n" + line
+            continue
+        current = key
+        if key in TEXT_FIELDS:
+            values[key] = rest.strip()
+    return Summary(
+        goal=values["goal"],
+        constraints=tuple(values["constraints"]),
+        decisions=tuple(values["decisions"]),
+        done=tuple(values["done"]),
+        current_state=values["current_state"],
+        next_steps=tuple(values["next_steps"]),
+        files_touched=tuple(values["files_touched"]),
+        errors=tuple(values["errors"]),
+    )
+
+
+def summary_blocks(message: Message) -> list[Summary]:
+    """The summaries spliced into a message by an earlier compaction."""
+    out = []
+    for b in message.content:
+        if isinstance(b, TextBlock) and b.text.startswith(SUMMARY_HEADER):
+            parsed = parse_summary(b.text)
+            if parsed is not None:
+                out.append(parsed)
+    return out
+
+
+@dataclass(frozen=True)
+class SummaryResult:
+    """A summary, the note text spliced in, and what producing it cost (None when free)."""
+
+    summary: Summary
+    text: str
+    summarizer: str
+    cost: Usage | None = None
+    model: str | None = None
+    attempts: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "summary": self.summary.to_dict(),
+            "text": self.text,
+            "summarizer": self.summarizer,
+            "cost": self.cost.to_dict() if self.cost is not None else None,
+            "model": self.model,
+            "attempts": self.attempts,
+        }
+
+
+class Summarizer(Protocol):
+    """Turns the messages being compacted into a :class:`SummaryResult`."""
+
+    name: str
+
+    def summarize(self, messages: Sequence[Message]) -> SummaryResult: ...
+
+
+# --- what tools did -----------------------------------------------------------------------------
+
+_PATH_KEYS = ("file_path", "path", "filepath", "notebook_path", "filename", "target_file", "file")
+_EDIT_WORDS = ("edit", "write", "create", "replace", "patch", "insert", "apply", "update", "delete")
+_READ_WORDS = ("read", "view", "open", "cat", "grep", "glob", "search", "ls", "find", "list")
+
+
+def file_actions(block: ToolUseBlock) -> list[tuple[str, str]]:
+    """(action, path) pairs a tool call performed, action being ``read`` or ``edit``.
+
+    >>> file_actions(ToolUseBlock("t", "Edit", {"file_path": "a.py", "old_string": "x"}))
+    [('edit', 'a.py')]
+    >>> file_actions(ToolUseBlock("t", "str_replace_editor", {"command": "view", "path": "b.py"}))
+    [('read', 'b.py')]
+    """
+    name = block.name.lower()
+    command = block.input.get("command")
+    verb_source = f"{name} {command}" if isinstance(command, str) and "_" in name else name
+    if any(w in verb_source for w in _EDIT_WORDS) and not (
+        isinstance(command, str) and command in ("view", "read")
+    ):
+        action = "edit"
+    elif any(w in verb_source for w in _READ_WORDS):
+        action = "read"
+    else:
+        action = "use"
+    paths = [str(block.input[k]) for k in _PATH_KEYS if isinstance(block.input.get(k), str)]
+    if not paths and isinstance(command, str) and action == "use":
+        paths = [p for p in txt.find_paths(command) if "/" in p]
+    return [(action, p) for p in paths]
+
+
+# --- the extractive summarizer -----------------------------------------------------------------
+
+
+@dataclass
+class ExtractiveSummarizer:
+    """Deterministic, offline summary built from cues in the messages (no network).
+
+    Goal from the first prompt; constraints from imperative sentences of the user (English and
+    Portuguese); decisions and done items from the assistant's own words; files from tool
+    inputs; errors from failed tool results; state and next steps from the latest turns.
+    Summaries spliced in by earlier compactions are folded in, so a fact survives recursion.
+
+    >>> ms = [Message(0, "user", (TextBlock("Migrate billing. Não altere a API pública."),))]
+    >>> ExtractiveSummarizer().summarize(ms).summary.constraints
+    ('Não altere a API pública.',)
+    """
+
+    name: str = "extractive"
+    max_constraints: int = 40
+    max_decisions: int = 12
+    max_done: int = 15
+    max_files: int = 60
+    max_errors: int = 10
+    max_next: int = 8
+    sentence_chars: int = 300
+
+    def summarize(self, messages: Sequence[Message]) -> SummaryResult:
+        previous = Summary()
+        has_previous = False
+        goal = ""
+        constraints: list[str] = []
+        decisions: list[str] = []
+        done: list[str] = []
+        files: dict[str, list[str]] = {}
+        errors: list[str] = []
+        assistant_texts: list[str] = []
+        tool_names: dict[str, str] = {}
+        for m in messages:
+            for s in summary_blocks(m):
+                previous = previous.merge(s) if has_previous else s
+                has_previous = True
+            if is_prompt(m):
+                prose = "\n".join(
+                    b.text
+                    for b in m.content
+                    if isinstance(b, TextBlock) and not b.text.startswith(SUMMARY_HEADER)
+                )
+                if not goal and prose.strip():
+                    goal = txt.clip(prose, 500)
+                constraints.extend(txt.constraint_sentences(prose, self.sentence_chars))
+            elif m.role == "assistant":
+                prose = "\n".join(b.text for b in m.content if isinstance(b, TextBlock))
+                if prose.strip():
+                    assistant_texts.append(prose)
+                    decisions.extend(txt.decision_sentences(prose, self.sentence_chars))
+                    done.extend(txt.done_sentences(prose, self.sentence_chars))
+                for use in m.tool_uses():
+                    tool_names[use.id] = use.name
+                    for action, path in file_actions(use):
+                        verbs = files.setdefault(path, [])
+                        if action not in verbs:
+                            verbs.append(action)
+            for result in m.tool_results():
+                if result.is_error:
+                    first = next((ln for ln in result.text.splitlines() if ln.strip()), "")
+                    name = tool_names.get(result.tool_use_id, "tool")
+                    errors.append(f"{name}: {txt.clip(first, 200)}")
+        for path, verbs in files.items():
+            if "edit" in verbs:
+                done.append(f"edited {path}")
+        current = txt.clip(assistant_texts[-1], 600) if assistant_texts else ""
+        next_steps: list[str] = []
+        for t in assistant_texts[-3:]:
+            next_steps.extend(txt.next_sentences(t, self.sentence_chars))
+        files_touched = [f"{p} ({', '.join(v)})" for p, v in files.items()]
+        new = Summary(
+            goal=goal,
+            constraints=tuple(txt.dedupe(constraints)[: self.max_constraints]),
+            decisions=tuple(txt.dedupe(decisions)[-self.max_decisions :]),
+            done=tuple(txt.dedupe(done)[-self.max_done :]),
+            current_state=current,
+            next_steps=tuple(txt.dedupe(next_steps)[-self.max_next :]),
+            files_touched=tuple(files_touched[-self.max_files :]),
+            errors=tuple(txt.dedupe(errors)[-self.max_errors :]),
+        )
+        summary = previous.merge(new) if has_previous else new
+        summary = Summary(
+            goal=summary.goal,
+            constraints=summary.constraints[: self.max_constraints],
+            decisions=summary.decisions[-self.max_decisions :],
+            done=summary.done[-self.max_done :],
+            current_state=summary.current_state,
+            next_steps=summary.next_steps[-self.max_next :],
+            files_touched=_files_merged(summary.files_touched)[-self.max_files :],
+            errors=summary.errors[-self.max_errors :],
+        )
+        return SummaryResult(summary, summary.to_text(), self.name)
+
+
+def _files_merged(items: Iterable[str]) -> tuple[str, ...]:
+    """Merge ``path (read)`` and ``path (edit)`` entries of successive summaries."""
+    merged: dict[str, list[str]] = {}
+    for item in items:
+        m = re.fullmatch(r"(.*) \(([\w, ]+)\)", item)
+        path, verbs = (m.group(1), m.group(2).split(", ")) if m else (item, [])
+        acc = merged.setdefault(path, [])
+        acc.extend(v for v in verbs if v not in acc)
+    return tuple(f"{p} ({', '.join(v)})" if v else p for p, v in merged.items())
+
+
+# --- rendering a history for a model -------------------------------------------------------------
+
+
+def render_transcript(
+    messages: Sequence[Message], *, tool_output_chars: int = 2000, max_chars: int = 400_000
+) -> str:
+    """A plain-text transcript for a summarizing model; long tool outputs are clipped.
+
+    >>> render_transcript([Message(3, "user", (TextBlock("Do not push."),))])
+    '[3] user: Do not push.'
+    """
+    lines: list[str] = []
+    for m in messages:
+        for b in m.content:
+            if isinstance(b, ToolUseBlock):
+                lines.append(f"[{m.seq}] {m.role} called {block_text(b)} (id {b.id})")
+            elif isinstance(b, ToolResultBlock):
+                flag = " ERROR" if b.is_error else ""
+                body = txt.clip(b.text, tool_output_chars)
+                lines.append(f"[{m.seq}] tool result{flag} for {b.tool_use_id}: {body}")
+            elif isinstance(b, ThinkingBlock):
+                continue
+            else:
+                body = block_text(b)
+                if body.strip():
+                    lines.append(f"[{m.seq}] {m.role}: {body}")
+    out = "\n".join(lines)
+    if len(out) > max_chars:
+        # keep the start (the mission) and the end (the present); the middle is cheapest to lose
+        half = max_chars // 2
+        out = out[:half] + "\n[... transcript clipped ...]\n" + out[-half:]
+    return out
+
+
+def parse_json_object(text: str) -> Any:
+    """The first JSON object in a model answer (tolerates a code fence or words around it).
+
+    >>> parse_json_object('Here: ```json\\n{"goal": "x"}\\n```')
+    {'goal': 'x'}
+    """
+    start = text.find("{")
+    if start < 0:
+        raise SummaryError("answer: no JSON object found")
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text[start:])
+    except json.JSONDecodeError as exc:
+        raise SummaryError(f"answer: invalid JSON ({exc.msg} at char {exc.pos})") from exc
+    return value
+
+
+SYSTEM_PROMPT = """\
+You condense the older part of a long working session between a user and an AI agent. The
+agent will lose that part of the conversation once you answer; your notes are all it will keep.
+
+Reply with one JSON object and nothing else. Keys, all required:
+  "goal": string, what the user ultimately wants, in one or two sentences;
+  "constraints": list of strings, every rule or limit the user set, copied word for word,
+      in whatever language it was written ("do not ...", "never ...", "only ...", "must ...");
+  "decisions": list of strings, choices made and the reason for each;
+  "done": list of strings, work finished, naming files and commands;
+  "current_state": string, where the work stands at the end of the transcript;
+  "next_steps": list of strings, what remains, in order;
+  "files_touched": list of strings, each "path (read)" or "path (edited)";
+  "errors": list of strings, failures seen and whether they were fixed.
+
+Keep paths, identifiers, numbers, versions and error messages exact. Record only what the
+transcript shows; write an empty list rather than guess. When a detail is too long to keep,
+say where it came from (for example "full traceback in the earlier pytest run") so the agent
+can fetch it again. Notes from an earlier condensation may appear in the transcript: carry
+their constraints and decisions forward."""
+
+
+def _usage_of(response: Any) -> Usage:
+    raw = getattr(response, "usage", None)
+    if raw is None:
+        return Usage()
+    data = raw.model_dump() if hasattr(raw, "model_dump") else dict(raw)
+    return usage_from_wire(data)
+
+
+def _make_client(
+    api_key: str | None,
+    http_client: Any,
+    max_retries: int,
+    timeout: float,
+    base_url: str | None,
+) -> Any:
+    import anthropic
+
+    kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries, "timeout": timeout}
+    if http_client is not None:
+        kwargs["http_client"] = http_client
+    if base_url is not None:
+        kwargs["base_url"] = base_url
+    return anthropic.Anthropic(**kwargs)
+
+
+@dataclass
+class AnthropicSummarizer:
+    """Summaries written by a Claude model through the ``anthropic`` SDK, validated as JSON.
+
+    Transport errors and 429/5xx/529 answers are retried by the SDK (``max_retries``, with its
+    backoff); an answer that is not valid JSON for the schema is asked again up to
+    ``json_attempts`` times. Every attempt's usage adds up in ``SummaryResult.cost``.
+    Inject ``http_client=httpx.Client(transport=...)`` to route or mock the HTTP calls.
+    """
+
+    api_key: str | None = None
+    model: str = DEFAULT_MODEL
+    http_client: Any = None
+    max_tokens: int = 4096
+    timeout: float = 120.0
+    max_retries: int = 3
+    json_attempts: int = 2
+    tool_output_chars: int = 2000
+    max_input_chars: int = 400_000
+    base_url: str | None = None
+    name: str = "anthropic"
+    _client: Any = field(default=None, init=False, repr=False)
+
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = _make_client(
+                self.api_key, self.http_client, self.max_retries, self.timeout, self.base_url
+            )
+        return self._client
+
+    def summarize(self, messages: Sequence[Message]) -> SummaryResult:
+        transcript = render_transcript(
+            messages, tool_output_chars=self.tool_output_chars, max_chars=self.max_input_chars
+        )
+        convo: list[dict[str, Any]] = [
+            {
+                "role": "user",
+                "content": f"<transcript>\n{transcript}\n</transcript>\n\nWrite the JSON notes.",
+            }
+        ]
+        cost = Usage()
+        error: SummaryError | None = None
+        for attempt in range(1, self.json_attempts + 1):
+            response = self.client().messages.create(
+                model=self.model,
+                max_tokens=self.max_tokens,
+                system=SYSTEM_PROMPT,
+                messages=convo,
+            )
+            cost = cost + _usage_of(response)
+            answer = "".join(
+                getattr(b, "text", "") for b in response.content if getattr(b, "type", "") == "text"
+            )
+            try:
+                summary = Summary.from_dict(parse_json_object(answer))
+            except SummaryError as exc:
+                error = exc
+                convo = [
+                    *convo,
+                    {"role": "assistant", "content": answer or "(empty)"},
+                    {
+                        "role": "user",
+                        "content": f"That answer was rejected ({exc}). Reply again with the "
+                        "JSON object only, with exactly the keys listed.",
+                    },
+                ]
+                continue
+            return SummaryResult(
+                summary, summary.to_text(), self.name, cost, self.model, attempts=attempt
+            )
+        raise SummarizerError(
+            f"{self.model} gave no valid summary in {self.json_attempts} attempts: {error}", cost
+        )
+
+
+# --- server-side compaction (compact_20260112) ---------------------------------------------------
+
+
+def compaction_edit(
+    *,
+    trigger_tokens: int | None = None,
+    instructions: str | None = None,
+    pause_after_compaction: bool = False,
+) -> dict[str, Any]:
+    """The ``context_management.edits`` entry that turns on server-side compaction.
+
+    >>> compaction_edit(trigger_tokens=100000)
+    {'type': 'compact_20260112', 'trigger': {'type': 'input_tokens', 'value': 100000}}
+    """
+    edit: dict[str, Any] = {"type": "compact_20260112"}
+    if trigger_tokens is not None:
+        edit["trigger"] = {"type": "input_tokens", "value": trigger_tokens}
+    if instructions:
+        edit["instructions"] = instructions
+    if pause_after_compaction:
+        edit["pause_after_compaction"] = True
+    return edit
+
+
+def apply_compaction_blocks(messages: Sequence[Message]) -> list[Message]:
+    """What the API keeps of a history that carries compaction blocks: from the last one on.
+
+    The API drops every block before the last ``compaction`` block it returned; a block with
+    ``content`` None (a failed compaction) is a no-op.
+
+    >>> ms = [Message(0, "user", (TextBlock("old"),)),
+    ...       Message(1, "assistant", (CompactionBlock("sum"), TextBlock("hi"))),
+    ...       Message(2, "user", (TextBlock("next"),))]
+    >>> [(m.seq, len(m.content)) for m in apply_compaction_blocks(ms)]
+    [(1, 2), (2, 1)]
+    """
+    from dataclasses import replace
+
+    for i in range(len(messages) - 1, -1, -1):
+        content = messages[i].content
+        for j in range(len(content) - 1, -1, -1):
+            b = content[j]
+            if isinstance(b, CompactionBlock) and b.content is not None:
+                return [replace(messages[i], content=content[j:]), *messages[i + 1 :]]
+    return list(messages)
+
+
+def server_compactions(messages: Sequence[Message]) -> list[ObservedCompaction]:
+    """Observed server-side compactions: one per assistant message with a compaction block.
+
+    ``tokens_before`` is the context of the previous call; ``tokens_after`` the context of the
+    call that compacted, from its last ``message`` iteration (never the compaction entry).
+    """
+    out: list[ObservedCompaction] = []
+    last_ctx: int | None = None
+    for m in messages:
+        if m.role != "assistant":
+            continue
+        blocks = [b for b in m.content if isinstance(b, CompactionBlock)]
+        if blocks:
+            block = blocks[-1]
+            out.append(
+                ObservedCompaction(
+                    seq=m.seq,
+                    trigger="server",
+                    strategy="compact_20260112",
+                    tokens_before=last_ctx,
+                    tokens_after=context_size(m.usage) if m.usage is not None else None,
+                    summary=block.content,
+                    error=None if block.content is not None else "compaction returned no summary",
+                )
+            )
+        if m.usage is not None:
+            last_ctx = context_size(m.usage)
+    return out
+
+
+@dataclass
+class ServerCompactionSummarizer:
+    """Replays the API's own compaction: sends the old messages with ``compact_20260112``.
+
+    ``pause_after_compaction`` makes the API stop right after writing the compaction block, so
+    the block's ``content`` is the summary and ``usage`` (iterations included) is its cost.
+    The API compacts only above its trigger (minimum 50,000 input tokens); below it this
+    raises :class:`SummarizerError`.
+    """
+
+    api_key: str | None = None
+    model: str = "claude-opus-4-6"
+    http_client: Any = None
+    trigger_tokens: int = 50_000
+    instructions: str | None = None
+    max_tokens: int = 4096
+    timeout: float = 300.0
+    max_retries: int = 3
+    base_url: str | None = None
+    name: str = "server_compaction"
+    _client: Any = field(default=None, init=False, repr=False)
+
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = _make_client(
+                self.api_key, self.http_client, self.max_retries, self.timeout, self.base_url
+            )
+        return self._client
+
+    def request(self, messages: Sequence[Message]) -> dict[str, Any]:
+        """The keyword arguments of ``client.beta.messages.create`` for these messages."""
+        system, api = to_api_messages(messages)
+        if not api or api[-1]["role"] != "user":
+            api.append({"role": "user", "content": "Continue."})
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": api,
+            "betas": [BETA_COMPACTION],
+            "context_management": {
+                "edits": [
+                    compaction_edit(
+                        trigger_tokens=self.trigger_tokens,
+                        instructions=self.instructions,
+                        pause_after_compaction=True,
+                    )
+                ]
+            },
+        }
+        if system:
+            kwargs["system"] = system
+        return kwargs
+
+    def summarize(self, messages: Sequence[Message]) -> SummaryResult:
+        response = self.client().beta.messages.create(**self.request(messages))
+        cost = _usage_of(response)
+        block = next((b for b in response.content if getattr(b, "type", "") == "compaction"), None)
+        if block is None:
+            raise SummarizerError(
+                "the API did not compact: the context is below the trigger "
+                f"({self.trigger_tokens} input tokens)",
+                cost,
+            )
+        content = getattr(block, "content", None)
+        if not content:
+            raise SummarizerError("the API returned a compaction block without a summary", cost)
+        summary = Summary(current_state=str(content))
+        note = f"{SUMMARY_HEADER}\n{content}"
+        return SummaryResult(summary, note, self.name, cost, self.model)
+
+
+# --- context editing (clear_tool_uses_20250919) --------------------------------------------------
+
+
+def clear_tool_uses_edit(
+    *,
+    trigger_tokens: int | None = None,
+    keep_tool_uses: int | None = None,
+    clear_at_least: int | None = None,
+    exclude_tools: Sequence[str] = (),
+    clear_tool_inputs: bool = False,
+) -> dict[str, Any]:
+    """The ``context_management.edits`` entry for API-side tool result clearing.
+
+    >>> clear_tool_uses_edit(trigger_tokens=30000, keep_tool_uses=3)["keep"]
+    {'type': 'tool_uses', 'value': 3}
+    """
+    edit: dict[str, Any] = {"type": "clear_tool_uses_20250919"}
+    if trigger_tokens is not None:
+        edit["trigger"] = {"type": "input_tokens", "value": trigger_tokens}
+    if keep_tool_uses is not None:
+        edit["keep"] = {"type": "tool_uses", "value": keep_tool_uses}
+    if clear_at_least is not None:
+        edit["clear_at_least"] = {"type": "input_tokens", "value": clear_at_least}
+    if exclude_tools:
+        edit["exclude_tools"] = list(exclude_tools)
+    if clear_tool_inputs:
+        edit["clear_tool_inputs"] = True
+    return edit
+
+
+@dataclass(frozen=True)
+class ContextEditingCount:
+    """What context editing would leave of a history, as ``count_tokens`` reports it."""
+
+    original_input_tokens: int
+    input_tokens: int
+
+    @property
+    def cleared_tokens(self) -> int:
+        return self.original_input_tokens - self.input_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "original_input_tokens": self.original_input_tokens,
+            "input_tokens": self.input_tokens,
+            "cleared_tokens": self.cleared_tokens,
+        }
+
+
+def count_with_context_editing(
+    messages: Sequence[Message],
+    edit: Mapping[str, Any],
+    *,
+    model: str,
+    api_key: str | None = None,
+    http_client: Any = None,
+    max_retries: int = 2,
+    timeout: float = 30.0,
+    base_url: str | None = None,
+) -> ContextEditingCount:
+    """Ask ``count_tokens`` (beta) how many tokens a context editing edit would leave."""
+    client = _make_client(api_key, http_client, max_retries, timeout, base_url)
+    system, api = to_api_messages(messages)
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "messages": api,
+        "betas": [BETA_CONTEXT_EDITING],
+        "context_management": {"edits": [dict(edit)]},
+    }
+    if system:
+        kwargs["system"] = system
+    result = client.beta.messages.count_tokens(**kwargs)
+    after = int(result.input_tokens)
+    cm = getattr(result, "context_management", None)
+    original = int(getattr(cm, "original_input_tokens", after)) if cm is not None else after
+    return ContextEditingCount(original, after)
+
+
+def summarizer_from_name(name: str, **options: Any) -> Summarizer:
+    """The summarizer a policy names: ``extractive``, ``anthropic`` or ``server_compaction``.
+
+    >>> summarizer_from_name("extractive").name
+    'extractive'
+    """
+    if name == "extractive":
+        return ExtractiveSummarizer(**options)
+    if name == "anthropic":
+        return AnthropicSummarizer(**options)
+    if name == "server_compaction":
+        return ServerCompactionSummarizer(**options)
+    raise ValueError(f"policy.summarizer: unknown summarizer {name!r}")

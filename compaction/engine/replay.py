@@ -206,6 +206,7 @@ def replay(
     size = base
     raw_size = base
     last_clear_size: int | None = None
+    cleared_upto = 0
     curve: list[CurvePoint] = []
     spans: list[Span] = []
     summarizer_cost = Usage()
@@ -232,7 +233,13 @@ def replay(
             ):
                 trigger = "soft_limit"
                 r = clear_tool_results(
-                    context, policy, counter=cached, base_tokens=base, limit=policy.soft_limit
+                    context,
+                    policy,
+                    counter=cached,
+                    base_tokens=base,
+                    limit=policy.soft_limit,
+                    tokens=size,
+                    scan_from=cleared_upto,
                 )
                 # an attempt that freed little is not retried until clear_step more tokens came
                 last_clear_size = r.tokens_after
@@ -242,10 +249,12 @@ def replay(
                 before_ctx = context
                 context = list(r.messages)
                 size = r.tokens_after
-                pairs = pair_validity(context) if evaluate else PairReport(())
+                # clearing keeps every block, so only a splice can break a tool pair
+                splice = r.stage != "clear_tool_results"
+                pairs = pair_validity(context) if evaluate and splice else PairReport(())
                 kept = (
                     retention(before_ctx, context, probes=probe_list)
-                    if evaluate and r.stage != "clear_tool_results"
+                    if evaluate and splice
                     else None
                 )
                 orphans_total += len(pairs.orphans)
@@ -254,9 +263,15 @@ def replay(
                 if r.stage == "clear_tool_results":
                     clears += 1
                     last_clear_size = size
+                    # clearing goes oldest first: everything up to the last change is done
+                    while cleared_upto < len(context) and (
+                        context[cleared_upto].seq <= r.changed[-1]
+                    ):
+                        cleared_upto += 1
                 else:
                     compactions += 1
                     last_clear_size = None
+                    cleared_upto = 0
                 spans.append(
                     Span(
                         seq=m.seq,

@@ -264,11 +264,15 @@ def clear_tool_results(
     counter: TokenCounter | None = None,
     base_tokens: int = 0,
     limit: int | None = None,
+    tokens: int | None = None,
+    scan_from: int = 0,
 ) -> StrategyResult:
     """Replace the body of old tool results with a pointer; the call and the block stay.
 
     Results in the newest ``policy.older_than`` units are left alone. Oldest first, and with a
-    ``limit`` only until the context fits it.
+    ``limit`` only until the context fits it. For incremental callers: ``tokens`` is the known
+    size of ``messages`` (base included), and messages before index ``scan_from`` are known
+    to hold no result left to clear.
 
     >>> ms = [Message(0, "user", (TextBlock("go"),)),
     ...       Message(1, "assistant", (ToolUseBlock("t", "read_file", {"path": "a.py"}),)),
@@ -281,21 +285,18 @@ def clear_tool_results(
     '[content removed; call the tool again if you need it]'
     """
     counter = counter or CharCounter()
-    before = _count(counter, messages, base_tokens)
+    before = tokens if tokens is not None else _count(counter, messages, base_tokens)
     h = split_head(messages, policy)
-    body = list(messages[h:])
-    starts = unit_starts(body, policy.unit)
-    protected_from = starts[-policy.older_than] if 0 < policy.older_than <= len(starts) else 0
-    if policy.older_than == 0:
-        protected_from = len(body)
+    protected_from = _protected_from(messages, h, policy)
     total = before
     cleared = 0
+    changed: list[int] = []
     out = list(messages)
-    for i in range(protected_from):
+    for i in range(max(h, scan_from), protected_from):
         if limit is not None and total <= limit:
             break
-        m = body[i]
-        if not is_tool_result_carrier(m):
+        m = messages[i]
+        if m.role != "user" or not is_tool_result_carrier(m):
             continue
         new_blocks: list[Block] = []
         touched = False
@@ -309,18 +310,34 @@ def clear_tool_results(
         if touched:
             new = replace(m, content=tuple(new_blocks))
             total += counter.count_message(new) - counter.count_message(m)
-            out[h + i] = new
-    removed, changed = _diff(messages, out)
+            out[i] = new
+            changed.append(m.seq)
     return StrategyResult(
         stage="clear_tool_results",
         messages=tuple(out),
         tokens_before=before,
         tokens_after=total,
         applied=cleared > 0,
-        removed=removed,
-        changed=changed,
+        changed=tuple(changed),
         cleared=cleared,
     )
+
+
+def _protected_from(messages: Sequence[Message], head_end: int, policy: Policy) -> int:
+    """Index of the first message of the newest ``policy.older_than`` units (scans backwards)."""
+    if policy.older_than == 0:
+        return len(messages)
+    found = 0
+    for i in range(len(messages) - 1, head_end - 1, -1):
+        m = messages[i]
+        starts_unit = (
+            is_prompt(m) if policy.unit == "turn" else not is_tool_result_carrier(m)
+        ) or i == head_end
+        if starts_unit:
+            found += 1
+            if found == policy.older_than:
+                return i
+    return head_end
 
 
 def clear_tool_uses_20250919(

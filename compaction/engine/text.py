@@ -64,8 +64,11 @@ def normalize(text: str) -> str:
     >>> normalize("  Não  mude a API pública! ")
     'nao mude a api publica'
     """
-    decomposed = unicodedata.normalize("NFKD", text)
-    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
+    if text.isascii():
+        stripped = text
+    else:
+        decomposed = unicodedata.normalize("NFKD", text)
+        stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
     stripped = stripped.replace("\u2019", "'").replace("\u2018", "'")
     return _SPACE.sub(" ", stripped.casefold()).strip(_EDGE_PUNCT)
 

@@ -1,0 +1,21 @@
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_engine_does_not_import_django():
+    code = (
+        "import sys, compaction.engine; import compaction.engine.replay, "
+        "compaction.engine.strategies; assert 'django' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_engine_does_not_import_the_anthropic_sdk_until_a_model_is_called():
+    code = (
+        "import sys, compaction.engine.replay, compaction.engine.evals, "
+        "compaction.engine.claude_code; assert 'anthropic' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -484,14 +484,15 @@ def _make_client(
     timeout: float,
     base_url: str | None,
 ) -> Any:
-    import anthropic
+    from compaction.engine._sdk import make_client
 
-    kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries, "timeout": timeout}
-    if http_client is not None:
-        kwargs["http_client"] = http_client
-    if base_url is not None:
-        kwargs["base_url"] = base_url
-    return anthropic.Anthropic(**kwargs)
+    return make_client(
+        api_key=api_key,
+        http_client=http_client,
+        max_retries=max_retries,
+        timeout=timeout,
+        base_url=base_url,
+    )
 
 
 @dataclass
@@ -501,7 +502,7 @@ class AnthropicSummarizer:
     Transport errors and 429/5xx/529 answers are retried by the SDK (``max_retries``, with its
     backoff); an answer that is not valid JSON for the schema is asked again up to
     ``json_attempts`` times. Every attempt's usage adds up in ``SummaryResult.cost``.
-    Inject ``http_client=httpx.Client(transport=...)`` to route or mock the HTTP calls.
+    Inject ``http_client`` (an ``httpx.Client`` or ``httpx2.Client``) to route or mock calls.
     """
 
     api_key: str | None = None

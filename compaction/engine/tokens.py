@@ -395,7 +395,7 @@ class AnthropicCounter:
 
     ``count`` is exact for a whole context. ``count_message`` counts one message on its own
     (rendered as text, minus the cost of an empty request), which is close but not exact.
-    Pass ``http_client`` (an ``httpx.Client``) to route requests, e.g. a MockTransport in tests.
+    Pass ``http_client`` (``httpx.Client`` or ``httpx2.Client``) to route requests.
     """
 
     name = "anthropic"
@@ -424,18 +424,15 @@ class AnthropicCounter:
 
     def _get_client(self) -> Any:
         if self._client is None:
-            import anthropic
+            from compaction.engine._sdk import make_client
 
-            kwargs: dict[str, Any] = {
-                "api_key": self._api_key,
-                "max_retries": self._max_retries,
-                "timeout": self._timeout,
-            }
-            if self._http_client is not None:
-                kwargs["http_client"] = self._http_client
-            if self._base_url is not None:
-                kwargs["base_url"] = self._base_url
-            self._client = anthropic.Anthropic(**kwargs)
+            self._client = make_client(
+                api_key=self._api_key,
+                http_client=self._http_client,
+                max_retries=self._max_retries,
+                timeout=self._timeout,
+                base_url=self._base_url,
+            )
         return self._client
 
     def count_wire(self, messages: list[dict[str, Any]], system: str | None = None) -> int:

@@ -18,7 +18,6 @@ hook records are skipped and counted.
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 from collections import Counter
@@ -92,12 +91,11 @@ class Record:
 
 
 def _open_text(path: str | os.PathLike[str]) -> IO[str]:
-    raw = open(path, "rb")  # noqa: SIM115 - handed over to the wrapper below
-    magic = raw.read(2)
-    raw.seek(0)
+    with open(path, "rb") as probe:
+        magic = probe.read(2)
     if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8")
-    return io.TextIOWrapper(raw, encoding="utf-8")
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
 
 
 def iter_records(source: str | os.PathLike[str] | Iterable[str]) -> Iterator[Record]:

@@ -64,7 +64,8 @@ def test_retention_reports_the_constraint_kept_when_the_summary_keeps_it():
     )
     after = spliced(ms, good, keep_from=len(ms) - 4)
     report = retention(ms, after, probes=[Probe.from_dict(SEED_PROBE)], auto=False)
-    assert report.score == 1.0 and report.lost == []
+    assert report.score == 1.0
+    assert report.lost == []
 
 
 def test_the_offline_summary_keeps_the_seed_constraint_and_paths():
@@ -101,15 +102,19 @@ def test_retention_containment_ignores_case_accents_and_spacing():
 
 def test_splice_that_barely_changes_the_size_is_flagged_with_the_seed_warning():
     report = splice_effectiveness(151000, 149500)
-    assert report.barely_changed and report.warning == BARELY_CHANGED_WARNING
+    assert report.barely_changed
+    assert report.warning == BARELY_CHANGED_WARNING
     good = splice_effectiveness(151000, 38000)
-    assert not good.barely_changed and good.warning is None and good.saved == 113000
+    assert not good.barely_changed
+    assert good.warning is None
+    assert good.saved == 113000
 
 
 def test_pair_validity_names_the_orphans():
     h = History().user("go").tool("ls", "a")
     report = pair_validity(h.messages[:2])
-    assert not report.ok and report.to_dict()["orphans"] == [
+    assert not report.ok
+    assert report.to_dict()["orphans"] == [
         {"kind": "tool_use", "tool_use_id": "toolu_0001", "seq": 1}
     ]
 

@@ -68,7 +68,8 @@ def test_wire_format_example_from_design_reads_into_messages():
     assert ms[0].content == (TextBlock("Migrate billing to API v2. Do not change the public API."),)
     assert ms[0].timestamp == "2026-11-02T10:00:00Z"
     assert ms[1].content[1] == ToolUseBlock("toolu_01", "read_file", {"path": "billing/api.py"})
-    assert ms[1].usage is not None and ms[1].usage.input_tokens == 4100
+    assert ms[1].usage is not None
+    assert ms[1].usage.input_tokens == 4100
     assert ms[2].content == (ToolResultBlock("toolu_01", "def charge(...): ...", False),)
     assert check_pairs(ms) == []
 
@@ -132,7 +133,8 @@ def test_inline_images_are_kept_by_reference_not_by_bytes():
     )
     image = m.content[0]
     assert isinstance(image, ImageBlock)
-    assert image.ref.startswith("sha256:") and "QUJD" not in json.dumps(message_to_wire(m))
+    assert image.ref.startswith("sha256:")
+    assert "QUJD" not in json.dumps(message_to_wire(m))
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 """The seeds' technique as properties: valid pairs, newest unit untouched, head pinned."""
 
+import itertools
 from dataclasses import replace
 
 import pytest
@@ -80,7 +81,7 @@ def run(strategy, messages, policy, budget):
 
 def assert_valid(out):
     assert check_pairs(out) == []
-    for a, b in zip(out, out[1:], strict=False):
+    for a, b in itertools.pairwise(out):
         assert not (a.role == "user" and b.role == "user"), f"two user messages: {a.seq}, {b.seq}"
     non_system = [m for m in out if m.role != "system"]
     if non_system:
@@ -214,7 +215,8 @@ def test_recursive_compaction_keeps_a_fact_from_the_first_summary():
     h.assistant("Working.")
     policy = Policy(keep_last=3, pin_head=False, summary_reserve=0)
     first = summarize(h.messages, policy, limit=3000)
-    assert first.applied and "Never use float for money." in first.summary_text
+    assert first.applied
+    assert "Never use float for money." in first.summary_text
     more = History()
     more.messages = list(first.messages)
     for i in range(12, 20):
@@ -280,7 +282,8 @@ def test_splice_merges_the_synopsis_into_the_first_kept_prompt():
     h.user("Now tests.").assistant("on it")
     out = summarize(h.messages, Policy(keep_last=1, pin_head=False, summary_reserve=0), limit=100)
     first = out.messages[0]
-    assert first.seq == 4 and first.content[-1] == TextBlock("Now tests.")
+    assert first.seq == 4
+    assert first.content[-1] == TextBlock("Now tests.")
     assert first.content[0].text.startswith("[summary of earlier conversation]")
 
 
@@ -291,11 +294,11 @@ def test_policy_from_dict_rejects_unknown_fields_and_bad_values():
         ).hard_limit
         == 120000
     )
-    with pytest.raises(PolicyError, match="policy.bogus: unknown field"):
+    with pytest.raises(PolicyError, match=r"policy\.bogus: unknown field"):
         Policy.from_dict({"bogus": 1})
-    with pytest.raises(PolicyError, match="policy.soft_limit: must not exceed hard_limit"):
+    with pytest.raises(PolicyError, match=r"policy\.soft_limit: must not exceed hard_limit"):
         Policy.from_dict({"soft_limit": 5, "hard_limit": 4})
-    with pytest.raises(PolicyError, match="policy.keep_last: expected an integer"):
+    with pytest.raises(PolicyError, match=r"policy\.keep_last: expected an integer"):
         Policy.from_dict({"keep_last": "6"})
     assert Policy.from_dict(Policy().to_dict()) == Policy()
 

@@ -14,9 +14,9 @@ from compaction.engine.summarizers import (
     AnthropicSummarizer,
     ExtractiveSummarizer,
     ServerCompactionSummarizer,
+    SummarizerError,
     Summary,
     SummaryError,
-    SummarizerError,
     apply_compaction_blocks,
     clear_tool_uses_edit,
     count_with_context_editing,
@@ -154,7 +154,8 @@ def test_anthropic_summarizer_sends_our_prompt_and_parses_the_json_answer():
     assert 'called read_file {"path": "billing/api.py"}' in prompt
     assert "tool result for toolu_0001: def charge(amount): ..." in prompt
     assert result.summary == Summary.from_dict(GOOD)
-    assert result.cost is not None and (result.cost.input_tokens, result.cost.output_tokens) == (
+    assert result.cost is not None
+    assert (result.cost.input_tokens, result.cost.output_tokens) == (
         1200,
         300,
     )
@@ -219,7 +220,7 @@ def test_anthropic_summarizer_asks_again_after_a_malformed_json_answer():
         api_key="k", http_client=httpx.Client(transport=httpx.MockTransport(handler))
     )
     result = summarizer.summarize(history())
-    first, second = handler.bodies()
+    _first, second = handler.bodies()
     assert len(second["messages"]) == 3
     assert second["messages"][1] == {
         "role": "assistant",
@@ -227,7 +228,8 @@ def test_anthropic_summarizer_asks_again_after_a_malformed_json_answer():
     }
     assert "rejected (answer: invalid JSON" in second["messages"][2]["content"]
     assert result.attempts == 2
-    assert result.cost.input_tokens == 2100 and result.cost.output_tokens == 330
+    assert result.cost.input_tokens == 2100
+    assert result.cost.output_tokens == 330
 
 
 def test_anthropic_summarizer_fails_with_its_cost_when_json_never_validates():
@@ -240,7 +242,8 @@ def test_anthropic_summarizer_fails_with_its_cost_when_json_never_validates():
     with pytest.raises(SummarizerError) as exc:
         summarizer.summarize(history())
     assert "summary.goal: expected a string" in str(exc.value)
-    assert exc.value.cost is not None and exc.value.cost.input_tokens == 2400
+    assert exc.value.cost is not None
+    assert exc.value.cost.input_tokens == 2400
 
 
 def test_count_tokens_counter_calls_the_endpoint_with_our_messages():

@@ -57,7 +57,8 @@ def test_char_breakdown_separates_prose_code_and_tool_output():
     assert b.code == len("py\nx = 1\n") + len("bash") + len('{"command": "ls"}')
     assert b.prose == len("see:\n") + len("\ndone") + 6
     r = char_breakdown(Message(1, "user", (ToolResultBlock("t", "a.py\nb.py"),)))
-    assert r.tool_output == 9 and r.prose == 0
+    assert r.tool_output == 9
+    assert r.prose == 0
 
 
 def synthetic_trace(seed=3, base=18000, ratios=(4.0, 2.5, 3.2)):
@@ -88,7 +89,8 @@ def synthetic_trace(seed=3, base=18000, ratios=(4.0, 2.5, 3.2)):
 def test_calibration_recovers_known_ratios_and_base_and_reports_a_small_error():
     counter = calibrate(synthetic_trace())
     report = counter.report
-    assert report is not None and report.samples == 40
+    assert report is not None
+    assert report.samples == 40
     assert abs(counter.chars_per_token["prose"] - 4.0) < 0.2
     assert abs(counter.chars_per_token["code"] - 2.5) < 0.2
     assert abs(counter.chars_per_token["tool_output"] - 3.2) < 0.05
@@ -121,5 +123,6 @@ def test_observed_curve_gives_one_point_per_call_reported_or_estimated():
         (1, 2000, False),
         (3, 1000 + 1004 + 5 + 104, True),
     ]
-    assert points[0].billed_tokens == 2007 and points[0].fill == 0.2
+    assert points[0].billed_tokens == 2007
+    assert points[0].fill == 0.2
     assert points[1].billed_tokens == points[1].context_tokens + 14

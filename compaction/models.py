@@ -1,0 +1,201 @@
+"""What the workers derive from raw traces: analyses, compaction spans, replays, experiments.
+
+Nothing here rewrites a raw message; every row points back at the session (and seqs) it was
+computed from, so deleting a session removes everything derived from it.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from sessions.models import AgentSession, CompactionEvent, Project
+
+
+class AnalysisStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class SessionAnalysis(models.Model):
+    """The per-session pass run after each ingest: token curve, pair check, span evals."""
+
+    session = models.OneToOneField(AgentSession, on_delete=models.CASCADE, related_name="analysis")
+    status = models.CharField(
+        max_length=10, choices=AnalysisStatus.choices, default=AnalysisStatus.PENDING
+    )
+    # Bumped by every ingest that changes the session; the worker records which one it saw,
+    # so a batch that lands mid-analysis is never mistaken for analysed.
+    requested_generation = models.PositiveIntegerField(default=0)
+    analysed_generation = models.PositiveIntegerField(default=0)
+    message_count = models.PositiveIntegerField(default=0)
+    curve = models.JSONField(default=list, blank=True)
+    orphans = models.JSONField(default=list, blank=True)
+    calibration = models.JSONField(default=dict, blank=True)
+    peak_context_tokens = models.PositiveIntegerField(null=True, blank=True)
+    peak_fill = models.FloatField(null=True, blank=True)
+    call_count = models.PositiveIntegerField(default=0)
+    estimated_calls = models.PositiveIntegerField(default=0)
+    failed_splices = models.PositiveIntegerField(default=0)
+    lost_facts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "session analyses"
+
+    def __str__(self) -> str:
+        return f"analysis of {self.session_id} ({self.status})"
+
+    @property
+    def is_current(self) -> bool:
+        return self.analysed_generation >= self.requested_generation
+
+
+class ReplayStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class Experiment(models.Model):
+    """One policy, or a grid of them, replayed over many sessions of a project."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="experiments")
+    name = models.CharField(max_length=200)
+    policies = models.JSONField(help_text="A list of policy dicts.")
+    status = models.CharField(
+        max_length=10, choices=ReplayStatus.choices, default=ReplayStatus.QUEUED
+    )
+    aggregate = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (ReplayStatus.QUEUED, ReplayStatus.RUNNING)
+
+
+class ReplayRun(models.Model):
+    """A session replayed offline under a policy: what would this harness have done?"""
+
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="replays")
+    experiment = models.ForeignKey(
+        Experiment, null=True, blank=True, on_delete=models.CASCADE, related_name="runs"
+    )
+    policy = models.JSONField()
+    summarizer = models.CharField(max_length=30, default="extractive")
+    status = models.CharField(
+        max_length=10, choices=ReplayStatus.choices, default=ReplayStatus.QUEUED
+    )
+    progress = models.FloatField(default=0.0)
+    calls_done = models.PositiveIntegerField(default=0)
+    calls_total = models.PositiveIntegerField(default=0)
+    curve = models.JSONField(default=list, blank=True)
+    totals = models.JSONField(default=dict, blank=True)
+    evals = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "heartbeat_at"], name="replay_stuck")]
+
+    def __str__(self) -> str:
+        return f"replay {self.pk} of {self.session_id} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (ReplayStatus.QUEUED, ReplayStatus.RUNNING)
+
+
+class SpanOrigin(models.TextChoices):
+    OBSERVED = "observed", "Observed"
+    REPLAYED = "replayed", "Replayed"
+
+
+class CompactionSpan(models.Model):
+    """One compaction, observed in the trace or produced by a replay, with its evals."""
+
+    session = models.ForeignKey(
+        AgentSession, on_delete=models.CASCADE, related_name="compaction_spans"
+    )
+    origin = models.CharField(max_length=10, choices=SpanOrigin.choices)
+    event = models.OneToOneField(
+        CompactionEvent, null=True, blank=True, on_delete=models.CASCADE, related_name="span"
+    )
+    replay = models.ForeignKey(
+        ReplayRun, null=True, blank=True, on_delete=models.CASCADE, related_name="spans"
+    )
+    index = models.PositiveIntegerField(help_text="Order of this span within its session/run.")
+    seq = models.PositiveIntegerField(help_text="First message sent after the compaction.")
+    stage = models.CharField(max_length=30)
+    trigger = models.CharField(max_length=20, blank=True)
+    tokens_before = models.PositiveIntegerField(null=True, blank=True)
+    tokens_after = models.PositiveIntegerField(null=True, blank=True)
+    tokens_estimated = models.BooleanField(default=False)
+    replaced_from_seq = models.PositiveIntegerField(null=True, blank=True)
+    replaced_to_seq = models.PositiveIntegerField(null=True, blank=True)
+    kept = models.JSONField(default=dict, blank=True)
+    summary = models.TextField(blank=True)
+    summary_sections = models.JSONField(default=dict, blank=True)
+    retention = models.JSONField(default=list, blank=True)
+    retention_score = models.FloatField(null=True, blank=True)
+    rework = models.JSONField(default=list, blank=True)
+    failed = models.BooleanField(default=False)
+    failure_reason = models.TextField(blank=True)
+    details = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["session", "origin", "index"]
+        constraints = [
+            # A redelivered replay task must not add a second copy of its spans.
+            models.UniqueConstraint(
+                fields=["replay", "index"],
+                condition=models.Q(replay__isnull=False),
+                name="span_unique_per_replay",
+            ),
+            models.UniqueConstraint(
+                fields=["session", "index"],
+                condition=models.Q(origin="observed"),
+                name="span_unique_observed",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.origin} {self.stage} @{self.seq}"
+
+    @property
+    def tokens_dropped(self) -> int | None:
+        if self.tokens_before is None or self.tokens_after is None:
+            return None
+        return self.tokens_before - self.tokens_after
+
+    @property
+    def effectiveness(self) -> float | None:
+        """after / before: near 1.0 means the splice saved nothing."""
+        if not self.tokens_before or self.tokens_after is None:
+            return None
+        return self.tokens_after / self.tokens_before

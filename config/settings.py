@@ -132,6 +132,12 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    "requeue-stuck-replays": {
+        "task": "compaction.tasks.replay_runs_requeue_stuck",
+        "schedule": env_int("REPLAY_REQUEUE_EVERY_SECONDS", 60),
+    },
+}
 
 # Compaction and replay.
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")

@@ -196,6 +196,11 @@ class CompactionEvent(models.Model):
     tokens_before = models.PositiveIntegerField(null=True, blank=True)
     tokens_after = models.PositiveIntegerField(null=True, blank=True)
     summary = models.TextField(blank=True)
+    summary_seq = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Message that carries the summary in the raw trace, if any.",
+    )
     replaced_from_seq = models.PositiveIntegerField(null=True, blank=True)
     replaced_to_seq = models.PositiveIntegerField(null=True, blank=True)
     kept = models.JSONField(default=dict, blank=True, help_text="Kept head/tail seq ranges.")

@@ -115,6 +115,9 @@ class CompactionIn(Schema):
     tokens_before: int | None = Field(None, ge=0)
     tokens_after: int | None = Field(None, ge=0)
     summary: str = ""
+    summary_seq: int | None = Field(
+        None, ge=0, description="Seq of the message that carries the summary, if the trace has one."
+    )
     replaced: Replaced | None = None
     kept: dict[str, Any] | None = None
     duration_ms: int | None = Field(None, ge=0)

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from compaction import services as compaction_services
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
@@ -209,6 +210,7 @@ def _new_compactions(session: AgentSession, events: list[CompactionIn]) -> list[
                 tokens_before=event.tokens_before,
                 tokens_after=event.tokens_after,
                 summary=event.summary,
+                summary_seq=event.summary_seq,
                 replaced_from_seq=event.replaced.from_seq if event.replaced else None,
                 replaced_to_seq=event.replaced.to_seq if event.replaced else None,
                 kept=event.kept or {},
@@ -266,6 +268,8 @@ def events_ingest(*, project: Project, external_id: str, batch: EventBatch) -> I
     session.compaction_count += len(compactions)
     session.updated_at = timezone.now()
     session.save()
+    if messages or compactions or probes:
+        compaction_services.analysis_request(session_id=session.pk)
 
     return IngestResult(
         session=session,

@@ -7,6 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
+# Tasks queued by tests that commit (live server, browser) must not land in the demo's
+# filesystem queue; the Celery integration tests start their own worker on Redis.
+os.environ.setdefault("CELERY_BROKER_URL", "memory://")
+
 STRICT = os.environ.get("SAWTOOTH_STRICT", "") in ("1", "true", "yes")
 
 

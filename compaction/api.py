@@ -1,0 +1,168 @@
+"""API for derived data: curves, observed compactions, replays and experiments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ninja import Router, Status
+
+from compaction import selectors, services
+from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
+from compaction.schemas import (
+    CompactionOut,
+    Curve,
+    CurvePointOut,
+    ExperimentIn,
+    ExperimentOut,
+    Replaced,
+    ReplayIn,
+    ReplayOut,
+    ReplayQueued,
+)
+from sessions import selectors as session_selectors
+from sessions.api import KeyRequest
+from sessions.models import AgentSession, Project
+from sessions.schemas import Error
+
+router = Router(tags=["analysis"])
+
+
+def _projects(request: KeyRequest) -> Any:
+    return Project.objects.filter(pk=request.auth.pk)
+
+
+@router.get("/sessions/{external_id}/curve", response={200: Curve, 401: Error, 404: Error})
+def session_curve(request: KeyRequest, external_id: str) -> Curve:
+    session = session_selectors.session_by_external_id(
+        project=request.auth, external_id=external_id
+    )
+    analysis = selectors.analysis_for(session)
+    return Curve(
+        status=analysis.status if analysis else "pending",
+        current=analysis.is_current if analysis else False,
+        context_window=services.DEFAULT_WINDOW
+        if session.context_window is None
+        else session.context_window,
+        points=[CurvePointOut(**p) for p in (analysis.curve if analysis else [])],
+    )
+
+
+def _compaction_out(event: Any) -> CompactionOut:
+    span: CompactionSpan | None = getattr(event, "span", None)
+    replaced = (
+        Replaced(from_seq=event.replaced_from_seq, to_seq=event.replaced_to_seq)
+        if event.replaced_from_seq is not None
+        else None
+    )
+    return CompactionOut(
+        seq=event.seq,
+        trigger=event.trigger,
+        strategy=event.strategy,
+        tokens_before=event.tokens_before,
+        tokens_after=event.tokens_after,
+        summary=event.summary,
+        replaced=replaced,
+        error=event.error or None,
+        duration_ms=event.duration_ms,
+        failed=span.failed if span else None,
+        failure_reason=(span.failure_reason or None) if span else None,
+        retention_score=span.retention_score if span else None,
+        lost=[item["text"] for item in span.retention if not item["kept"]] if span else [],
+    )
+
+
+@router.get(
+    "/sessions/{external_id}/compactions",
+    response={200: list[CompactionOut], 401: Error, 404: Error},
+)
+def session_compactions(request: KeyRequest, external_id: str) -> list[CompactionOut]:
+    session = session_selectors.session_by_external_id(
+        project=request.auth, external_id=external_id
+    )
+    return [_compaction_out(e) for e in selectors.observed_compactions(session)]
+
+
+@router.post(
+    "/sessions/{external_id}/replays",
+    response={202: ReplayQueued, 400: Error, 401: Error, 404: Error},
+)
+def replay_start(
+    request: KeyRequest, external_id: str, body: ReplayIn | None = None
+) -> Status[ReplayQueued]:
+    session = session_selectors.session_by_external_id(
+        project=request.auth, external_id=external_id
+    )
+    run = services.replay_run_start(session=session, policy=body.policy if body else {})
+    return Status(202, ReplayQueued(id=run.pk, status=run.status))
+
+
+def replay_out(run: ReplayRun) -> ReplayOut:
+    out = ReplayOut(
+        id=run.pk,
+        session=run.session.external_id,
+        status=run.status,
+        progress=round(run.progress, 4),
+        policy=run.policy,
+        created_at=run.created_at,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        error=run.error or None,
+    )
+    if run.status == ReplayStatus.DONE:
+        out.curve = run.curve
+        out.totals = run.totals
+        out.evals = run.evals
+        out.spans = [
+            {
+                "index": s.index,
+                "seq": s.seq,
+                "stage": s.stage,
+                "trigger": s.trigger,
+                "tokens_before": s.tokens_before,
+                "tokens_after": s.tokens_after,
+                "summary": s.summary,
+                "replaced": (
+                    {"from_seq": s.replaced_from_seq, "to_seq": s.replaced_to_seq}
+                    if s.replaced_from_seq is not None
+                    else None
+                ),
+                "retention_score": s.retention_score,
+                "failed": s.failed,
+                "failure_reason": s.failure_reason or None,
+            }
+            for s in selectors.replay_spans(run)
+        ]
+    return out
+
+
+@router.get("/replays/{replay_id}", response={200: ReplayOut, 401: Error, 404: Error})
+def replay_get(request: KeyRequest, replay_id: int) -> ReplayOut:
+    return replay_out(selectors.replay_get(projects=_projects(request), pk=replay_id))
+
+
+@router.post("/experiments", response={202: ExperimentOut, 400: Error, 401: Error})
+def experiment_start(request: KeyRequest, body: ExperimentIn) -> Status[ExperimentOut]:
+    sessions = AgentSession.objects.filter(project=request.auth).order_by("-updated_at")
+    if body.sessions is not None:
+        sessions = sessions.filter(external_id__in=body.sessions)
+    experiment = services.experiment_start(
+        project=request.auth, name=body.name, policies=body.policies, sessions=list(sessions[:50])
+    )
+    return Status(202, experiment_out(experiment))
+
+
+def experiment_out(experiment: Any) -> ExperimentOut:
+    runs = list(experiment.runs.values_list("status", flat=True))
+    return ExperimentOut(
+        id=experiment.pk,
+        name=experiment.name,
+        status=experiment.status,
+        runs=len(runs),
+        runs_done=sum(status in (ReplayStatus.DONE, ReplayStatus.FAILED) for status in runs),
+        aggregate=experiment.aggregate,
+    )
+
+
+@router.get("/experiments/{experiment_id}", response={200: ExperimentOut, 401: Error, 404: Error})
+def experiment_get(request: KeyRequest, experiment_id: int) -> ExperimentOut:
+    return experiment_out(selectors.experiment_get(projects=_projects(request), pk=experiment_id))

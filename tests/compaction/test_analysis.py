@@ -1,0 +1,196 @@
+"""The per-session analysis pass, called as a service (the task is a thin wrapper)."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+
+from compaction import services, tasks
+from compaction.models import AnalysisStatus, CompactionSpan, SessionAnalysis
+from sessions import services as session_services
+from sessions.schemas import EventBatch
+from tests.factories import (
+    CONSTRAINT,
+    coding_session_messages,
+    make_project,
+    make_session,
+    wire_message,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def analysed(session_id: int) -> SessionAnalysis:
+    services.session_analyse(session_id=session_id)
+    return SessionAnalysis.objects.get(session_id=session_id)
+
+
+def test_ingest_queues_the_analysis_on_commit(django_capture_on_commit_callbacks) -> None:
+    with (
+        mock.patch.object(tasks.session_analyse, "delay") as delay,
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+    ):
+        session = make_session(messages=3)
+    assert len(callbacks) == 1
+    delay.assert_called_once_with(session.pk)
+    assert SessionAnalysis.objects.get(session=session).requested_generation == 1
+
+
+def test_resending_only_duplicates_queues_nothing(django_capture_on_commit_callbacks) -> None:
+    project = make_project()
+    session = make_session(project, external_id="r", messages=3)
+    with django_capture_on_commit_callbacks() as callbacks:
+        make_session(project, external_id="r", messages=3)
+    assert callbacks == []
+    assert SessionAnalysis.objects.get(session=session).requested_generation == 1
+
+
+def test_curve_has_one_point_per_model_call_from_reported_usage() -> None:
+    session = make_session(messages=coding_session_messages(turns=5))
+    analysis = analysed(session.pk)
+    assert analysis.status == AnalysisStatus.DONE
+    assert analysis.call_count == 10
+    assert analysis.estimated_calls == 0
+    first = analysis.curve[0]
+    assert first["seq"] == 1
+    assert first["estimated"] is False
+    assert first["context_tokens"] == session.messages.get(seq=1).context_tokens
+    contexts = [p["context_tokens"] for p in analysis.curve]
+    assert contexts == sorted(contexts)
+    assert analysis.peak_context_tokens == contexts[-1]
+
+
+def test_calls_without_usage_are_estimated_and_marked() -> None:
+    session = make_session(messages=coding_session_messages(turns=3, with_usage=False))
+    analysis = analysed(session.pk)
+    assert analysis.call_count == 6
+    assert analysis.estimated_calls == 6
+    assert all(p["estimated"] for p in analysis.curve)
+    assert analysis.curve[-1]["context_tokens"] > analysis.curve[0]["context_tokens"]
+
+
+def test_analysis_lists_orphan_tool_pairs() -> None:
+    session = make_session(
+        messages=[
+            wire_message(0, content="go"),
+            wire_message(
+                1, "assistant", [{"type": "tool_use", "id": "toolu_x", "name": "ls", "input": {}}]
+            ),
+            wire_message(2, content="never answered the tool"),
+        ]
+    )
+    analysis = analysed(session.pk)
+    assert [o["tool_use_id"] for o in analysis.orphans] == ["toolu_x"]
+
+
+def summary_compaction(summary: str, **overrides: object) -> dict[str, object]:
+    event: dict[str, object] = {
+        "seq": 24,
+        "trigger": "auto",
+        "strategy": "summarize",
+        "tokens_before": 150_000,
+        "tokens_after": 30_000,
+        "summary": summary,
+        "replaced": {"from_seq": 0, "to_seq": 19},
+    }
+    event.update(overrides)
+    return event
+
+
+def test_observed_span_reports_the_turn_3_constraint_lost_when_the_summary_omits_it() -> None:
+    session = make_session(
+        messages=coding_session_messages(turns=8),
+        compactions=[summary_compaction("Goal: migrate billing to API v2. Done: modules 0-4.")],
+        probes=[{"seq": 8, "text": "do not change the public API"}],
+    )
+    analysed(session.pk)
+    span = CompactionSpan.objects.get(session=session)
+    lost = [item["text"] for item in span.retention if not item["kept"]]
+    assert "do not change the public API" in lost
+    assert span.retention_score is not None
+    assert span.retention_score < 1.0
+    assert SessionAnalysis.objects.get(session=session).lost_facts >= 1
+
+
+def test_observed_span_reports_the_constraint_kept_when_the_summary_keeps_it() -> None:
+    session = make_session(
+        messages=coding_session_messages(turns=8),
+        compactions=[summary_compaction(f"Goal: migrate billing. Constraints: {CONSTRAINT}")],
+        probes=[{"seq": 8, "text": "do not change the public API"}],
+    )
+    analysed(session.pk)
+    span = CompactionSpan.objects.get(session=session)
+    probe = next(item for item in span.retention if item["kind"] == "probe")
+    assert probe["kept"] is True
+    assert span.failed is False
+
+
+def test_span_with_reported_error_is_a_failed_splice() -> None:
+    session = make_session(
+        messages=coding_session_messages(turns=8),
+        compactions=[summary_compaction("", error="summarizer timed out after 30s")],
+    )
+    analysis = analysed(session.pk)
+    span = CompactionSpan.objects.get(session=session)
+    assert span.failed is True
+    assert span.failure_reason == "reported error: summarizer timed out after 30s; empty summary"
+    assert analysis.failed_splices == 1
+
+
+def test_span_that_barely_shrinks_the_context_is_a_failed_splice() -> None:
+    session = make_session(
+        messages=coding_session_messages(turns=8),
+        compactions=[summary_compaction("Goal: ...", tokens_before=150_000, tokens_after=149_000)],
+    )
+    analysed(session.pk)
+    span = CompactionSpan.objects.get(session=session)
+    assert span.failed is True
+    assert "barely change" in span.failure_reason
+    assert span.details["splice"]["ratio"] == pytest.approx(149 / 150, abs=1e-4)
+
+
+def test_span_takes_unreported_token_counts_from_the_curve() -> None:
+    session = make_session(
+        messages=coding_session_messages(turns=8),
+        compactions=[summary_compaction("Goal", tokens_before=None, tokens_after=None)],
+    )
+    analysis = analysed(session.pk)
+    span = CompactionSpan.objects.get(session=session)
+    by_seq = {p["seq"]: p["context_tokens"] for p in analysis.curve}
+    assert span.tokens_before == by_seq[23]
+    assert span.tokens_after == by_seq[25]
+    assert span.tokens_estimated is False
+
+
+def test_rework_after_a_compaction_is_attached_to_its_span() -> None:
+    messages = coding_session_messages(turns=8)
+    # Turn 7 re-reads the file turn 1 read, after the compaction at seq 24.
+    messages[29]["content"][1]["input"] = {"path": "billing/module_1.py"}
+    session = make_session(messages=messages, compactions=[summary_compaction("Goal")])
+    analysed(session.pk)
+    span = CompactionSpan.objects.get(session=session)
+    assert {"kind": "reread", "path": "billing/module_1.py"}.items() <= span.rework[0].items()
+
+
+def test_analysis_is_idempotent_and_skips_when_current() -> None:
+    session = make_session(
+        messages=coding_session_messages(turns=8), compactions=[summary_compaction("Goal")]
+    )
+    first = services.session_analyse(session_id=session.pk)
+    assert first is not None
+    assert services.session_analyse(session_id=session.pk) is None
+    assert CompactionSpan.objects.filter(session=session).count() == 1
+
+
+def test_a_new_batch_makes_the_analysis_run_again() -> None:
+    project = make_project()
+    session = make_session(project, external_id="grow", messages=coding_session_messages(4))
+    assert analysed(session.pk).call_count == 8
+    more = coding_session_messages(6)[16:]
+    session_services.events_ingest(
+        project=project, external_id="grow", batch=EventBatch.model_validate({"messages": more})
+    )
+    analysis = analysed(session.pk)
+    assert analysis.call_count == 12
+    assert analysis.is_current

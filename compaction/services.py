@@ -37,8 +37,6 @@ from sessions.models import AgentSession, CompactionEvent, Message, Probe, Proje
 logger = logging.getLogger(__name__)
 
 DEFAULT_WINDOW = 200_000
-# A running replay that has not reported progress for this long is presumed dead.
-STALE_AFTER = timedelta(minutes=5)
 EXTERNAL_SUMMARIZERS = {"anthropic", "server_compaction"}
 
 
@@ -281,11 +279,16 @@ def replay_run_start(
     return run
 
 
+def _stale_after() -> timedelta:
+    """A running replay that has not reported progress for this long is presumed dead."""
+    return timedelta(seconds=settings.REPLAY_STALE_SECONDS)
+
+
 def _claim(run_id: int) -> ReplayRun | None:
     """Take a queued run, or a running one whose worker stopped reporting."""
     now = timezone.now()
     claimable = Q(status=ReplayStatus.QUEUED) | Q(
-        status=ReplayStatus.RUNNING, heartbeat_at__lt=now - STALE_AFTER
+        status=ReplayStatus.RUNNING, heartbeat_at__lt=now - _stale_after()
     )
     claimed = ReplayRun.objects.filter(claimable, pk=run_id).update(
         status=ReplayStatus.RUNNING,
@@ -452,7 +455,7 @@ def replay_run_execute(*, run_id: int) -> None:
 
 def replay_runs_requeue_stuck() -> int:
     """Put runs whose worker stopped reporting back in the queue. Returns how many."""
-    cutoff = timezone.now() - STALE_AFTER
+    cutoff = timezone.now() - _stale_after()
     stuck = list(
         ReplayRun.objects.filter(status=ReplayStatus.RUNNING, heartbeat_at__lt=cutoff).values_list(
             "pk", flat=True

@@ -126,6 +126,11 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "processed_folder": str(_broker_dir / "processed"),
         "store_processed": False,
     }
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # How long an unacknowledged task waits before Redis hands it to another worker.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_SECONDS", 3600)
+    }
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "sawtooth")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -139,7 +144,8 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# Compaction and replay.
+# Compaction and replay. A running replay silent for this long is presumed dead and requeued.
+REPLAY_STALE_SECONDS = env_int("REPLAY_STALE_SECONDS", 300)
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")
 ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL", "claude-sonnet-4-5")
 

@@ -20,8 +20,13 @@ import pytest
 from celery import Celery
 from django.db import connection
 
-from compaction.models import AnalysisStatus, CompactionSpan, ReplayRun, ReplayStatus
-from compaction.models import SessionAnalysis
+from compaction.models import (
+    AnalysisStatus,
+    CompactionSpan,
+    ReplayRun,
+    ReplayStatus,
+    SessionAnalysis,
+)
 from tests.factories import coding_session_messages, make_project, make_session
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

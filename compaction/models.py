@@ -33,6 +33,7 @@ class SessionAnalysis(models.Model):
     analysed_generation = models.PositiveIntegerField(default=0)
     message_count = models.PositiveIntegerField(default=0)
     curve = models.JSONField(default=list, blank=True)
+    sparkline = models.JSONField(default=list, blank=True, help_text="Peak fill per slice.")
     orphans = models.JSONField(default=list, blank=True)
     calibration = models.JSONField(default=dict, blank=True)
     peak_context_tokens = models.PositiveIntegerField(null=True, blank=True)
@@ -47,6 +48,7 @@ class SessionAnalysis(models.Model):
 
     class Meta:
         verbose_name_plural = "session analyses"
+        indexes = [models.Index(fields=["peak_fill"], name="analysis_peak_fill")]
 
     def __str__(self) -> str:
         return f"analysis of {self.session_id} ({self.status})"

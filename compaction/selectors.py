@@ -45,3 +45,7 @@ def experiment_get(*, projects: QuerySet[Project], pk: int) -> Experiment:
     if experiment is None:
         raise NotFound(f"experiment {pk} not found")
     return experiment
+
+
+def experiments_for(*, projects: QuerySet[Project]) -> QuerySet[Experiment]:
+    return Experiment.objects.filter(project__in=projects).select_related("project")[:100]

@@ -17,7 +17,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from compaction import tasks
+from compaction import charts, tasks
 from compaction.engine import evals, replay, summarizers, tokens
 from compaction.engine.messages import Message as EngineMessage
 from compaction.engine.messages import TextBlock, message_from_wire
@@ -215,6 +215,7 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         locked.analysed_generation = generation
         locked.message_count = len(messages)
         locked.curve = [p.to_dict() for p in curve]
+        locked.sparkline = charts.sparkline(locked.curve)
         locked.orphans = [o.to_dict() for o in orphans]
         locked.calibration = counter.report.to_dict() if counter.report else {}
         locked.peak_context_tokens = peak.context_tokens if peak else None

@@ -15,4 +15,5 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("sessions.urls")),
+    path("", include("compaction.urls")),
 ]

@@ -2,33 +2,108 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.urls import reverse
 
+from compaction import charts
+from compaction import selectors as compaction_selectors
+from compaction.models import CompactionSpan, SessionAnalysis
 from sessions import selectors
 from sessions.errors import NotFound
+from sessions.forms import SessionFilterForm
+from sessions.models import AgentSession, Message
 
 SESSIONS_PER_PAGE = 50
 MESSAGES_PER_PAGE = 100
 
 
+@dataclass(frozen=True)
+class TimelineEntry:
+    message: Message
+    span: CompactionSpan | None
+    is_prompt: bool
+
+
+def _is_prompt(message: Message) -> bool:
+    """A real user prompt starts a turn; a user message carrying tool results does not."""
+    return message.role == "user" and not any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in message.content
+    )
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    session: AgentSession
+    analysis: SessionAnalysis | None
+    sparkline: str
+
+
+def _query_without(request: HttpRequest, *names: str) -> str:
+    params = request.GET.copy()
+    for name in names:
+        params.pop(name, None)
+    return params.urlencode()
+
+
 @login_required
 def session_list(request: HttpRequest) -> HttpResponse:
     projects = selectors.projects_for_user(request.user)
-    sessions = selectors.session_list(projects=projects).order_by("-updated_at", "pk")
+    form = SessionFilterForm(request.GET)
+    filters = form.cleaned_data if form.is_valid() else {}
+    sessions = selectors.session_search(projects=projects, filters=filters)
     page = Paginator(sessions, SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
-    return render(request, "sessions/session_list.html", {"page": page})
+    rows = []
+    for session in page.object_list:
+        analysis = getattr(session, "analysis", None)
+        spark = charts.sparkline_path(analysis.sparkline) if analysis else ""
+        rows.append(SessionRow(session=session, analysis=analysis, sparkline=spark))
+    return render(
+        request,
+        "sessions/session_list.html",
+        {
+            "page": page,
+            "rows": rows,
+            "form": form,
+            "sort": filters.get("sort", "-updated"),
+            "agents": selectors.facet_values(projects=projects, field="agent"),
+            "models": selectors.facet_values(projects=projects, field="model"),
+            "extra_query": _query_without(request, "page"),
+            "sort_query": _query_without(request, "page", "sort"),
+            "filtered": any(v not in (None, "") for k, v in filters.items() if k != "sort"),
+        },
+    )
+
+
+def _session_or_404(request: HttpRequest, pk: int) -> AgentSession:
+    try:
+        return selectors.session_get(projects=selectors.projects_for_user(request.user), pk=pk)
+    except NotFound:
+        raise Http404("No such session in your projects") from None
+
+
+def _span_marker(span: CompactionSpan) -> dict[str, Any]:
+    return {
+        "seq": span.seq,
+        "stage": span.stage,
+        "tokens_before": span.tokens_before,
+        "tokens_after": span.tokens_after,
+        "failed": span.failed,
+        "url": reverse("compaction:span", args=[span.session_id, span.pk]),
+    }
 
 
 @login_required
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        session = selectors.session_get(projects=selectors.projects_for_user(request.user), pk=pk)
-    except NotFound:
-        raise Http404("No such session in your projects") from None
+    session = _session_or_404(request, pk)
+    analysis = compaction_selectors.analysis_for(session)
+    spans = list(compaction_selectors.observed_spans(session).select_related("event"))
     messages = session.messages.order_by("seq")
     page_number = request.GET.get("page")
     if request.GET.get("seq", "").isdigit():
@@ -36,12 +111,46 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         before = messages.filter(seq__lt=int(request.GET["seq"])).count()
         page_number = str(before // MESSAGES_PER_PAGE + 1)
     page = Paginator(messages, MESSAGES_PER_PAGE).get_page(page_number)
-    compactions = session.compaction_events.order_by("seq")
-    return render(
-        request,
-        "sessions/session_detail.html",
-        {"session": session, "page": page, "compactions": compactions},
+    spans_by_seq = {span.seq: span for span in spans}
+    entries = [
+        TimelineEntry(message=m, span=spans_by_seq.get(m.seq), is_prompt=_is_prompt(m))
+        for m in page.object_list
+    ]
+    figure = charts.token_curve(
+        analysis.curve if analysis else [],
+        spans=[_span_marker(span) for span in spans],
+        window=session.context_window,
     )
+    context = {
+        "session": session,
+        "analysis": analysis,
+        "spans": spans,
+        "page": page,
+        "entries": entries,
+        "figure": figure,
+        "point_count": len(analysis.curve) if analysis else 0,
+        "replays": session.replays.order_by("-created_at")[:10],
+    }
+    return render(request, "sessions/session_detail.html", context)
+
+
+@login_required
+def analysis_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """The polled banner on a session page while its analysis is pending."""
+    session = _session_or_404(request, pk)
+    context = {"session": session, "analysis": compaction_selectors.analysis_for(session)}
+    return render(request, "sessions/session_detail.html#analysis-status", context)
+
+
+@login_required
+def message_block(request: HttpRequest, pk: int, seq: int, index: int) -> HttpResponse:
+    """The full text of one content block, loaded on demand when a long one was clipped."""
+    session = _session_or_404(request, pk)
+    message = session.messages.filter(seq=seq).first()
+    if message is None or not 0 <= index < len(message.content):
+        raise Http404("No such block")
+    block = message.content[index]
+    return render(request, "sessions/_block_full.html", {"block": block})
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

@@ -42,8 +42,64 @@ def char_size(text: str) -> str:
 
 @register.filter
 def tokens(value: int | None) -> str:
-    if value is None:
-        return "\u2013"  # en dash
+    if not isinstance(value, int):
+        return "\u2013"  # en dash: not reported
     if value >= 1000:
         return f"{value / 1000:.1f}k"
     return str(value)
+
+
+@register.simple_tag
+def sort_link(query: str, current: str, key: str) -> str:
+    """The URL query for sorting by `key`: descending first, toggled when already sorted."""
+    direction = key if current == f"-{key}" else f"-{key}"
+    prefix = f"{query}&" if query else ""
+    return f"?{prefix}sort={direction}"
+
+
+@register.simple_tag
+def sort_state(current: str, key: str) -> str:
+    """aria-sort value for a column header."""
+    if current == key:
+        return "ascending"
+    if current == f"-{key}":
+        return "descending"
+    return "none"
+
+
+@register.filter
+def percent(value: float | None, digits: int = 0) -> str:
+    if not isinstance(value, int | float):
+        return "\u2013"  # en dash: missing (unset, or not computed yet)
+    return f"{100 * value:.{digits}f}%"
+
+
+CLIP_CHARS = 1500
+
+
+@register.filter
+def clip(text: str, limit: int = CLIP_CHARS) -> str:
+    """The start of a long text; the page offers the rest on demand."""
+    return text if len(text) <= limit else text[:limit]
+
+
+@register.filter
+def is_clipped(text: str, limit: int = CLIP_CHARS) -> bool:
+    return len(text) > limit
+
+
+@register.filter
+def block_text(block: dict[str, Any]) -> str:
+    """The readable body of any block, for the full-text view."""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "tool_result":
+        return result_text(block)
+    if kind == "thinking":
+        return str(block.get("thinking", ""))
+    if kind == "compaction":
+        return str(block.get("content", ""))
+    if kind == "tool_use":
+        return pretty_json(block.get("input", {}))
+    return pretty_json(block)

@@ -48,9 +48,14 @@ def test_session_list_has_a_fixed_number_of_queries(
     for _ in range(12):
         make_session(project)
     client.force_login(make_user(project=project))
-    # session + user, count, page of sessions with their projects
-    with django_assert_num_queries(4):
+    # session + user, count, the page (sessions joined with projects and analyses),
+    # and the two filter drop-downs; the same however many sessions there are.
+    with django_assert_num_queries(6):
         client.get("/")
+    for _ in range(40):
+        make_session(project, session={"agent": "another-agent"})
+    with django_assert_num_queries(6):
+        client.get("/?sort=-peak&compacted=no")
 
 
 def test_session_of_another_project_is_404(client: Client) -> None:
@@ -109,3 +114,47 @@ def test_healthz_answers_without_login(client: Client) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200
     assert response.json() == {"status": "ok"}
+
+
+def test_session_list_filters_and_sorts(client: Client) -> None:
+    from compaction import services as compaction_services
+
+    project = make_project()
+    quiet = make_session(project, external_id="quiet", session={"agent": "tutor"})
+    busy = make_session(
+        project,
+        external_id="busy",
+        session={"agent": "coder", "context_window": 1000},
+        messages=[
+            wire_message(0, content="go"),
+            wire_message(1, "assistant", "ok", usage={"input_tokens": 950, "output_tokens": 5}),
+        ],
+        compactions=[{"seq": 2, "summary": "", "error": "timed out"}],
+    )
+    for session in (quiet, busy):
+        compaction_services.session_analyse(session_id=session.pk)
+    client.force_login(make_user(project=project))
+
+    def ids(query: str) -> list[str]:
+        rows = client.get(f"/?{query}").context["rows"]
+        return [row.session.external_id for row in rows]
+
+    assert ids("agent=coder") == ["busy"]
+    assert ids("q=qui") == ["quiet"]
+    assert ids("compacted=yes") == ["busy"]
+    assert ids("compacted=no") == ["quiet"]
+    assert ids("min_fill=90") == ["busy"]
+    assert ids("problems=failed") == ["busy"]
+    assert ids("sort=session") == ["busy", "quiet"]
+    assert ids("sort=-session") == ["quiet", "busy"]
+    assert ids("sort=bogus&q=") == ["busy", "quiet"]  # unknown sort falls back to newest first
+    body = client.get("/?min_fill=90").content.decode()
+    assert "failed splice" in body
+    assert "95%" in body
+
+
+def test_session_list_reports_bad_filter_values(client: Client) -> None:
+    client.force_login(make_user(project=make_project()))
+    response = client.get("/?min_fill=lots")
+    assert response.status_code == 200
+    assert "min_fill: Enter a whole number." in response.content.decode()

@@ -1,0 +1,246 @@
+"""Plotly figures as plain {"data", "layout"} dicts, built from selector data.
+
+Templates emit the dict with json_script; static/js/charts.js draws every [data-chart].
+No chart logic lives in templates or JavaScript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+MAX_POINTS = 1500
+SPARK_BUCKETS = 48
+
+OBSERVED = "#3451b2"
+ESTIMATED = "#8a94a6"
+BILLED = "#c28b00"
+REPLAYED = "#0f8a5f"
+FAILED = "#b42318"
+OK = "#a15c00"
+
+Point = Mapping[str, Any]
+
+
+def decimate(points: Sequence[Point], limit: int = MAX_POINTS) -> list[Point]:
+    """Keep at most ~limit points: the lowest and highest of each bucket, in order, so the
+    sawtooth's peaks and drops survive.
+
+    >>> len(decimate([{"seq": i, "context_tokens": i % 7} for i in range(10_000)], 100))
+    100
+    """
+    if len(points) <= limit:
+        return list(points)
+    buckets = max(1, limit // 2)
+    size = len(points) / buckets
+    out: list[Point] = []
+    for b in range(buckets):
+        chunk = points[int(b * size) : int((b + 1) * size)]
+        if not chunk:
+            continue
+        low = min(chunk, key=lambda p: p["context_tokens"])
+        high = max(chunk, key=lambda p: p["context_tokens"])
+        out.extend(sorted({id(low): low, id(high): high}.values(), key=lambda p: p["seq"]))
+    return out
+
+
+def sparkline(points: Sequence[Point], buckets: int = SPARK_BUCKETS) -> list[float]:
+    """The highest fill of each of `buckets` slices of the run, for a tiny list-row chart."""
+    if not points:
+        return []
+    size = max(1, len(points) / buckets) if len(points) > buckets else 1
+    count = min(buckets, len(points))
+    out = []
+    for b in range(count):
+        chunk = points[int(b * size) : int((b + 1) * size)] or [points[-1]]
+        out.append(round(max(float(p["fill"]) for p in chunk), 4))
+    return out
+
+
+def sparkline_path(values: Sequence[float], width: int = 120, height: int = 28) -> str:
+    """An SVG polyline `points` attribute for a sparkline of fills (0..1, clipped)."""
+    if not values:
+        return ""
+    step = width / max(1, len(values) - 1)
+    coords = []
+    for i, value in enumerate(values):
+        y = height - min(1.0, max(0.0, value)) * (height - 2) - 1
+        coords.append(f"{i * step:.1f},{y:.1f}")
+    return " ".join(coords)
+
+
+def _series(
+    points: Sequence[Point], *, name: str, color: str, dash: str = "solid", width: float = 2
+) -> dict[str, Any]:
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": name,
+        "x": [p["seq"] for p in points],
+        "y": [p["context_tokens"] for p in points],
+        "customdata": [round(100 * float(p["fill"]), 1) for p in points],
+        "line": {"color": color, "dash": dash, "width": width, "shape": "linear"},
+        "hovertemplate": "seq %{x}<br>%{y:,} tokens (%{customdata}% of window)<extra>"
+        + name
+        + "</extra>",
+    }
+
+
+def _split_estimated(points: Sequence[Point]) -> tuple[list[Point], list[Point]]:
+    reported = [p for p in points if not p.get("estimated")]
+    estimated = [p for p in points if p.get("estimated")]
+    return reported, estimated
+
+
+def _limit_line(
+    value: int, label: str, color: str, dash: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    shape = {
+        "type": "line",
+        "xref": "paper",
+        "x0": 0,
+        "x1": 1,
+        "y0": value,
+        "y1": value,
+        "line": {"color": color, "width": 1, "dash": dash},
+    }
+    note = {
+        "xref": "paper",
+        "x": 1,
+        "y": value,
+        "xanchor": "right",
+        "yanchor": "bottom",
+        "text": f"{label} {value:,}",
+        "showarrow": False,
+        "font": {"size": 11, "color": color},
+    }
+    return shape, note
+
+
+def compaction_markers(spans: Iterable[Mapping[str, Any]], *, name: str) -> dict[str, Any]:
+    """One marker per compaction at its position and the size before it; click opens the span."""
+    spans = list(spans)
+    texts = []
+    for s in spans:
+        before, after = s.get("tokens_before"), s.get("tokens_after")
+        if before is not None and after is not None:
+            texts.append(f"{s['stage']} · {before:,} → {after:,} (-{before - after:,})")
+        else:
+            texts.append(f"{s['stage']} · sizes not reported")
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "name": name,
+        "x": [s["seq"] for s in spans],
+        "y": [s.get("tokens_before") or 0 for s in spans],
+        "text": texts,
+        "customdata": [s.get("url", "") for s in spans],
+        "marker": {
+            "symbol": "triangle-down",
+            "size": 13,
+            "color": [FAILED if s.get("failed") else OK for s in spans],
+            "line": {"color": "#fff", "width": 1},
+        },
+        "hovertemplate": "seq %{x}<br>%{text}<extra>" + name + "</extra>",
+    }
+
+
+def token_curve(
+    points: Sequence[Point],
+    *,
+    spans: Iterable[Mapping[str, Any]] = (),
+    window: int | None = None,
+    soft_limit: int | None = None,
+    hard_limit: int | None = None,
+    replayed: Sequence[Point] | None = None,
+    replayed_spans: Iterable[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """Context size per model call (the sawtooth), billed tokens, limits and compactions."""
+    shown = decimate(points)
+    reported, estimated = _split_estimated(shown)
+    data: list[dict[str, Any]] = []
+    if reported:
+        data.append(_series(reported, name="Context (reported)", color=OBSERVED))
+    if estimated:
+        data.append(_series(estimated, name="Context (estimated)", color=ESTIMATED, dash="dot"))
+    if shown:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Billed tokens",
+                "x": [p["seq"] for p in shown],
+                "y": [p["billed_tokens"] for p in shown],
+                "line": {"color": BILLED, "width": 1, "dash": "dash"},
+                "visible": "legendonly",
+                "hovertemplate": "seq %{x}<br>%{y:,} billed<extra>Billed</extra>",
+            }
+        )
+    if replayed is not None:
+        data.append(_series(decimate(replayed), name="Replayed context", color=REPLAYED, width=2))
+    spans = list(spans)
+    if spans:
+        data.append(compaction_markers(spans, name="Observed compaction"))
+    replayed_spans = list(replayed_spans)
+    if replayed_spans:
+        marker = compaction_markers(replayed_spans, name="Replayed compaction")
+        marker["marker"]["symbol"] = "triangle-down-open"
+        marker["marker"]["color"] = REPLAYED
+        data.append(marker)
+    shapes, notes = [], []
+    for value, label, color, dash in (
+        (window, "window", "#1b1f24", "solid"),
+        (hard_limit, "hard limit", FAILED, "dash"),
+        (soft_limit, "soft limit", OK, "dot"),
+    ):
+        if value:
+            shape, note = _limit_line(value, label, color, dash)
+            shapes.append(shape)
+            notes.append(note)
+    return {
+        "data": data,
+        "layout": {
+            "margin": {"l": 64, "r": 16, "t": 12, "b": 44},
+            "height": 360,
+            "xaxis": {"title": {"text": "message seq"}, "zeroline": False},
+            "yaxis": {"title": {"text": "tokens"}, "rangemode": "tozero", "tickformat": ",d"},
+            "legend": {"orientation": "h", "y": -0.22},
+            "hovermode": "closest",
+            "shapes": shapes,
+            "annotations": notes,
+            "plot_bgcolor": "#fff",
+            "paper_bgcolor": "#fff",
+        },
+    }
+
+
+def savings_vs_retention(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Experiment summary: input tokens saved against retention score, one point per policy."""
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "markers+text",
+                "x": [r.get("input_tokens_saved") or 0 for r in rows],
+                "y": [r.get("retention_score") for r in rows],
+                "text": [r.get("label", "") for r in rows],
+                "textposition": "top center",
+                "marker": {"size": 12, "color": OBSERVED},
+                "hovertemplate": (
+                    "%{text}<br>saved %{x:,} tokens<br>retention %{y:.0%}<extra></extra>"
+                ),
+            }
+        ],
+        "layout": {
+            "margin": {"l": 64, "r": 16, "t": 12, "b": 48},
+            "height": 320,
+            "xaxis": {"title": {"text": "input tokens saved"}, "tickformat": ",d"},
+            "yaxis": {
+                "title": {"text": "retention score"},
+                "range": [0, 1.05],
+                "tickformat": ".0%",
+            },
+            "plot_bgcolor": "#fff",
+            "paper_bgcolor": "#fff",
+        },
+    }

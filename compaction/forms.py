@@ -1,0 +1,124 @@
+"""Forms to start replays and experiments, with defaults scaled to the session's window."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.db.models import QuerySet
+
+from compaction.services import DEFAULT_WINDOW
+from sessions.models import AgentSession, Project
+
+SUMMARIZERS = [
+    ("extractive", "Offline extractive (deterministic, no network)"),
+    ("anthropic", "Anthropic Messages API (sends content out)"),
+    ("server_compaction", "Anthropic server-side compaction (sends content out)"),
+]
+
+
+def _int_list(value: str, field: str) -> list[int]:
+    try:
+        numbers = [int(part.replace("_", "").strip()) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise forms.ValidationError(f"{field}: whole numbers separated by commas") from None
+    if not numbers or any(n <= 0 for n in numbers):
+        raise forms.ValidationError(f"{field}: give at least one positive number")
+    return numbers
+
+
+class PolicyForm(forms.Form):
+    soft_limit = forms.IntegerField(
+        min_value=1, help_text="Above it, old tool results are cleared (cheap)."
+    )
+    hard_limit = forms.IntegerField(
+        min_value=1, help_text="Above it, the middle of the history is summarized."
+    )
+    keep_last = forms.IntegerField(
+        min_value=1, max_value=1000, initial=6, help_text="Newest turns kept verbatim."
+    )
+    pin_head = forms.BooleanField(
+        required=False, initial=True, help_text="Keep the first prompt verbatim."
+    )
+    summarizer = forms.ChoiceField(choices=SUMMARIZERS, initial="extractive")
+
+    def __init__(self, *args: Any, session: AgentSession, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        window = session.context_window or DEFAULT_WINDOW
+        self.fields["soft_limit"].initial = int(window * 0.45)
+        self.fields["hard_limit"].initial = int(window * 0.6)
+        self.window = window
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        soft, hard = data.get("soft_limit"), data.get("hard_limit")
+        if soft and hard and soft > hard:
+            self.add_error("soft_limit", "The soft limit must not exceed the hard limit.")
+        return data
+
+    def policy(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "soft_limit": data["soft_limit"],
+            "hard_limit": data["hard_limit"],
+            "keep_last": data["keep_last"],
+            "pin_head": data["pin_head"],
+            "summarizer": data["summarizer"],
+            "context_window": self.window,
+        }
+
+
+class ExperimentForm(forms.Form):
+    project = forms.ModelChoiceField(queryset=Project.objects.none())
+    name = forms.CharField(max_length=200, initial="Policy grid")
+    hard_limits = forms.CharField(
+        initial="80000, 120000, 160000",
+        help_text="Comma-separated; the soft limit is 75% of each.",
+    )
+    keep_lasts = forms.CharField(initial="4, 8", label="Keep last (turns)")
+    summarizer = forms.ChoiceField(choices=SUMMARIZERS, initial="extractive")
+    agent = forms.CharField(required=False, help_text="Only sessions of this agent.")
+    sessions = forms.IntegerField(
+        min_value=1, max_value=200, initial=20, help_text="Most recent sessions to replay."
+    )
+
+    def __init__(self, *args: Any, projects: QuerySet[Project], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["project"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = projects
+        if projects.count() == 1:
+            field.initial = projects.first()
+
+    def clean_hard_limits(self) -> list[int]:
+        return _int_list(self.cleaned_data["hard_limits"], "Hard limits")
+
+    def clean_keep_lasts(self) -> list[int]:
+        return _int_list(self.cleaned_data["keep_lasts"], "Keep last")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        grid = len(data.get("hard_limits") or []) * len(data.get("keep_lasts") or [])
+        if grid > 24:
+            raise forms.ValidationError(f"{grid} policies is too many; at most 24.")
+        return data
+
+    def policies(self) -> list[dict[str, Any]]:
+        data = self.cleaned_data
+        return [
+            {
+                "soft_limit": int(hard * 0.75),
+                "hard_limit": hard,
+                "keep_last": keep,
+                "summarizer": data["summarizer"],
+            }
+            for hard in data["hard_limits"]
+            for keep in data["keep_lasts"]
+        ]
+
+    def chosen_sessions(self) -> QuerySet[AgentSession]:
+        data = self.cleaned_data
+        chosen = AgentSession.objects.filter(project=data["project"])
+        if data.get("agent"):
+            chosen = chosen.filter(agent=data["agent"])
+        return chosen.order_by("-updated_at")[: data["sessions"]]

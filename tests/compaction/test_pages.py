@@ -1,0 +1,195 @@
+"""Span, replay and experiment pages through the Django test client."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from compaction import services
+from compaction.models import CompactionSpan, ReplayRun
+from compaction.views import summary_sections
+from tests.factories import (
+    CONSTRAINT,
+    coding_session_messages,
+    make_project,
+    make_session,
+    make_user,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def project():
+    return make_project()
+
+
+@pytest.fixture
+def session(project):
+    session = make_session(
+        project,
+        messages=coding_session_messages(turns=30, tool_chars=3000),
+        compactions=[
+            {
+                "seq": 100,
+                "trigger": "auto",
+                "strategy": "summarize",
+                "tokens_before": 150000,
+                "tokens_after": 30000,
+                "summary": "Goal: migrate billing.\nDone:\n- modules 0-20",
+                "replaced": {"from_seq": 4, "to_seq": 95},
+            }
+        ],
+    )
+    services.session_analyse(session_id=session.pk)
+    return session
+
+
+@pytest.fixture
+def viewer(client: Client, project) -> Client:
+    client.force_login(make_user(project=project))
+    return client
+
+
+def test_session_page_embeds_the_curve_with_one_point_per_call(viewer: Client, session):
+    response = viewer.get(f"/sessions/{session.pk}/")
+    figure = response.context["figure"]
+    context_points = sum(len(t["x"]) for t in figure["data"] if t["name"].startswith("Context"))
+    assert context_points == 60
+    [markers] = [t for t in figure["data"] if t["name"] == "Observed compaction"]
+    span = CompactionSpan.objects.get(session=session)
+    assert markers["x"] == [100]
+    assert markers["customdata"] == [f"/sessions/{session.pk}/spans/{span.pk}/"]
+    assert 'data-chart="token-curve"' in response.content.decode()
+
+
+def test_span_page_groups_history_and_shows_the_lost_constraint(viewer: Client, session):
+    span = CompactionSpan.objects.get(session=session)
+    response = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/")
+    assert response.status_code == 200
+    history = response.context["history"]
+    assert [m.seq for m in history.head] == [0, 1, 2, 3]
+    assert history.middle_start[0].seq == 4
+    assert history.middle_end[-1].seq == 95
+    assert history.middle_hidden == 92 - 80
+    assert [m.seq for m in history.tail] == [96, 97, 98, 99]
+    lost = [item["text"] for item in response.context["lost"]]
+    assert CONSTRAINT in lost
+    body = response.content.decode()
+    assert "Lost by this compaction" in body
+    assert [s.name for s in response.context["sections"]] == ["Goal", "Done"]
+
+
+def test_span_middle_loads_the_hidden_messages(viewer: Client, session):
+    span = CompactionSpan.objects.get(session=session)
+    response = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/middle/")
+    seqs = [m.seq for m in response.context["messages"]]
+    assert seqs == list(range(44, 56))
+
+
+def test_pages_of_another_project_are_404(client: Client, session):
+    client.force_login(make_user(project=make_project()))
+    span = CompactionSpan.objects.get(session=session)
+    run = services.replay_run_start(session=session, policy={})
+    for url in (
+        f"/sessions/{session.pk}/spans/{span.pk}/",
+        f"/sessions/{session.pk}/replay/",
+        f"/replays/{run.pk}/",
+        f"/replays/{run.pk}/status/",
+    ):
+        assert client.get(url).status_code == 404, url
+
+
+def test_replay_form_starts_a_run_and_redirects(viewer: Client, session):
+    form = viewer.get(f"/sessions/{session.pk}/replay/")
+    assert form.context["form"]["hard_limit"].initial == 120000
+    response = viewer.post(
+        f"/sessions/{session.pk}/replay/",
+        {
+            "soft_limit": 6000,
+            "hard_limit": 9000,
+            "keep_last": 2,
+            "pin_head": "on",
+            "summarizer": "extractive",
+        },
+    )
+    run = ReplayRun.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"/replays/{run.pk}/"
+    assert run.policy["hard_limit"] == 9000
+
+
+def test_replay_form_shows_why_a_policy_is_refused(viewer: Client, session):
+    response = viewer.post(
+        f"/sessions/{session.pk}/replay/",
+        {"soft_limit": 9000, "hard_limit": 6000, "keep_last": 2, "summarizer": "anthropic"},
+    )
+    assert response.status_code == 200
+    assert response.context["form"].errors["soft_limit"] == [
+        "The soft limit must not exceed the hard limit."
+    ]
+    assert not ReplayRun.objects.exists()
+
+
+def test_replay_status_polls_while_active_and_stops_when_done(viewer: Client, session):
+    run = services.replay_run_start(
+        session=session, policy={"hard_limit": 9000, "soft_limit": 6000}
+    )
+    polling = viewer.get(f"/replays/{run.pk}/status/").content.decode()
+    assert 'hx-trigger="every 1s"' in polling
+    services.replay_run_execute(run_id=run.pk)
+    finished = viewer.get(f"/replays/{run.pk}/status/").content.decode()
+    assert "hx-trigger" not in finished
+    assert "Observed vs replayed context" in finished
+    figure = json.loads(
+        finished.split('id="replay-curve" type="application/json">')[1].split("</script>")[0]
+    )
+    names = [t["name"] for t in figure["data"]]
+    assert "Replayed context" in names
+
+
+def test_experiment_form_starts_a_grid(viewer: Client, session, project):
+    response = viewer.post(
+        "/experiments/new/",
+        {
+            "project": project.pk,
+            "name": "grid",
+            "hard_limits": "9000, 20000",
+            "keep_lasts": "2",
+            "summarizer": "extractive",
+            "sessions": 5,
+        },
+    )
+    assert response.status_code == 302
+    experiment = project.experiments.get()
+    assert experiment.runs.count() == 2
+    page = viewer.get(response["Location"])
+    assert "hx-trigger" in page.content.decode()
+
+
+def test_experiment_form_rejects_a_bad_grid(viewer: Client, project):
+    response = viewer.post(
+        "/experiments/new/",
+        {
+            "project": project.pk,
+            "name": "grid",
+            "hard_limits": "lots",
+            "keep_lasts": "2",
+            "summarizer": "extractive",
+            "sessions": 5,
+        },
+    )
+    assert response.context["form"].errors["hard_limits"] == [
+        "Hard limits: whole numbers separated by commas"
+    ]
+
+
+def test_summary_sections_parse_markdown_and_plain_headings():
+    text = "## Goal\nShip v2\n**Constraints**: do not change the API\nnotes\nNext steps: test"
+    assert summary_sections(text) == [
+        ("Goal", "Ship v2"),
+        ("Constraints", "do not change the API\nnotes"),
+        ("Next steps", "test"),
+    ]

@@ -1,0 +1,173 @@
+"""Chunked writes through the one door, ``services.events_ingest``.
+
+A writer collects one session's wire messages and compactions and stores them in chunks:
+each chunk is atomic, so an import that stops halfway keeps whole chunks, and re-running it
+stores only what is missing. Seqs come from the source file, so a re-import produces the
+same messages and they count as duplicates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Max
+from pydantic import ValidationError
+
+from sessions import services
+from sessions.importers.report import FileReport, SessionReport
+from sessions.models import AgentSession, CompactionEvent, Message, Project
+from sessions.schemas import CompactionIn, EventBatch, MessageIn, SessionIn
+
+CHUNK_MESSAGES = 1000
+CHUNK_BYTES = 8 * 1024 * 1024
+TRIGGERS = ("auto", "manual", "threshold", "unknown")
+
+
+def trigger_name(value: str | None) -> str:
+    return value if value in TRIGGERS else "unknown"
+
+
+def _safe_message(wire: dict[str, Any], file: FileReport, line: int | None) -> MessageIn:
+    """Validate one message; a block the wire format refuses is kept, wrapped, not lost."""
+    try:
+        return MessageIn.model_validate(wire)
+    except ValidationError as exc:
+        reason = exc.errors()[0].get("msg", "invalid")
+    content = wire.get("content")
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": str(content)}]
+    fixed = []
+    for block in blocks:
+        try:
+            MessageIn.model_validate({"seq": 0, "role": "user", "content": [block]})
+            fixed.append(block)
+        except ValidationError:
+            fixed.append({"type": "invalid_block", "original": block})
+    file.skip(line, f"seq {wire.get('seq')}: a content block was kept as invalid_block ({reason})")
+    return MessageIn.model_validate({**wire, "content": fixed})
+
+
+def session_parent_set(*, project: Project, external_id: str, parent_external_id: str) -> None:
+    """Link a child session (a subagent) to its parent, creating the parent if needed."""
+    parent, _ = AgentSession.objects.get_or_create(project=project, external_id=parent_external_id)
+    AgentSession.objects.filter(project=project, external_id=external_id).exclude(
+        parent=parent
+    ).update(parent=parent)
+
+
+class SessionWriter:
+    """Buffer one session's events and flush them as EventBatch chunks."""
+
+    def __init__(
+        self,
+        *,
+        project: Project,
+        external_id: str,
+        session: SessionReport,
+        file: FileReport,
+        chunk_messages: int = CHUNK_MESSAGES,
+        chunk_bytes: int = CHUNK_BYTES,
+    ) -> None:
+        self.project = project
+        self.external_id = external_id
+        self.report = session
+        self.file = file
+        self.chunk_messages = chunk_messages
+        self.chunk_bytes = chunk_bytes
+        self._messages: list[MessageIn] = []
+        self._compactions: list[CompactionIn] = []
+        self._bytes = 0
+        self._stored_max: int | None = -2  # -2: not looked up yet
+        if external_id not in file.sessions:
+            file.sessions.append(external_id)
+
+    def add_message(self, wire: dict[str, Any], *, size: int = 0, line: int | None = None) -> None:
+        self._messages.append(_safe_message(wire, self.file, line))
+        self._bytes += size
+        if len(self._messages) >= self.chunk_messages or self._bytes >= self.chunk_bytes:
+            self.flush()
+
+    def add_compaction(self, wire: dict[str, Any]) -> None:
+        wire = {**wire, "trigger": trigger_name(wire.get("trigger"))}
+        try:
+            self._compactions.append(CompactionIn.model_validate(wire))
+        except ValidationError as exc:
+            self.file.skip(None, f"compaction at seq {wire.get('seq')}: {exc.errors()[0]['msg']}")
+
+    def add_bytes(self, size: int) -> None:
+        self._bytes += size
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._messages or self._compactions)
+
+    def _stored_maximum(self) -> int | None:
+        if self._stored_max == -2:
+            self._stored_max = Message.objects.filter(
+                session__project=self.project, session__external_id=self.external_id
+            ).aggregate(top=Max("seq"))["top"]
+        return self._stored_max
+
+    def _drop_changed(self) -> None:
+        """Leave out what is stored already with other content (the file changed since)."""
+        top = self._stored_maximum()
+        if top is not None and self._messages and self._messages[0].seq <= top:
+            seqs = [m.seq for m in self._messages if m.seq <= top]
+            stored = dict(
+                Message.objects.filter(
+                    session__project=self.project,
+                    session__external_id=self.external_id,
+                    seq__in=seqs,
+                ).values_list("seq", "content_hash")
+            )
+            keep = []
+            for m in self._messages:
+                digest = stored.get(m.seq)
+                if digest is not None and digest != services.message_hash(
+                    role=m.role, blocks=m.blocks()
+                ):
+                    self.report.kept_stored.append(
+                        f"message seq {m.seq} differs from the file (it changed since the last "
+                        "import)"
+                    )
+                    continue
+                keep.append(m)
+            self._messages = keep
+        if self._compactions:
+            stored_events = {
+                (seq, strategy): digest
+                for seq, strategy, digest in CompactionEvent.objects.filter(
+                    session__project=self.project, session__external_id=self.external_id
+                ).values_list("seq", "strategy", "content_hash")
+            }
+            kept = []
+            for event in self._compactions:
+                digest = stored_events.get((event.seq, event.strategy))
+                if digest is not None and digest != services._compaction_hash(event):
+                    self.report.kept_stored.append(
+                        f"{event.strategy} compaction at seq {event.seq} differs from the file"
+                    )
+                    continue
+                kept.append(event)
+            self._compactions = kept
+
+    def flush(self, *, session: dict[str, Any] | None = None) -> None:
+        """Store what is buffered (and the session fields, if given) in one transaction."""
+        if not self.pending and session is None:
+            return
+        self._drop_changed()
+        batch = EventBatch(
+            session=SessionIn.model_validate(session) if session is not None else None,
+            messages=self._messages,
+            compactions=self._compactions,
+        )
+        result = services.events_ingest(
+            project=self.project, external_id=self.external_id, batch=batch
+        )
+        self.report.messages += result.received
+        self.report.duplicates += result.duplicates
+        self.report.compactions += result.compactions
+        if self._messages:
+            top = max(m.seq for m in self._messages)
+            stored = self._stored_maximum()
+            self._stored_max = top if stored is None else max(stored, top)
+        self._messages, self._compactions, self._bytes = [], [], 0

@@ -1,0 +1,60 @@
+"""Paths into the shared corpus and facts read straight from its files (no importer code)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+if not CORPUS.exists():
+    CORPUS = Path("/work/shared/corpus")
+CLAUDE_CODE = CORPUS / "claude_code"
+SPOTTER = CLAUDE_CODE / "spotter"
+AUTO = SPOTTER / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
+MANUAL = SPOTTER / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl.gz"
+
+
+def read_lines(path: Path) -> list[bytes]:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as fh:
+        return list(fh)
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in read_lines(path) if line.strip()]
+
+
+def context(usage: dict[str, Any]) -> int:
+    return (
+        usage["input_tokens"]
+        + usage.get("cache_read_input_tokens", 0)
+        + usage.get("cache_creation_input_tokens", 0)
+    )
+
+
+def compaction_facts(path: Path) -> dict[str, Any]:
+    """The boundary's metadata, and the context of the main-chain calls around it, by
+    message id with the last line's usage (Claude Code splits a response over lines)."""
+    recs = records(path)
+    (at,) = [i for i, r in enumerate(recs) if r.get("subtype") == "compact_boundary"]
+    last_usage: dict[str, dict[str, Any]] = {}
+    order_before: list[str] = []
+    order_after: list[str] = []
+    for i, r in enumerate(recs):
+        if r.get("type") != "assistant" or r.get("isSidechain"):
+            continue
+        mid = r["message"]["id"]
+        last_usage[mid] = r["message"]["usage"]
+        target = order_before if i < at else order_after
+        if mid not in target:
+            target.append(mid)
+    return {
+        "boundary": recs[at],
+        "trigger": recs[at]["compactMetadata"]["trigger"],
+        "pre_tokens": recs[at]["compactMetadata"]["preTokens"],
+        "context_before": context(last_usage[order_before[-1]]),
+        "context_after": context(last_usage[order_after[0]]),
+        "calls": len(last_usage),
+    }

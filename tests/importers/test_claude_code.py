@@ -1,0 +1,330 @@
+"""Claude Code transcripts in: the real corpus, re-imports, and every malformed case."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from compaction import services as compaction_services
+from compaction.engine.messages import check_pairs
+from sessions.importers.claude_code import claude_code_import
+from sessions.models import AgentSession, CompactionEvent, Message
+from tests.factories import make_project
+from tests.importers.corpus import (
+    AUTO,
+    CLAUDE_CODE,
+    MANUAL,
+    SPOTTER,
+    compaction_facts,
+    context,
+    read_lines,
+    records,
+)
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(not SPOTTER.exists(), reason="shared corpus not mounted"),
+]
+
+SHORT = SPOTTER / "short.jsonl"
+
+
+def stored(session: AgentSession) -> list[tuple[int, str, str]]:
+    return list(
+        Message.objects.filter(session=session)
+        .order_by("seq")
+        .values_list("seq", "role", "content_hash")
+    )
+
+
+@pytest.mark.parametrize("path", [AUTO, MANUAL], ids=["auto", "manual"])
+def test_spotter_transcript_has_one_observed_compaction_with_the_files_numbers(path: Path) -> None:
+    facts = compaction_facts(path)
+    report = claude_code_import(project=make_project(), paths=[path])
+
+    session = AgentSession.objects.get(external_id=facts["boundary"]["sessionId"])
+    (event,) = CompactionEvent.objects.filter(session=session)
+    assert report.sessions[session.external_id].compactions == 1
+    assert event.trigger == facts["trigger"]
+    assert event.tokens_before == facts["pre_tokens"]
+    assert event.strategy == "summarize"
+    summary = Message.objects.get(session=session, seq=event.summary_seq)
+    assert summary.role == "user"
+    assert summary.content == [{"type": "text", "text": event.summary}]
+    assert event.summary.startswith("This session is being continued")
+    assert (event.replaced_from_seq, event.replaced_to_seq) == (0, event.summary_seq - 1)
+
+    calls = Message.objects.filter(session=session, role="assistant").order_by("seq")
+    before = [m for m in calls if m.seq < event.seq][-1]
+    after = next(m for m in calls if m.seq > event.seq)
+    assert before.context_tokens == facts["context_before"]
+    assert after.context_tokens == facts["context_after"]
+    assert event.tokens_after == facts["context_after"]
+    assert calls.count() == facts["calls"]
+    assert check_pairs(compaction_services.engine_messages(session)) == []
+
+
+@pytest.mark.parametrize("path", [AUTO, MANUAL], ids=["auto", "manual"])
+def test_the_acompact_file_is_the_cost_of_the_compaction_not_a_session(path: Path) -> None:
+    (call_file,) = (SPOTTER / path.name.removesuffix(".jsonl.gz") / "subagents").glob(
+        "agent-acompact-*.jsonl"
+    )
+    reply = [r for r in records(call_file) if r["type"] == "assistant"][-1]
+    prompt = [r for r in records(call_file) if r["type"] == "user" and not r.get("isMeta")][-1]
+    boundary = compaction_facts(path)["boundary"]
+    assert prompt["parentUuid"] == boundary["logicalParentUuid"]
+
+    claude_code_import(project=make_project(), paths=[path])
+
+    event = CompactionEvent.objects.get(session__external_id=boundary["sessionId"])
+    call = event.kept["compaction_call"]
+    assert call["agent_id"] == reply["agentId"]
+    assert (
+        call["usage"]["cache_read_input_tokens"]
+        == reply["message"]["usage"]["cache_read_input_tokens"]
+    )
+    assert call["context_tokens"] == context(reply["message"]["usage"])
+    assert call["model"] == reply["message"]["model"]
+    assert not AgentSession.objects.filter(external_id__contains="acompact").exists()
+
+
+def test_other_subagent_files_become_child_sessions_of_the_main_one() -> None:
+    claude_code_import(project=make_project(), paths=[AUTO])
+    (sub_file,) = (SPOTTER / "258c7280-ae70-4798-800f-63464d01a85d" / "subagents").glob(
+        "agent-a8*.jsonl"
+    )
+    agent_id = records(sub_file)[0]["agentId"]
+    child = AgentSession.objects.get(external_id__endswith=f":agent-{agent_id}")
+    assert child.parent is not None
+    assert child.parent.external_id == "258c7280-ae70-4798-800f-63464d01a85d"
+    assert child.message_count > 0
+    assert check_pairs(compaction_services.engine_messages(child)) == []
+
+
+def test_a_subagent_file_imported_alone_creates_its_parent_to_link_to() -> None:
+    (sub_file,) = (SPOTTER / "ae4a77f8-aedd-4bc1-888f-c94edc91af04" / "subagents").glob(
+        "agent-aa*.jsonl"
+    )
+    claude_code_import(project=make_project(), paths=[sub_file])
+    child = AgentSession.objects.get(parent__isnull=False)
+    assert child.parent.external_id == records(sub_file)[0]["sessionId"]
+
+
+CORPUS_FILES = sorted(
+    p
+    for p in CLAUDE_CODE.rglob("*")
+    if p.name.endswith((".jsonl", ".jsonl.gz")) and "acompact" not in p.name
+)
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=[p.name for p in CORPUS_FILES])
+def test_every_corpus_transcript_imports(path: Path) -> None:
+    report = claude_code_import(project=make_project(), paths=[path])
+    (file,) = [f for f in report.files if f.path == str(path)]
+    assert file.error is None
+    assert file.skipped_count == 0
+    assert file.sessions
+    session_ids = {r["sessionId"] for r in records(path) if "sessionId" in r}
+    for external_id in file.sessions:
+        assert external_id.split(":")[0] in session_ids
+        assert report.sessions[external_id].messages > 0
+        session = AgentSession.objects.get(external_id=external_id)
+        assert check_pairs(compaction_services.engine_messages(session)) == []
+
+
+def test_inline_sidechains_of_old_versions_become_child_sessions() -> None:
+    path = CLAUDE_CODE / "claude-code-viewer" / "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl.gz"
+    roots = [r["uuid"] for r in records(path) if r.get("isSidechain") and not r["parentUuid"]]
+    claude_code_import(project=make_project(), paths=[path])
+    children = AgentSession.objects.filter(parent__external_id=path.name.split(".")[0])
+    assert sorted(c.external_id.split(":sidechain-")[1] for c in children) == sorted(roots)
+
+
+def test_reimport_stores_nothing_new() -> None:
+    project = make_project()
+    first = claude_code_import(project=project, paths=[AUTO])
+    again = claude_code_import(project=project, paths=[AUTO])
+    assert first.messages > 0
+    assert again.messages == 0
+    assert again.duplicates == first.messages
+    assert again.compactions == 0
+    assert CompactionEvent.objects.count() == 1
+
+
+def _prefix_file(tmp_path: Path, source: Path, upto: int) -> Path:
+    target = tmp_path / source.name.removesuffix(".gz")
+    target.write_bytes(b"".join(read_lines(source)[:upto]))
+    return target
+
+
+def test_importing_a_longer_version_adds_only_what_is_new(tmp_path: Path) -> None:
+    lines = read_lines(AUTO)
+    # cut right before a real user prompt, a point where no response is half written
+    prompts = [
+        i
+        for i, line in enumerate(lines)
+        if (r := json.loads(line)).get("type") == "user"
+        and isinstance(r["message"]["content"], str)
+        and not r.get("isMeta")
+    ]
+    cut = prompts[len(prompts) // 2]
+    growing = _prefix_file(tmp_path, AUTO, cut)
+    project = make_project()
+    part = claude_code_import(project=project, paths=[growing])
+    full_file = _prefix_file(tmp_path, AUTO, len(lines))
+    rest = claude_code_import(project=project, paths=[full_file])
+
+    reference = make_project()
+    claude_code_import(project=reference, paths=[AUTO])
+    grown = AgentSession.objects.get(project=project)
+    fresh = AgentSession.objects.get(project=reference, parent__isnull=True)
+    assert stored(grown) == stored(fresh)
+    assert rest.duplicates == part.messages
+    assert part.messages + rest.messages == fresh.message_count
+    assert rest.sessions[grown.external_id].kept_stored == []
+
+
+def test_a_response_cut_mid_way_is_kept_as_stored_and_reported(tmp_path: Path) -> None:
+    lines = read_lines(AUTO)
+    # the first line of a response that Claude Code split over several lines
+    ids = [json.loads(line).get("message", {}).get("id") for line in lines]
+    cut = next(
+        i + 1
+        for i, mid in enumerate(ids)
+        if mid and json.loads(lines[i])["type"] == "assistant" and ids.count(mid) > 1
+    )
+    project = make_project()
+    claude_code_import(project=project, paths=[_prefix_file(tmp_path, AUTO, cut)])
+    again = claude_code_import(project=project, paths=[_prefix_file(tmp_path, AUTO, len(lines))])
+    (note,) = next(iter(again.sessions.values())).kept_stored
+    assert "differs from the file" in note
+    assert again.messages > 0
+
+
+# --- malformed input -----------------------------------------------------------------------
+
+
+def _write(tmp_path: Path, name: str, lines: list[bytes]) -> Path:
+    path = tmp_path / name
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def test_truncated_last_line_is_reported_and_the_rest_imports(tmp_path: Path) -> None:
+    lines = read_lines(SHORT)
+    path = _write(tmp_path, "s.jsonl", [*lines[:-1], lines[-1][: len(lines[-1]) // 2]])
+    report = claude_code_import(project=make_project(), paths=[path])
+    (file,) = report.files
+    assert [(s.line, s.reason.split(" (")[0]) for s in file.skipped] == [
+        (len(lines), f"line {len(lines)}: truncated last line")
+    ]
+    assert report.messages > 0
+
+
+def test_non_json_line_is_reported_by_number_and_the_rest_imports(tmp_path: Path) -> None:
+    lines = read_lines(SHORT)
+    path = _write(tmp_path, "s.jsonl", [*lines[:3], b"this is not json\n", *lines[3:]])
+    reference = claude_code_import(project=make_project(), paths=[SHORT])
+    report = claude_code_import(project=make_project(), paths=[path])
+    (file,) = report.files
+    assert [s.line for s in file.skipped] == [4]
+    assert file.skipped[0].reason.startswith("line 4: not JSON")
+    assert report.messages == reference.messages
+
+
+def test_record_missing_its_message_is_reported(tmp_path: Path) -> None:
+    lines = read_lines(SHORT)
+    index = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "assistant")
+    broken = json.loads(lines[index])
+    del broken["message"]
+    lines[index] = json.dumps(broken).encode() + b"\n"
+    report = claude_code_import(project=make_project(), paths=[_write(tmp_path, "s.jsonl", lines)])
+    (file,) = report.files
+    assert [(s.line, s.reason) for s in file.skipped] == [
+        (index + 1, "assistant record without a 'message' object")
+    ]
+    assert report.messages > 0
+
+
+def test_binary_file_is_refused_with_a_reason(tmp_path: Path) -> None:
+    path = tmp_path / "image.jsonl"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    report = claude_code_import(project=make_project(), paths=[path])
+    (file,) = report.files
+    assert file.error == "binary file (contains NUL bytes), not JSON lines"
+    assert not AgentSession.objects.exists()
+
+
+def test_empty_file_is_refused_with_a_reason(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"\n\n")
+    report = claude_code_import(project=make_project(), paths=[path])
+    assert report.files[0].error == "empty file"
+    assert "empty.jsonl [claude-code]: not imported: empty file" in report.render()
+    assert not AgentSession.objects.exists()
+
+
+def test_a_line_that_is_not_utf8_is_skipped_alone(tmp_path: Path) -> None:
+    lines = read_lines(SHORT)
+    bad = b'{"type": "user", "x": "\xff\xfe"}\n'
+    path = _write(tmp_path, "s.jsonl", [*lines[:2], bad, *lines[2:]])
+    report = claude_code_import(project=make_project(), paths=[path])
+    (file,) = report.files
+    assert [(s.line, s.reason) for s in file.skipped] == [(3, "line 3: not UTF-8 text (byte 23)")]
+
+
+def test_characters_postgres_cannot_store_are_replaced_and_reported(tmp_path: Path) -> None:
+    lines = read_lines(SHORT)
+    index = next(
+        i
+        for i, line in enumerate(lines)
+        if (r := json.loads(line))["type"] == "user" and isinstance(r["message"]["content"], str)
+    )
+    record = json.loads(lines[index])
+    record["message"]["content"] = "nul \u0000 and lone \ud800 here"
+    lines[index] = json.dumps(record).encode() + b"\n"
+    report = claude_code_import(project=make_project(), paths=[_write(tmp_path, "s.jsonl", lines)])
+    (file,) = report.files
+    assert [s.line for s in file.skipped] == [index + 1]
+    assert "replaced 2 character(s)" in file.skipped[0].reason
+    texts = [m.content[0].get("text") for m in Message.objects.filter(role="user")]
+    assert "nul \ufffd and lone \ufffd here" in texts
+
+
+def test_unknown_record_types_are_counted_not_fatal(tmp_path: Path) -> None:
+    lines = read_lines(SHORT)
+    extra = [b'{"type": "hologram", "x": 1}\n', b'{"type": "hologram"}\n', b'{"type": "x-new"}\n']
+    path = _write(tmp_path, "s.jsonl", [*lines[:2], *extra, *lines[2:]])
+    report = claude_code_import(project=make_project(), paths=[path])
+    assert dict(report.unknown_types) == {"hologram": 2, "x-new": 1}
+    assert "unknown record types: hologram 2, x-new 1" in report.render()
+    assert report.messages > 0
+
+
+def test_gzipped_copy_imports_like_the_plain_file(tmp_path: Path) -> None:
+    packed = tmp_path / "short.jsonl.gz"
+    packed.write_bytes(gzip.compress(SHORT.read_bytes()))
+    plain = claude_code_import(project=make_project(), paths=[SHORT])
+    zipped = claude_code_import(project=make_project(), paths=[packed])
+    assert zipped.messages == plain.messages > 0
+
+
+def test_projects_are_isolated() -> None:
+    a, b = make_project(), make_project()
+    claude_code_import(project=a, paths=[SHORT])
+    report = claude_code_import(project=b, paths=[SHORT])
+    assert report.messages > 0
+    assert report.duplicates == 0
+    assert AgentSession.objects.filter(project=a).count() == 1
+    assert AgentSession.objects.filter(project=b).count() == 1
+
+
+def test_small_chunks_store_the_same_trace(tmp_path: Path) -> None:
+    whole, chunked = make_project(), make_project()
+    claude_code_import(project=whole, paths=[AUTO])
+    claude_code_import(project=chunked, paths=[AUTO], chunk_messages=7, chunk_bytes=50_000)
+    sessions = AgentSession.objects.filter(parent__isnull=True)
+    assert stored(sessions.get(project=whole)) == stored(sessions.get(project=chunked))

@@ -10,14 +10,35 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 _SPACE = re.compile(r"\s+")
 _EDGE_PUNCT = " \t\n\"'`\u201c\u201d\u2018\u2019\u00ab\u00bb()[]{}<>*_-\u2013\u2014:,.;!?"
 
-# Imperative cues that mark a constraint. Word boundaries keep "only" out of "commonly".
-_CONSTRAINT_CUES = re.compile(
-    r"\b(do not|don't|dont|never|must|must not|mustn't|only|always|avoid|make sure|"
-    r"should not|shouldn't|cannot|can't|keep|"
-    r"não|nao|nunca|jamais|sempre|deve|devem|deverá|precisa|precisam|apenas|somente|só|"
-    r"evite|evitar|proibido|proibida|mantenha|manter)\b",
+# Cues that mark a constraint. Strong ones count anywhere in a clause ("we must never ...");
+# weak ones only when they open the clause, as an imperative does ("Only touch billing/",
+# "Keep the endpoint names"), so "we can only guess" or "Keep going" style narration and
+# Portuguese "não" in "eu não sei" are not taken for rules. Word boundaries keep "only" out
+# of "commonly".
+_STRONG_CUES = re.compile(
+    r"\b(do not|don't|dont|never|must|must not|mustn't|should not|shouldn't|"
+    r"nunca|jamais|proibido|proibida|é proibido)\b",
     re.IGNORECASE,
 )
+_WEAK_CUES = re.compile(
+    r"^(?:please\s+|por favor,?\s+)?(only|always|avoid|make sure|keep the|keep all|keep every|"
+    # "Não mande", "não altere", "não faça": the negated subjunctive that Portuguese uses as
+    # an imperative; not "não tem" or "não sei".
+    r"n[ãa]o\s+\w{2,}[ea]\b|sempre|apenas|somente|só|evite|evitar|mantenha|manter|"
+    r"(?:você|voce|vocês|voces)\s+(?:deve|devem|precisa|precisam))\b",
+    re.IGNORECASE,
+)
+# A clause ends at a colon, semicolon or dash used as a separator.
+_CLAUSE_SPLIT = re.compile(r"\s*(?::|;|\s[\u2013\u2014-]\s)\s*")
+
+
+def _is_rule(clause: str) -> bool:
+    clause = clause.strip()
+    if clause.endswith("?"):
+        return False  # a question asks, it does not set a rule
+    return bool(_STRONG_CUES.search(clause) or _WEAK_CUES.search(clause))
+
+
 _DECISION_CUES = re.compile(
     r"\b(i'll|i will|let's|let me|we'll|decided|decision|going to|instead|chose|choose|"
     r"plan is|will use|vou|vamos|decidi|decidimos|em vez de|escolhi|usarei)\b",
@@ -80,12 +101,27 @@ def contains(haystack_normalized: str, needle: str) -> bool:
 
 
 def constraint_sentences(text: str, max_len: int = 300) -> list[str]:
-    """Imperative sentences ("do not", "never", "must", "only", "não", "nunca"...).
+    """Rules the text states ("do not", "never", "must", "only", "não", "nunca"...), each from
+    the clause that states it, so a preamble such as "One rule for the whole task:" is not
+    part of what must survive.
 
     >>> constraint_sentences("Migrate billing. Do not change the public API. Nunca use float.")
     ['Do not change the public API.', 'Nunca use float.']
+    >>> constraint_sentences("One rule: only touch billing/. Keep going, we can only guess.")
+    ['only touch billing/.']
     """
-    return [s for s in sentences(text) if len(s) <= max_len and _CONSTRAINT_CUES.search(s)]
+    out: list[str] = []
+    for sentence in sentences(text):
+        clauses = [c for c in _CLAUSE_SPLIT.split(sentence) if c.strip()]
+        for index, clause in enumerate(clauses):
+            if not _is_rule(clause):
+                continue
+            # The rule runs from its clause to the end of the sentence ("Do not X: use Y").
+            rule = sentence[sentence.index(clause) :] if index else sentence
+            if len(rule) <= max_len:
+                out.append(rule)
+            break
+    return out
 
 
 def decision_sentences(text: str, max_len: int = 300) -> list[str]:

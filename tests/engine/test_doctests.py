@@ -1,0 +1,22 @@
+"""The tiny examples in the engine's docstrings are specifications too: run them."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import compaction.engine
+
+MODULES = sorted(
+    info.name for info in pkgutil.walk_packages(compaction.engine.__path__, "compaction.engine.")
+)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_hold(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"

@@ -14,7 +14,7 @@ def _ensure_filesystem_broker_folders() -> None:
 
     from django.conf import settings
 
-    for key in ("data_folder_in", "data_folder_out", "processed_folder"):
+    for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
         folder = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get(key)
         if folder:
             Path(str(folder)).mkdir(parents=True, exist_ok=True)

@@ -124,7 +124,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
+        "polling_interval": 0.25,
     }
 elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # How long an unacknowledged task waits before Redis hands it to another worker.

@@ -3,13 +3,16 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from compaction import api as compaction_api
+from sessions import import_api, otlp_api
 from sessions import views as session_views
 from sessions.api import api
 
 api.add_router("/", compaction_api.router)
+api.add_router("/", import_api.router)
 
 urlpatterns = [
     path("healthz", session_views.healthz, name="healthz"),
+    path("v1/traces", otlp_api.traces, name="otlp-traces"),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("login/", auth_views.LoginView.as_view(), name="login"),

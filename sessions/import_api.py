@@ -1,0 +1,105 @@
+"""Upload endpoints under /api/v1/imports/: files users already have, imported in place.
+
+The import runs in the request (it streams, chunk by chunk, through ``events_ingest``) and
+the answer is the import report. Mounted on the main API with ``api.add_router``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from django.core.files.uploadedfile import UploadedFile
+from ninja import Router, Schema, Status
+
+from sessions.api import KeyRequest
+from sessions.errors import BadRequest
+from sessions.importers import claude_code
+from sessions.importers.report import ImportReport
+from sessions.schemas import Error
+
+router = Router(tags=["imports"])
+
+_CHUNK = 1024 * 1024
+
+
+class ImportOut(Schema):
+    messages: int
+    duplicates: int
+    compactions: int
+    skipped_lines: int
+    unknown_types: dict[str, int]
+    sessions: list[dict[str, Any]]
+    files: list[dict[str, Any]]
+
+
+def _safe_name(name: str, index: int, taken: set[str]) -> str:
+    base = Path(name.replace("\\", "/")).name.strip() or f"upload-{index}.jsonl"
+    if base in (".", ".."):
+        base = f"upload-{index}.jsonl"
+    candidate, n = base, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{n}-{base}"
+    taken.add(candidate)
+    return candidate
+
+
+def _save(folder: Path, uploads: Iterable[tuple[str, Iterable[bytes]]]) -> list[Path]:
+    paths: list[Path] = []
+    taken: set[str] = set()
+    for index, (name, chunks) in enumerate(uploads, start=1):
+        path = folder / _safe_name(name, index, taken)
+        with path.open("wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+        paths.append(path)
+    return paths
+
+
+def _uploads(request: KeyRequest) -> list[tuple[str, Iterable[bytes]]]:
+    if request.content_type == "multipart/form-data":
+        files: list[UploadedFile[bytes]] = [f for _, group in request.FILES.lists() for f in group]
+        if not files:
+            raise BadRequest("file: required, a Claude Code transcript (.jsonl or .jsonl.gz)")
+        return [(f.name or "", f.chunks(_CHUNK)) for f in files]
+    encoding = request.headers.get("Content-Encoding", "").strip().lower()
+    if encoding not in ("", "identity", "gzip", "x-gzip"):
+        raise BadRequest(f"Content-Encoding: {encoding!r} is not supported (use gzip)")
+    body = request.body
+    if not body.strip():
+        raise BadRequest("body: empty; expected a Claude Code transcript (JSON lines)")
+    # gzip is kept as sent: the importer recognises it and inflates it line by line.
+    name = request.GET.get("name") or "upload.jsonl"
+    return [(name, [body])]
+
+
+def _relative(report: ImportReport, folder: Path) -> ImportReport:
+    for file in report.files:
+        path = Path(file.path)
+        if path.is_relative_to(folder):
+            file.path = str(path.relative_to(folder))
+    return report
+
+
+@router.post(
+    "/imports/claude-code",
+    response={200: ImportOut, 400: Error, 401: Error, 413: Error},
+    summary="Import Claude Code transcripts (JSON lines, or multipart files)",
+)
+def import_claude_code(request: KeyRequest) -> Status[Any]:
+    """Send a transcript as the body (``application/x-ndjson``, gzip allowed), or several as
+    multipart files (the session and its ``agent-*.jsonl`` subagents). Re-sending is safe."""
+    uploads = _uploads(request)
+    with tempfile.TemporaryDirectory(prefix="sawtooth-import-") as tmp:
+        folder = Path(tmp)
+        paths = _save(folder, uploads)
+        report = _relative(
+            claude_code.claude_code_import(project=request.auth, paths=paths), folder
+        )
+    refused = [f for f in report.files if f.error]
+    if refused and not report.sessions:
+        raise BadRequest("; ".join(f"{f.path}: {f.error}" for f in refused))
+    return Status(200, ImportOut(**report.to_dict()))

@@ -1,0 +1,754 @@
+"""OpenTelemetry GenAI spans in: OTLP/HTTP bodies (JSON or protobuf) and span files.
+
+A conversation (``gen_ai.conversation.id``, else the trace id) is one session. Each model
+call span carries the whole prompt it sent (``gen_ai.input.messages``, or the
+``gen_ai.client.inference.operation.details`` event, or the older ``gen_ai.prompt``) and its
+answer (``gen_ai.output.messages``). The raw trace keeps what was new at each call: while a
+call's prompt extends the previous context only the new messages are stored; when it does not
+(the harness compacted or edited the history) the new messages are stored too and an
+observed compaction is recorded at the first of them, with the replaced range, the context
+before (last call) and after (this call), and the summary when a ``compaction`` part or a
+``gen_ai.conversation.compacted`` event carries one.
+
+The running context of each conversation (message hashes and seqs) is kept in the session's
+metadata under ``otlp`` so that spans arriving in later requests continue it; resending a
+span that is already reflected is a no-op.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connection
+
+from sessions import services
+from sessions.errors import BadRequest
+from sessions.importers.report import FileReport, ImportReport
+from sessions.importers.writer import SessionWriter
+from sessions.models import AgentSession, Project
+
+FORMAT = "otlp"
+COMPACTED_EVENT = "gen_ai.conversation.compacted"
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_ROLE_EVENTS = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+_HASH_CHARS = 16
+
+
+class SpanError(ValueError):
+    """A span that cannot be read; it is rejected (partial success), the rest go on."""
+
+
+@dataclass
+class SpanEvent:
+    name: str
+    time_ns: int
+    attributes: dict[str, Any]
+
+
+@dataclass
+class Span:
+    trace_id: str
+    span_id: str
+    name: str
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any]
+    resource: dict[str, Any] = field(default_factory=dict)
+    events: list[SpanEvent] = field(default_factory=list)
+    where: str = ""
+
+    def attr(self, *keys: str) -> Any:
+        for key in keys:
+            if key in self.attributes:
+                return self.attributes[key]
+        for key in keys:
+            if key in self.resource:
+                return self.resource[key]
+        return None
+
+    @property
+    def is_genai(self) -> bool:
+        return any(k.startswith("gen_ai.") for k in self.attributes) or (
+            "ai.prompt.messages" in self.attributes
+        )
+
+
+# --- decoding OTLP ---------------------------------------------------------------------------
+
+
+def _any_value(value: Any) -> Any:
+    """An OTLP/JSON AnyValue as a Python value."""
+    if not isinstance(value, Mapping):
+        return value
+    if "stringValue" in value:
+        return value["stringValue"]
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "doubleValue" in value:
+        return float(value["doubleValue"])
+    if "arrayValue" in value:
+        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+    if "kvlistValue" in value:
+        return _attributes((value["kvlistValue"] or {}).get("values", []))
+    if "bytesValue" in value:
+        return value["bytesValue"]
+    return None
+
+
+def _attributes(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, Mapping):  # already a flat map (SDK span dumps, fixtures)
+        return dict(raw)
+    out: dict[str, Any] = {}
+    for item in raw or []:
+        if isinstance(item, Mapping) and isinstance(item.get("key"), str):
+            out[item["key"]] = _any_value(item.get("value"))
+    return out
+
+
+def _hex_id(value: Any, size: int, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise SpanError(f"{where}: missing")
+    text = value.lower()
+    if len(text) == size * 2 and all(c in "0123456789abcdef" for c in text):
+        return text
+    raise SpanError(f"{where}: not a {size}-byte hex id")
+
+
+def _nanos(value: Any) -> int:
+    if isinstance(value, list | tuple) and len(value) == 2:  # SDK HrTime [seconds, nanos]
+        return int(value[0]) * 1_000_000_000 + int(value[1])
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def spans_from_json(data: Any) -> Iterator[Span | SpanError]:
+    """Spans of an ExportTraceServiceRequest in OTLP/JSON; a bad span yields a SpanError."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("resourceSpans", []), list):
+        raise BadRequest("body: expected an ExportTraceServiceRequest with resourceSpans")
+    for r, resource_spans in enumerate(data.get("resourceSpans") or []):
+        if not isinstance(resource_spans, Mapping):
+            yield SpanError(f"resourceSpans[{r}]: not an object")
+            continue
+        resource = _attributes((resource_spans.get("resource") or {}).get("attributes"))
+        scopes = resource_spans.get("scopeSpans") or resource_spans.get(
+            "instrumentationLibrarySpans", []
+        )
+        for s, scope in enumerate(scopes or []):
+            for i, raw in enumerate((scope or {}).get("spans") or []):
+                where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{i}]"
+                try:
+                    yield _span_from_json(raw, resource, where)
+                except SpanError as exc:
+                    yield exc
+
+
+def _span_from_json(raw: Any, resource: dict[str, Any], where: str) -> Span:
+    if not isinstance(raw, Mapping):
+        raise SpanError(f"{where}: not an object")
+    nested = raw.get("spanContext")
+    context: Mapping[str, Any] = nested if isinstance(nested, Mapping) else raw
+    trace_id = _hex_id(context.get("traceId"), 16, f"{where}.traceId")
+    span_id = _hex_id(context.get("spanId"), 8, f"{where}.spanId")
+    events = [
+        SpanEvent(
+            str(e.get("name", "")),
+            _nanos(e.get("timeUnixNano", e.get("time"))),
+            _attributes(e.get("attributes")),
+        )
+        for e in raw.get("events") or []
+        if isinstance(e, Mapping)
+    ]
+    return Span(
+        trace_id=trace_id,
+        span_id=span_id,
+        name=str(raw.get("name", "")),
+        start_ns=_nanos(raw.get("startTimeUnixNano", raw.get("startTime"))),
+        end_ns=_nanos(raw.get("endTimeUnixNano", raw.get("endTime"))),
+        attributes=_attributes(raw.get("attributes")),
+        resource=resource,
+        events=events,
+        where=where,
+    )
+
+
+def _pb_value(value: Any) -> Any:
+    kind = value.WhichOneof("value")
+    if kind is None:
+        return None
+    if kind == "array_value":
+        return [_pb_value(v) for v in value.array_value.values]
+    if kind == "kvlist_value":
+        return {kv.key: _pb_value(kv.value) for kv in value.kvlist_value.values}
+    if kind == "bytes_value":
+        return base64.b64encode(value.bytes_value).decode()
+    return getattr(value, kind)
+
+
+def spans_from_protobuf(body: bytes) -> Iterator[Span | SpanError]:
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+    request = trace_service_pb2.ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(body)
+    except DecodeError as exc:
+        raise BadRequest(f"body: not a valid ExportTraceServiceRequest ({exc})") from None
+    for r, resource_spans in enumerate(request.resource_spans):
+        resource = {kv.key: _pb_value(kv.value) for kv in resource_spans.resource.attributes}
+        for s, scope in enumerate(resource_spans.scope_spans):
+            for i, raw in enumerate(scope.spans):
+                where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{i}]"
+                if len(raw.trace_id) != 16 or len(raw.span_id) != 8:
+                    yield SpanError(f"{where}: trace_id must be 16 bytes and span_id 8 bytes")
+                    continue
+                yield Span(
+                    trace_id=raw.trace_id.hex(),
+                    span_id=raw.span_id.hex(),
+                    name=raw.name,
+                    start_ns=raw.start_time_unix_nano,
+                    end_ns=raw.end_time_unix_nano,
+                    attributes={kv.key: _pb_value(kv.value) for kv in raw.attributes},
+                    resource=resource,
+                    events=[
+                        SpanEvent(
+                            e.name,
+                            e.time_unix_nano,
+                            {kv.key: _pb_value(kv.value) for kv in e.attributes},
+                        )
+                        for e in raw.events
+                    ],
+                    where=where,
+                )
+
+
+# --- GenAI messages to Anthropic-shaped wire messages ---------------------------------------
+
+
+def _json_value(value: Any, where: str) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise SpanError(f"{where}: not valid JSON ({exc.msg})") from None
+    return value
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _tool_input(arguments: Any) -> dict[str, Any]:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return {"arguments": arguments}
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    return {} if arguments is None else {"value": arguments}
+
+
+def _part(part: Any) -> dict[str, Any]:
+    if isinstance(part, str):
+        return {"type": "text", "text": part}
+    if not isinstance(part, Mapping):
+        return {"type": "text", "text": _as_text(part)}
+    kind = part.get("type")
+    if kind == "text":
+        return {"type": "text", "text": _as_text(part.get("content", part.get("text", "")))}
+    if kind == "tool_call":
+        return {
+            "type": "tool_use",
+            "id": str(part.get("id") or ""),
+            "name": str(part.get("name") or ""),
+            "input": _tool_input(part.get("arguments")),
+        }
+    if kind == "tool_call_response":
+        return {
+            "type": "tool_result",
+            "tool_use_id": str(part.get("id") or ""),
+            "content": _as_text(part.get("response", "")),
+        }
+    if kind == "reasoning":
+        return {"type": "thinking", "thinking": _as_text(part.get("content", ""))}
+    if kind == "compaction":
+        return {"type": "compaction", "content": _as_text(part.get("content", ""))}
+    if kind in ("uri", "file", "blob") and part.get("modality") == "image":
+        ref = part.get("uri") or part.get("file_id") or ""
+        if kind == "blob":
+            digest = hashlib.sha256(str(part.get("content", "")).encode()).hexdigest()
+            ref = f"sha256:{digest}"
+        source_type = {"uri": "url", "file": "file", "blob": "base64"}[kind]
+        return {"type": "image", "source": {"type": source_type, "ref": str(ref)}}
+    return {**part, "type": str(kind or "unknown")}
+
+
+def _openai_tool_calls(calls: Any) -> list[dict[str, Any]]:
+    out = []
+    for call in calls or []:
+        if not isinstance(call, Mapping):
+            continue
+        nested = call.get("function")
+        function: Mapping[str, Any] = nested if isinstance(nested, Mapping) else call
+        out.append(
+            {
+                "type": "tool_use",
+                "id": str(call.get("id") or call.get("toolCallId") or ""),
+                "name": str(function.get("name") or function.get("toolName") or ""),
+                "input": _tool_input(function.get("arguments", function.get("args"))),
+            }
+        )
+    return out
+
+
+def _role(raw: Any) -> str:
+    role = str(raw or "user")
+    if role in ("assistant", "model", "ai"):
+        return "assistant"
+    if role in ("system", "developer"):
+        return "system"
+    return "user"  # user, tool (results travel in a user message), anything else
+
+
+def chat_message(raw: Any) -> dict[str, Any]:
+    """One GenAI ChatMessage (``parts``), or an older ``{role, content}`` one, as wire."""
+    if not isinstance(raw, Mapping):
+        return {"role": "user", "content": [{"type": "text", "text": _as_text(raw)}]}
+    role = raw.get("role")
+    if isinstance(raw.get("parts"), list):
+        blocks = [_part(p) for p in raw["parts"]]
+    else:
+        content = raw.get("content")
+        if isinstance(content, list):
+            blocks = [_vercel_part(p) for p in content]
+        elif content is None:
+            blocks = []
+        else:
+            blocks = [{"type": "text", "text": _as_text(content)}]
+        if role == "tool" and raw.get("tool_call_id"):
+            blocks = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": str(raw["tool_call_id"]),
+                    "content": _as_text(content if content is not None else ""),
+                }
+            ]
+        blocks += _openai_tool_calls(raw.get("tool_calls"))
+    return {"role": _role(role), "content": blocks}
+
+
+def _vercel_part(part: Any) -> dict[str, Any]:
+    if not isinstance(part, Mapping):
+        return _part(part)
+    kind = part.get("type")
+    if kind == "tool-call":
+        return _openai_tool_calls([part])[0]
+    if kind == "tool-result":
+        return {
+            "type": "tool_result",
+            "tool_use_id": str(part.get("toolCallId") or ""),
+            "content": _as_text(part.get("output", part.get("result", ""))),
+        }
+    if kind == "text":
+        return {"type": "text", "text": _as_text(part.get("text", ""))}
+    return _part(part)
+
+
+def _messages_attr(span: Span, keys: Sequence[str]) -> list[Any] | None:
+    for key in keys:
+        value = span.attributes.get(key)
+        if value is None:
+            continue
+        parsed = _json_value(value, f"{span.where or span.span_id}: {key}")
+        if isinstance(parsed, Mapping):
+            # the older completion form: {"text": ..., "finish_reason": ...}
+            if "text" in parsed or "content" in parsed:
+                text = parsed.get("text", parsed.get("content"))
+                return [{"role": "assistant", "content": _as_text(text)}]
+            return [parsed]
+        if not isinstance(parsed, list):
+            raise SpanError(f"{span.where or span.span_id}: {key}: expected a list of messages")
+        return parsed
+    for event in span.events:
+        if event.name == DETAILS_EVENT:
+            for key in keys:
+                if key in event.attributes:
+                    parsed = _json_value(event.attributes[key], f"{span.where}: {event.name}")
+                    return parsed if isinstance(parsed, list) else [parsed]
+    return None
+
+
+def _event_messages(span: Span) -> tuple[list[Any], list[Any]]:
+    """The older event form: one event per message, ``gen_ai.choice`` for the answer."""
+    inputs: list[Any] = []
+    outputs: list[Any] = []
+    for event in span.events:
+        if event.name in _ROLE_EVENTS:
+            body = event.attributes.get("content", event.attributes.get("gen_ai.event.content"))
+            message = {"role": _ROLE_EVENTS[event.name], "content": body}
+            calls = event.attributes.get("tool_calls")
+            if calls is not None:
+                message["tool_calls"] = _json_value(calls, f"{span.where}: tool_calls")
+            if event.attributes.get("id"):
+                message["tool_call_id"] = event.attributes["id"]
+            inputs.append(message)
+        elif event.name == "gen_ai.choice":
+            message = _json_value(event.attributes.get("message", {}), f"{span.where}: choice")
+            outputs.append({"role": "assistant", **(message if isinstance(message, dict) else {})})
+    return inputs, outputs
+
+
+@dataclass
+class Call:
+    """One model call read from a span: the prompt, the answer and what it reported."""
+
+    span: Span
+    inputs: list[dict[str, Any]]
+    outputs: list[dict[str, Any]]
+    usage: dict[str, int] | None
+    model: str | None
+    compacted: dict[str, Any] | None
+
+
+def _int_attr(span: Span, *keys: str) -> int | None:
+    value = span.attr(*keys)
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _usage(span: Span) -> dict[str, int] | None:
+    total = _int_attr(span, "gen_ai.usage.input_tokens", "ai.usage.promptTokens")
+    output = _int_attr(span, "gen_ai.usage.output_tokens", "ai.usage.completionTokens")
+    if total is None and output is None:
+        return None
+    cache_read = _int_attr(span, "gen_ai.usage.cache_read.input_tokens") or 0
+    cache_creation = _int_attr(span, "gen_ai.usage.cache_creation.input_tokens") or 0
+    # The GenAI conventions count cached tokens inside input_tokens; the canonical trace
+    # keeps them apart, as the Anthropic API reports them.
+    return {
+        "input_tokens": max((total or 0) - cache_read - cache_creation, 0),
+        "output_tokens": output or 0,
+        "cache_read_input_tokens": cache_read,
+        "cache_creation_input_tokens": cache_creation,
+    }
+
+
+def _compacted(span: Span) -> dict[str, Any] | None:
+    for event in span.events:
+        if event.name == COMPACTED_EVENT:
+            a = event.attributes
+
+            def pick(*names: str, attrs: Mapping[str, Any] = a) -> Any:
+                for name in names:
+                    for prefix in ("gen_ai.compaction.", "gen_ai.conversation.compaction.", ""):
+                        if prefix + name in attrs:
+                            return attrs[prefix + name]
+                return None
+
+            return {
+                "trigger": pick("trigger"),
+                "strategy": pick("strategy"),
+                "tokens_before": pick("tokens_before", "input_tokens.before"),
+                "tokens_after": pick("tokens_after", "input_tokens.after"),
+                "summary": pick("summary"),
+                "duration_ms": pick("duration_ms"),
+                "error": pick("error", "error.message"),
+            }
+    return None
+
+
+def call_from_span(span: Span) -> Call | None:
+    """A model call, or None for a span that is not one (tool execution, agent, other)."""
+    operation = span.attr("gen_ai.operation.name")
+    if operation in ("execute_tool", "embeddings", "create_agent", "invoke_agent"):
+        return None
+    inputs = _messages_attr(span, ("gen_ai.input.messages", "gen_ai.prompt", "ai.prompt.messages"))
+    outputs = _messages_attr(span, ("gen_ai.output.messages", "gen_ai.completion"))
+    if inputs is None and outputs is None:
+        inputs, outputs = _event_messages(span)
+    outputs = outputs or []
+    if outputs == [] and isinstance(span.attributes.get("ai.response.text"), str):
+        outputs = [{"role": "assistant", "content": span.attributes["ai.response.text"]}]
+    if not inputs and not outputs:
+        return None
+    system = span.attr("gen_ai.system_instructions")
+    wire_inputs = [chat_message(m) for m in inputs or []]
+    if system is not None:
+        parts = _json_value(system, f"{span.where}: gen_ai.system_instructions")
+        parts = parts if isinstance(parts, list) else [parts]
+        wire_inputs.insert(0, {"role": "system", "content": [_part(p) for p in parts]})
+    # Several choices are alternatives: the conversation goes on with the first.
+    wire_outputs = [chat_message(m) for m in outputs[:1]]
+    model = span.attr("gen_ai.response.model", "gen_ai.request.model", "ai.model.id")
+    return Call(
+        span,
+        wire_inputs,
+        wire_outputs,
+        _usage(span),
+        str(model) if model else None,
+        _compacted(span),
+    )
+
+
+# --- conversations to sessions -------------------------------------------------------------
+
+
+def conversation_id(span: Span) -> str:
+    value = span.attr("gen_ai.conversation.id", "session.id")
+    return str(value)[:200] if value else f"trace-{span.trace_id}"
+
+
+def _digest(message: dict[str, Any]) -> str:
+    return services.message_hash(role=message["role"], blocks=message["content"])[:_HASH_CHARS]
+
+
+def _iso(nanos: int) -> str | None:
+    if not nanos:
+        return None
+    return datetime.fromtimestamp(nanos / 1e9, tz=UTC).isoformat()
+
+
+def _find_summary(messages: Sequence[dict[str, Any]]) -> tuple[int | None, str]:
+    for index, message in enumerate(messages):
+        for block in message["content"]:
+            if block.get("type") == "compaction":
+                return index, str(block.get("content") or "")
+    return None, ""
+
+
+@dataclass
+class _State:
+    hashes: list[str]
+    seqs: list[int]
+    next_seq: int
+    last_context: int | None
+
+    @classmethod
+    def load(cls, metadata: Mapping[str, Any]) -> _State:
+        found = metadata.get("otlp")
+        raw: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        return cls(
+            list(raw.get("context", [])),
+            list(raw.get("seqs", [])),
+            int(raw.get("next_seq", 0)),
+            raw.get("last_context"),
+        )
+
+    def dump(self) -> dict[str, Any]:
+        return {
+            "context": self.hashes,
+            "seqs": self.seqs,
+            "next_seq": self.next_seq,
+            "last_context": self.last_context,
+        }
+
+
+def _context_tokens(usage: dict[str, int] | None) -> int | None:
+    if usage is None:
+        return None
+    return (
+        usage["input_tokens"]
+        + usage["cache_read_input_tokens"]
+        + usage["cache_creation_input_tokens"]
+    )
+
+
+def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
+    full = call.inputs + call.outputs
+    hashes = [_digest(m) for m in full]
+    known = state.hashes
+    if hashes and hashes == known[: len(hashes)]:
+        return  # already reflected: a resend, or an older call arriving late
+    common = 0
+    for old, new in zip(known, hashes, strict=False):
+        if old != new:
+            break
+        common += 1
+    first_new = state.next_seq
+    rewritten = common < len(known)
+    seqs = state.seqs[:common]
+    stamp = _iso(call.span.end_ns)
+    for index in range(common, len(full)):
+        message = dict(full[index])
+        message["seq"] = state.next_seq
+        if index >= len(call.inputs):
+            message["timestamp"] = stamp
+            if index == len(call.inputs) and call.usage is not None:
+                message["usage"] = call.usage
+        writer.add_message(message)
+        seqs.append(state.next_seq)
+        state.next_seq += 1
+    this_context = _context_tokens(call.usage)
+    if rewritten or call.compacted is not None:
+        summary_index, summary = _find_summary(full[common:])
+        explicit = call.compacted or {}
+        replaced = {"from_seq": state.seqs[common], "to_seq": state.seqs[-1]} if rewritten else None
+        writer.add_compaction(
+            {
+                "seq": first_new,
+                "trigger": explicit.get("trigger") or "unknown",
+                "strategy": explicit.get("strategy")
+                or ("summarize" if summary or explicit.get("summary") else "rewrite"),
+                "tokens_before": explicit.get("tokens_before") or state.last_context,
+                "tokens_after": explicit.get("tokens_after") or this_context,
+                "summary": explicit.get("summary") or summary,
+                "summary_seq": first_new + summary_index if summary_index is not None else None,
+                "replaced": replaced,
+                "duration_ms": explicit.get("duration_ms"),
+                "error": explicit.get("error"),
+                "kept": {"span_id": call.span.span_id},
+            }
+        )
+    state.hashes = hashes
+    state.seqs = seqs
+    if this_context is not None:
+        state.last_context = this_context
+
+
+class _ConversationLock:
+    """Serialise the read-modify-write of one conversation's running context (PostgreSQL
+    advisory lock; other databases serialise writers anyway)."""
+
+    def __init__(self, project: Project, external_id: str) -> None:
+        digest = hashlib.sha256(f"{project.pk}:{external_id}".encode()).digest()
+        self.key = int.from_bytes(digest[:8], "big", signed=True)
+
+    def __enter__(self) -> None:
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_lock(%s)", [self.key])
+
+    def __exit__(self, *exc: object) -> None:
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [self.key])
+
+
+def conversation_ingest(
+    *,
+    project: Project,
+    external_id: str,
+    calls: Sequence[Call],
+    file: FileReport,
+    report: ImportReport,
+) -> None:
+    """Append the calls of one conversation (any order in, start-time order applied)."""
+    ordered = sorted(calls, key=lambda c: (c.span.start_ns, c.span.span_id))
+    with _ConversationLock(project, external_id):
+        existing = AgentSession.objects.filter(project=project, external_id=external_id).first()
+        metadata = dict(existing.metadata) if existing is not None else {}
+        state = _State.load(metadata)
+        writer = SessionWriter(
+            project=project,
+            external_id=external_id,
+            session=report.session(external_id),
+            file=file,
+        )
+        for call in ordered:
+            _apply_call(call, state, writer)
+        first = ordered[0].span
+        metadata["source"] = metadata.get("source") or FORMAT
+        metadata["otlp"] = state.dump()
+        provider = first.attr("gen_ai.provider.name", "gen_ai.system")
+        if provider:
+            metadata.setdefault("provider", provider)
+        fields: dict[str, Any] = {"metadata": metadata}
+        agent = first.attr("gen_ai.agent.name", "service.name")
+        if agent and (existing is None or not existing.agent):
+            fields["agent"] = str(agent)[:200]
+        model = next((c.model for c in reversed(ordered) if c.model), None)
+        if model:
+            fields["model"] = model[:200]
+        if existing is None or existing.started_at is None:
+            fields["started_at"] = _iso(first.start_ns)
+        fields["ended_at"] = _iso(max(c.span.end_ns for c in ordered))
+        writer.flush(session=fields)
+
+
+@dataclass
+class TraceResult:
+    accepted: int = 0
+    rejected: int = 0
+    errors: list[str] = field(default_factory=list)
+    report: ImportReport = field(default_factory=ImportReport)
+
+
+def spans_ingest(
+    *,
+    project: Project,
+    spans: Iterator[Span | SpanError] | Sequence[Span | SpanError],
+    source: str = "request",
+) -> TraceResult:
+    """Group GenAI spans by conversation and store each conversation's new messages.
+
+    Spans that cannot be read are rejected and counted; spans that are not GenAI model calls
+    are accepted and ignored.
+    """
+    result = TraceResult()
+    file = result.report.file(source, format=FORMAT)
+    by_conversation: dict[str, list[Call]] = {}
+    for item in spans:
+        if isinstance(item, SpanError):
+            result.rejected += 1
+            result.errors.append(str(item))
+            file.skip(None, str(item))
+            continue
+        file.records += 1
+        try:
+            call = call_from_span(item) if item.is_genai else None
+        except SpanError as exc:
+            result.rejected += 1
+            result.errors.append(str(exc))
+            file.skip(None, str(exc))
+            continue
+        result.accepted += 1
+        if call is None:
+            file.ignored[str(item.attr("gen_ai.operation.name") or "not a model call")] += 1
+            continue
+        by_conversation.setdefault(conversation_id(item), []).append(call)
+    for external_id, calls in by_conversation.items():
+        conversation_ingest(
+            project=project,
+            external_id=external_id,
+            calls=calls,
+            file=file,
+            report=result.report,
+        )
+    return result
+
+
+def spans_from_file_data(data: Any) -> list[Span | SpanError]:
+    """Spans from a JSON file: an OTLP/JSON export, a list of SDK span dumps, or one flat
+    attribute map (one span)."""
+    if isinstance(data, Mapping) and "resourceSpans" in data:
+        return list(spans_from_json(data))
+    items = data if isinstance(data, list) else [data]
+    out: list[Span | SpanError] = []
+    for index, raw in enumerate(items):
+        if isinstance(raw, Mapping) and "attributes" not in raw:
+            raw = {"attributes": raw}  # a bare attribute map
+        try:
+            if isinstance(raw, Mapping) and "spanContext" not in raw and "traceId" not in raw:
+                seed = hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode())
+                raw = {**raw, "traceId": seed.hexdigest()[:32], "spanId": seed.hexdigest()[:16]}
+            out.append(_span_from_json(raw, {}, f"[{index}]"))
+        except SpanError as exc:
+            out.append(exc)
+    return out

@@ -1,0 +1,340 @@
+"""OTLP/HTTP at /v1/traces: GenAI spans in, answered as the OTLP spec says."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import OperationalError
+from django.test import Client
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+from opentelemetry.proto.common.v1 import common_pb2
+
+from sessions import otlp_api
+from sessions.importers import otlp
+from sessions.models import AgentSession, CompactionEvent, Message
+from tests.factories import make_key, make_project
+from tests.importers.corpus import CORPUS
+
+pytestmark = pytest.mark.django_db
+
+GENAI = CORPUS / "otel_genai" / "openinference-genai"
+URL = "/v1/traces"
+TRACE = "5b8efff798038103d269b633813fc60c"
+
+
+def attr(key: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"key": key, "value": {"boolValue": value}}
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(value)}}
+    if isinstance(value, float):
+        return {"key": key, "value": {"doubleValue": value}}
+    if isinstance(value, list):
+        return {
+            "key": key,
+            "value": {"arrayValue": {"values": [{"stringValue": v} for v in value]}},
+        }
+    return {
+        "key": key,
+        "value": {"stringValue": value if isinstance(value, str) else json.dumps(value)},
+    }
+
+
+def span(span_id: str, attributes: dict[str, Any], start: int = 1, **extra: Any) -> dict[str, Any]:
+    return {
+        "traceId": TRACE,
+        "spanId": span_id,
+        "name": "chat",
+        "startTimeUnixNano": str(1_770_000_000_000_000_000 + start),
+        "endTimeUnixNano": str(1_770_000_000_000_000_000 + start + 1000),
+        "attributes": [attr(k, v) for k, v in attributes.items()],
+        **extra,
+    }
+
+
+def export(*spans: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [attr("service.name", "billing-agent")]},
+                "scopeSpans": [{"scope": {"name": "test"}, "spans": list(spans)}],
+            }
+        ]
+    }
+
+
+def text(role: str, content: str) -> dict[str, Any]:
+    return {"role": role, "parts": [{"type": "text", "content": content}]}
+
+
+def call(span_id: str, inputs: list[Any], output: str, *, start: int, tokens: int, **more: Any):
+    return span(
+        span_id,
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.conversation.id": "conv-1",
+            "gen_ai.request.model": "claude-opus-4-6",
+            "gen_ai.input.messages": inputs,
+            "gen_ai.output.messages": [text("assistant", output)],
+            "gen_ai.usage.input_tokens": tokens,
+            "gen_ai.usage.output_tokens": 7,
+            **more,
+        },
+        start=start,
+    )
+
+
+def post(client: Client, key: str, body: Any, *, content_type: str = "application/json", **kw):
+    data = body if isinstance(body, bytes) else json.dumps(body)
+    headers = {"Authorization": f"Bearer {key}", **kw.pop("headers", {})}
+    return client.post(URL, data=data, content_type=content_type, headers=headers, **kw)
+
+
+@pytest.fixture
+def key() -> str:
+    return make_key(make_project(name="otel"))
+
+
+def test_the_semconv_tool_call_span_from_the_corpus_becomes_a_session(client, key) -> None:
+    attributes = json.loads((GENAI / "otel_genai_client_span_tool_calls.json").read_text())
+    response = post(client, key, export(span("00f067aa0ba902b7", attributes)))
+    assert response.status_code == 200, response.content
+    assert response.json() == {}
+    session = AgentSession.objects.get(external_id=f"trace-{TRACE}")
+    messages = list(Message.objects.filter(session=session).order_by("seq"))
+    expected_in = json.loads(attributes["gen_ai.input.messages"])
+    assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[1].content[1] == {
+        "type": "tool_use",
+        "id": expected_in[1]["parts"][1]["id"],
+        "name": expected_in[1]["parts"][1]["name"],
+        "input": expected_in[1]["parts"][1]["arguments"],
+    }
+    assert messages[2].content[0]["type"] == "tool_result"
+    assert messages[2].content[0]["tool_use_id"] == expected_in[1]["parts"][1]["id"]
+    assert messages[3].input_tokens == attributes["gen_ai.usage.input_tokens"]
+    assert messages[3].output_tokens == attributes["gen_ai.usage.output_tokens"]
+    assert session.model == attributes["gen_ai.response.model"]
+    assert session.agent == "billing-agent"
+
+
+def test_the_deprecated_prompt_and_completion_form_imports_the_same_messages(client, key):
+    current = json.loads((GENAI / "otel_genai_client_span_tool_calls.json").read_text())
+    old = json.loads((GENAI / "otel_genai_deprecated_client_span_tool_calls.json").read_text())
+    post(client, key, export(span("00f067aa0ba902b7", current)))
+    stored_current = list(Message.objects.order_by("seq").values_list("role", "content"))
+    Message.objects.all().delete()
+    AgentSession.objects.all().delete()
+    assert post(client, key, export(span("00f067aa0ba902b8", old))).status_code == 200
+    assert list(Message.objects.order_by("seq").values_list("role", "content")) == stored_current
+
+
+def test_calls_append_only_what_is_new_and_a_resend_is_a_no_op(client, key) -> None:
+    first = call(
+        "a000000000000001", [text("user", "Fix the bug.")], "Looking.", start=1, tokens=100
+    )
+    history = [text("user", "Fix the bug."), text("assistant", "Looking."), text("user", "Go on.")]
+    second = call("a000000000000002", history, "Done.", start=2, tokens=160)
+    assert post(client, key, export(first)).status_code == 200
+    assert post(client, key, export(second)).status_code == 200
+    assert post(client, key, export(first, second)).status_code == 200
+    session = AgentSession.objects.get(external_id="conv-1")
+    assert list(Message.objects.filter(session=session).values_list("seq", "role")) == [
+        (0, "user"),
+        (1, "assistant"),
+        (2, "user"),
+        (3, "assistant"),
+    ]
+    assert not CompactionEvent.objects.exists()
+
+
+def test_a_prompt_that_stops_extending_the_history_is_an_observed_compaction(client, key):
+    long = [text("user", f"step {i}") for i in range(6)]
+    before = call("b000000000000001", long, "ok", start=1, tokens=150_000)
+    summary = {"role": "user", "parts": [{"type": "compaction", "content": "Goal: fix the bug."}]}
+    after = call("b000000000000002", [summary, text("user", "step 6")], "ok", start=2, tokens=9_000)
+    post(client, key, export(before, after))
+    event = CompactionEvent.objects.get()
+    assert event.seq == 7  # six prompts and one answer came first
+    assert (event.replaced_from_seq, event.replaced_to_seq) == (0, 6)
+    assert (event.tokens_before, event.tokens_after) == (150_000, 9_000)
+    assert (event.strategy, event.summary, event.summary_seq) == (
+        "summarize",
+        "Goal: fix the bug.",
+        7,
+    )
+
+
+def test_the_compacted_event_carries_the_reported_numbers(client, key) -> None:
+    event = {
+        "timeUnixNano": "1770000000000000500",
+        "name": "gen_ai.conversation.compacted",
+        "attributes": [
+            attr("gen_ai.compaction.trigger", "auto"),
+            attr("gen_ai.compaction.tokens_before", 180_000),
+            attr("gen_ai.compaction.tokens_after", 30_000),
+            attr("gen_ai.compaction.summary", "Goal: migrate billing."),
+        ],
+    }
+    first = call("c000000000000001", [text("user", "a")], "b", start=1, tokens=10)
+    second = call(
+        "c000000000000002", [text("user", "Goal: migrate billing.")], "c", start=2, tokens=20
+    )
+    second["events"] = [event]
+    post(client, key, export(first, second))
+    stored = CompactionEvent.objects.get()
+    assert (stored.trigger, stored.tokens_before, stored.tokens_after) == ("auto", 180_000, 30_000)
+    assert stored.summary == "Goal: migrate billing."
+
+
+def test_cached_tokens_are_split_out_of_input_tokens(client, key) -> None:
+    body = call(
+        "d000000000000001",
+        [text("user", "hi")],
+        "hello",
+        start=1,
+        tokens=1_000,
+        **{"gen_ai.usage.cache_read.input_tokens": 900},
+    )
+    post(client, key, export(body))
+    answer = Message.objects.get(role="assistant")
+    assert (answer.input_tokens, answer.cache_read_input_tokens) == (100, 900)
+    assert answer.context_tokens == 1_000
+
+
+def test_protobuf_and_gzip_are_accepted(client, key) -> None:
+    request = trace_service_pb2.ExportTraceServiceRequest()
+    pb_span = request.resource_spans.add().scope_spans.add().spans.add()
+    pb_span.trace_id = bytes.fromhex(TRACE)
+    pb_span.span_id = bytes.fromhex("e000000000000001")
+    pb_span.name = "chat"
+    for k, v in {
+        "gen_ai.conversation.id": "conv-pb",
+        "gen_ai.input.messages": json.dumps([text("user", "ping")]),
+        "gen_ai.output.messages": json.dumps([text("assistant", "pong")]),
+    }.items():
+        pb_span.attributes.append(
+            common_pb2.KeyValue(key=k, value=common_pb2.AnyValue(string_value=v))
+        )
+    response = post(
+        client,
+        key,
+        gzip.compress(request.SerializeToString()),
+        content_type="application/x-protobuf",
+        headers={"Content-Encoding": "gzip"},
+    )
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/x-protobuf"
+    answer = trace_service_pb2.ExportTraceServiceResponse.FromString(response.content)
+    assert not answer.HasField("partial_success")
+    assert [m.content[0]["text"] for m in Message.objects.order_by("seq")] == ["ping", "pong"]
+
+
+def test_unreadable_spans_are_rejected_as_partial_success(client, key) -> None:
+    good = call("f000000000000001", [text("user", "a")], "b", start=1, tokens=1)
+    bad_json = span("f000000000000002", {"gen_ai.input.messages": "[not json"})
+    bad_id = span("xyz", {"gen_ai.operation.name": "chat"})
+    response = post(client, key, export(good, bad_json, bad_id))
+    assert response.status_code == 200
+    assert response.json() == {
+        "partialSuccess": {
+            "rejectedSpans": "2",
+            "errorMessage": "resourceSpans[0].scopeSpans[0].spans[1]: gen_ai.input.messages: "
+            "not valid JSON (Expecting value); resourceSpans[0].scopeSpans[0].spans[2].spanId: "
+            "not a 8-byte hex id",
+        }
+    }
+    assert Message.objects.count() == 2
+
+
+def test_bad_requests_get_the_spec_answers(client, key) -> None:
+    assert post(client, "st_nope_x", export()).status_code == 401
+    missing = client.post(URL, data="{}", content_type="application/json")
+    assert (missing.status_code, missing.json()) == (
+        401,
+        {"code": 16, "message": "Authorization: missing, unknown or revoked project key"},
+    )
+    malformed = post(client, key, b"{oops")
+    assert (malformed.status_code, malformed.json()["message"]) == (
+        400,
+        "body: malformed JSON at line 1 column 2: Expecting property name enclosed in double "
+        "quotes",
+    )
+    wrong_type = post(client, key, b"x", content_type="text/plain")
+    assert (wrong_type.status_code, wrong_type.json()["message"]) == (
+        415,
+        "Content-Type: 'text/plain' is not supported (use application/x-protobuf or "
+        "application/json)",
+    )
+    not_pb = post(client, key, b"\xff\xff\xff", content_type="application/x-protobuf")
+    assert not_pb.status_code == 400
+    assert client.get(URL).status_code == 405
+
+
+def test_too_large_is_413(client, key, settings) -> None:
+    settings.INGEST_MAX_BODY_BYTES = 100
+    body = gzip.compress(
+        json.dumps(export(*[span(f"{i:016x}", {}) for i in range(1, 20)])).encode()
+    )
+    response = post(client, key, body, headers={"Content-Encoding": "gzip"})
+    assert (response.status_code, response.json()["message"]) == (
+        413,
+        "body: larger than the 100-byte limit after decompression",
+    )
+
+
+def test_overload_answers_429_and_503_with_retry_after(client, key, monkeypatch) -> None:
+    import threading
+
+    monkeypatch.setattr(otlp_api, "_slots", threading.Semaphore(0))
+    busy = post(client, key, export())
+    assert (busy.status_code, busy["Retry-After"]) == (429, "1")
+    monkeypatch.setattr(otlp_api, "_slots", threading.Semaphore(1))
+
+    def down(**kwargs: Any) -> None:
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(otlp, "spans_ingest", down)
+    unavailable = post(client, key, export())
+    assert (unavailable.status_code, unavailable["Retry-After"]) == (503, "5")
+    assert unavailable.json() == {"code": 14, "message": "storage unavailable; retry later"}
+
+
+def test_conversations_are_isolated_by_project(client) -> None:
+    key_a, key_b = make_key(), make_key()
+    body = export(call("a100000000000001", [text("user", "secret")], "ok", start=1, tokens=5))
+    post(client, key_a, body)
+    post(client, key_b, body)
+    sessions = AgentSession.objects.filter(external_id="conv-1")
+    assert sessions.count() == 2
+    assert {s.message_count for s in sessions} == {2}
+    other = client.get(
+        "/api/v1/sessions/conv-1/messages", headers={"Authorization": f"Bearer {make_key()}"}
+    )
+    assert other.status_code == 404
+
+
+VERCEL = CORPUS / "otel_genai" / "openinference-vercel" / "all-spans.json"
+
+
+def test_the_vercel_sdk_span_dump_imports_one_session_per_model_call() -> None:
+    data = json.loads(VERCEL.read_text())
+    calls = [s for s in data if "ai.prompt.messages" in s["attributes"]]
+    result = otlp.spans_ingest(project=make_project(), spans=otlp.spans_from_file_data(data))
+    assert result.rejected == 0
+    assert AgentSession.objects.count() == len({s["spanContext"]["traceId"] for s in calls})
+    prompts = Message.objects.filter(role="user").values_list("content", flat=True)
+    first_prompt = json.loads(calls[0]["attributes"]["ai.prompt.messages"])[0]["content"][0]
+    assert [{"type": "text", "text": first_prompt["text"]}] in list(prompts)
+
+
+@pytest.mark.parametrize("path", sorted(GENAI.glob("*.json")), ids=lambda p: Path(p).name)
+def test_every_genai_fixture_reads_without_rejection(path: Path) -> None:
+    spans = otlp.spans_from_file_data(json.loads(path.read_text()))
+    result = otlp.spans_ingest(project=make_project(), spans=spans)
+    assert result.rejected == 0
+    assert result.accepted == 1

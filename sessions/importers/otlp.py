@@ -2,17 +2,12 @@
 
 A conversation (``gen_ai.conversation.id``, else the trace id) is one session. Each model
 call span carries the whole prompt it sent (``gen_ai.input.messages``, or the
-``gen_ai.client.inference.operation.details`` event, or the older ``gen_ai.prompt``) and its
-answer (``gen_ai.output.messages``). The raw trace keeps what was new at each call: while a
-call's prompt extends the previous context only the new messages are stored; when it does not
-(the harness compacted or edited the history) the new messages are stored too and an
-observed compaction is recorded at the first of them, with the replaced range, the context
-before (last call) and after (this call), and the summary when a ``compaction`` part or a
-``gen_ai.conversation.compacted`` event carries one.
-
-The running context of each conversation (message hashes and seqs) is kept in the session's
-metadata under ``otlp`` so that spans arriving in later requests continue it; resending a
-span that is already reflected is a no-op.
+``gen_ai.client.inference.operation.details`` event, or the older ``gen_ai.prompt`` and
+per-message events) and its answer (``gen_ai.output.messages``); ``sessions.importers.calls``
+turns those prompts into the raw trace and observed compactions. A ``compaction`` part
+(CompactionPart) in a prompt is the summary; a ``gen_ai.conversation.compacted`` span event
+reports the compaction's trigger, tokens and summary (attribute names under
+``gen_ai.compaction.``).
 """
 
 from __future__ import annotations
@@ -22,16 +17,12 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from django.db import connection
-
-from sessions import services
 from sessions.errors import BadRequest
-from sessions.importers.report import FileReport, ImportReport
-from sessions.importers.writer import SessionWriter
-from sessions.models import AgentSession, Project
+from sessions.importers.calls import Call, conversation_ingest
+from sessions.importers.report import ImportReport
+from sessions.models import Project
 
 FORMAT = "otlp"
 COMPACTED_EVENT = "gen_ai.conversation.compacted"
@@ -42,7 +33,6 @@ _ROLE_EVENTS = {
     "gen_ai.assistant.message": "assistant",
     "gen_ai.tool.message": "tool",
 }
-_HASH_CHARS = 16
 
 
 class SpanError(ValueError):
@@ -413,18 +403,6 @@ def _event_messages(span: Span) -> tuple[list[Any], list[Any]]:
     return inputs, outputs
 
 
-@dataclass
-class Call:
-    """One model call read from a span: the prompt, the answer and what it reported."""
-
-    span: Span
-    inputs: list[dict[str, Any]]
-    outputs: list[dict[str, Any]]
-    usage: dict[str, int] | None
-    model: str | None
-    compacted: dict[str, Any] | None
-
-
 def _int_attr(span: Span, *keys: str) -> int | None:
     value = span.attr(*keys)
     try:
@@ -498,12 +476,14 @@ def call_from_span(span: Span) -> Call | None:
     wire_outputs = [chat_message(m) for m in outputs[:1]]
     model = span.attr("gen_ai.response.model", "gen_ai.request.model", "ai.model.id")
     return Call(
-        span,
-        wire_inputs,
-        wire_outputs,
-        _usage(span),
-        str(model) if model else None,
-        _compacted(span),
+        key=span.span_id,
+        inputs=wire_inputs,
+        outputs=wire_outputs,
+        usage=_usage(span),
+        model=str(model) if model else None,
+        start_ns=span.start_ns,
+        end_ns=span.end_ns,
+        compacted=_compacted(span),
     )
 
 
@@ -513,173 +493,6 @@ def call_from_span(span: Span) -> Call | None:
 def conversation_id(span: Span) -> str:
     value = span.attr("gen_ai.conversation.id", "session.id")
     return str(value)[:200] if value else f"trace-{span.trace_id}"
-
-
-def _digest(message: dict[str, Any]) -> str:
-    return services.message_hash(role=message["role"], blocks=message["content"])[:_HASH_CHARS]
-
-
-def _iso(nanos: int) -> str | None:
-    if not nanos:
-        return None
-    return datetime.fromtimestamp(nanos / 1e9, tz=UTC).isoformat()
-
-
-def _find_summary(messages: Sequence[dict[str, Any]]) -> tuple[int | None, str]:
-    for index, message in enumerate(messages):
-        for block in message["content"]:
-            if block.get("type") == "compaction":
-                return index, str(block.get("content") or "")
-    return None, ""
-
-
-@dataclass
-class _State:
-    hashes: list[str]
-    seqs: list[int]
-    next_seq: int
-    last_context: int | None
-
-    @classmethod
-    def load(cls, metadata: Mapping[str, Any]) -> _State:
-        found = metadata.get("otlp")
-        raw: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-        return cls(
-            list(raw.get("context", [])),
-            list(raw.get("seqs", [])),
-            int(raw.get("next_seq", 0)),
-            raw.get("last_context"),
-        )
-
-    def dump(self) -> dict[str, Any]:
-        return {
-            "context": self.hashes,
-            "seqs": self.seqs,
-            "next_seq": self.next_seq,
-            "last_context": self.last_context,
-        }
-
-
-def _context_tokens(usage: dict[str, int] | None) -> int | None:
-    if usage is None:
-        return None
-    return (
-        usage["input_tokens"]
-        + usage["cache_read_input_tokens"]
-        + usage["cache_creation_input_tokens"]
-    )
-
-
-def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
-    full = call.inputs + call.outputs
-    hashes = [_digest(m) for m in full]
-    known = state.hashes
-    if hashes and hashes == known[: len(hashes)]:
-        return  # already reflected: a resend, or an older call arriving late
-    common = 0
-    for old, new in zip(known, hashes, strict=False):
-        if old != new:
-            break
-        common += 1
-    first_new = state.next_seq
-    rewritten = common < len(known)
-    seqs = state.seqs[:common]
-    stamp = _iso(call.span.end_ns)
-    for index in range(common, len(full)):
-        message = dict(full[index])
-        message["seq"] = state.next_seq
-        if index >= len(call.inputs):
-            message["timestamp"] = stamp
-            if index == len(call.inputs) and call.usage is not None:
-                message["usage"] = call.usage
-        writer.add_message(message)
-        seqs.append(state.next_seq)
-        state.next_seq += 1
-    this_context = _context_tokens(call.usage)
-    if rewritten or call.compacted is not None:
-        summary_index, summary = _find_summary(full[common:])
-        explicit = call.compacted or {}
-        replaced = {"from_seq": state.seqs[common], "to_seq": state.seqs[-1]} if rewritten else None
-        writer.add_compaction(
-            {
-                "seq": first_new,
-                "trigger": explicit.get("trigger") or "unknown",
-                "strategy": explicit.get("strategy")
-                or ("summarize" if summary or explicit.get("summary") else "rewrite"),
-                "tokens_before": explicit.get("tokens_before") or state.last_context,
-                "tokens_after": explicit.get("tokens_after") or this_context,
-                "summary": explicit.get("summary") or summary,
-                "summary_seq": first_new + summary_index if summary_index is not None else None,
-                "replaced": replaced,
-                "duration_ms": explicit.get("duration_ms"),
-                "error": explicit.get("error"),
-                "kept": {"span_id": call.span.span_id},
-            }
-        )
-    state.hashes = hashes
-    state.seqs = seqs
-    if this_context is not None:
-        state.last_context = this_context
-
-
-class _ConversationLock:
-    """Serialise the read-modify-write of one conversation's running context (PostgreSQL
-    advisory lock; other databases serialise writers anyway)."""
-
-    def __init__(self, project: Project, external_id: str) -> None:
-        digest = hashlib.sha256(f"{project.pk}:{external_id}".encode()).digest()
-        self.key = int.from_bytes(digest[:8], "big", signed=True)
-
-    def __enter__(self) -> None:
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_lock(%s)", [self.key])
-
-    def __exit__(self, *exc: object) -> None:
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s)", [self.key])
-
-
-def conversation_ingest(
-    *,
-    project: Project,
-    external_id: str,
-    calls: Sequence[Call],
-    file: FileReport,
-    report: ImportReport,
-) -> None:
-    """Append the calls of one conversation (any order in, start-time order applied)."""
-    ordered = sorted(calls, key=lambda c: (c.span.start_ns, c.span.span_id))
-    with _ConversationLock(project, external_id):
-        existing = AgentSession.objects.filter(project=project, external_id=external_id).first()
-        metadata = dict(existing.metadata) if existing is not None else {}
-        state = _State.load(metadata)
-        writer = SessionWriter(
-            project=project,
-            external_id=external_id,
-            session=report.session(external_id),
-            file=file,
-        )
-        for call in ordered:
-            _apply_call(call, state, writer)
-        first = ordered[0].span
-        metadata["source"] = metadata.get("source") or FORMAT
-        metadata["otlp"] = state.dump()
-        provider = first.attr("gen_ai.provider.name", "gen_ai.system")
-        if provider:
-            metadata.setdefault("provider", provider)
-        fields: dict[str, Any] = {"metadata": metadata}
-        agent = first.attr("gen_ai.agent.name", "service.name")
-        if agent and (existing is None or not existing.agent):
-            fields["agent"] = str(agent)[:200]
-        model = next((c.model for c in reversed(ordered) if c.model), None)
-        if model:
-            fields["model"] = model[:200]
-        if existing is None or existing.started_at is None:
-            fields["started_at"] = _iso(first.start_ns)
-        fields["ended_at"] = _iso(max(c.span.end_ns for c in ordered))
-        writer.flush(session=fields)
 
 
 @dataclass
@@ -704,6 +517,7 @@ def spans_ingest(
     result = TraceResult()
     file = result.report.file(source, format=FORMAT)
     by_conversation: dict[str, list[Call]] = {}
+    first_span: dict[str, Span] = {}
     for item in spans:
         if isinstance(item, SpanError):
             result.rejected += 1
@@ -722,14 +536,23 @@ def spans_ingest(
         if call is None:
             file.ignored[str(item.attr("gen_ai.operation.name") or "not a model call")] += 1
             continue
-        by_conversation.setdefault(conversation_id(item), []).append(call)
+        key = conversation_id(item)
+        by_conversation.setdefault(key, []).append(call)
+        first_span.setdefault(key, item)
     for external_id, calls in by_conversation.items():
+        span = first_span[external_id]
+        provider = span.attr("gen_ai.provider.name", "gen_ai.system")
         conversation_ingest(
             project=project,
             external_id=external_id,
             calls=calls,
             file=file,
             report=result.report,
+            source=FORMAT,
+            session={
+                "agent": span.attr("gen_ai.agent.name", "service.name"),
+                "metadata": {"provider": provider} if provider else {},
+            },
         )
     return result
 

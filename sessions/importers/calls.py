@@ -1,0 +1,233 @@
+"""Traces that log whole prompts per model call (OTLP GenAI spans, Anthropic request logs,
+OpenAI-style trajectories) turned into the canonical trace.
+
+Each call carries the prompt it sent and the answer it got. The raw trace keeps what was new
+at each call: while a prompt extends the previous context, only the new messages are stored;
+when it does not (the harness compacted, truncated or edited the history), its new messages
+are stored too and an observed compaction is recorded at the first of them, with the
+replaced range and the context before (last call) and after (this call).
+
+A conversation's running context (message hashes and seqs) is kept in the session metadata
+under ``calls``, so calls arriving in a later request continue it, and a call that is already
+reflected (a resend) changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connection
+
+from sessions import services
+from sessions.importers.report import FileReport, ImportReport
+from sessions.importers.writer import SessionWriter
+from sessions.models import AgentSession, Project
+
+_HASH_CHARS = 16
+STATE_KEY = "calls"
+
+
+@dataclass
+class Call:
+    """One model call: the prompt (wire messages, no seq), the answer, what it reported.
+
+    ``compactions`` are events the call itself reported (a server-side ``compaction`` block,
+    ``context_management.applied_edits``); they are recorded at the answer's seq.
+    ``compacted`` is an explicit report that the prompt was compacted before this call.
+    """
+
+    key: str
+    inputs: list[dict[str, Any]]
+    outputs: list[dict[str, Any]]
+    usage: dict[str, Any] | None = None
+    model: str | None = None
+    start_ns: int = 0
+    end_ns: int = 0
+    compacted: dict[str, Any] | None = None
+    compactions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def iso(nanos: int) -> str | None:
+    if not nanos:
+        return None
+    return datetime.fromtimestamp(nanos / 1e9, tz=UTC).isoformat()
+
+
+def _digest(message: Mapping[str, Any]) -> str:
+    content = message["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    return services.message_hash(role=message["role"], blocks=blocks)[:_HASH_CHARS]
+
+
+def _find_summary(messages: Sequence[Mapping[str, Any]]) -> tuple[int | None, str]:
+    for index, message in enumerate(messages):
+        content = message["content"]
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, Mapping) and block.get("type") == "compaction":
+                return index, str(block.get("content") or "")
+    return None, ""
+
+
+def context_tokens(usage: Mapping[str, Any] | None) -> int | None:
+    if usage is None:
+        return None
+    return (
+        int(usage.get("input_tokens") or 0)
+        + int(usage.get("cache_read_input_tokens") or 0)
+        + int(usage.get("cache_creation_input_tokens") or 0)
+    )
+
+
+@dataclass
+class _State:
+    hashes: list[str]
+    seqs: list[int]
+    next_seq: int
+    last_context: int | None
+
+    @classmethod
+    def load(cls, metadata: Mapping[str, Any]) -> _State:
+        found = metadata.get(STATE_KEY)
+        raw: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        return cls(
+            list(raw.get("context", [])),
+            list(raw.get("seqs", [])),
+            int(raw.get("next_seq", 0)),
+            raw.get("last_context"),
+        )
+
+    def dump(self) -> dict[str, Any]:
+        return {
+            "context": self.hashes,
+            "seqs": self.seqs,
+            "next_seq": self.next_seq,
+            "last_context": self.last_context,
+        }
+
+
+def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
+    full = call.inputs + call.outputs
+    hashes = [_digest(m) for m in full]
+    known = state.hashes
+    if hashes and hashes == known[: len(hashes)]:
+        return  # already reflected: a resend, or an older call arriving late
+    common = 0
+    for old, new in zip(known, hashes, strict=False):
+        if old != new:
+            break
+        common += 1
+    first_new = state.next_seq
+    rewritten = common < len(known)
+    seqs = state.seqs[:common]
+    stamp = iso(call.end_ns)
+    answer_seq: int | None = None
+    for index in range(common, len(full)):
+        message = dict(full[index])
+        message["seq"] = state.next_seq
+        if index >= len(call.inputs):
+            if stamp and "timestamp" not in message:
+                message["timestamp"] = stamp
+            if index == len(call.inputs):
+                answer_seq = state.next_seq
+                if call.usage is not None:
+                    message["usage"] = call.usage
+        writer.add_message(message)
+        seqs.append(state.next_seq)
+        state.next_seq += 1
+    this_context = context_tokens(call.usage)
+    if rewritten or call.compacted is not None:
+        summary_index, summary = _find_summary(full[common:])
+        explicit = call.compacted or {}
+        replaced = {"from_seq": state.seqs[common], "to_seq": state.seqs[-1]} if rewritten else None
+        writer.add_compaction(
+            {
+                "seq": first_new,
+                "trigger": explicit.get("trigger") or "unknown",
+                "strategy": explicit.get("strategy")
+                or ("summarize" if summary or explicit.get("summary") else "rewrite"),
+                "tokens_before": explicit.get("tokens_before") or state.last_context,
+                "tokens_after": explicit.get("tokens_after") or this_context,
+                "summary": explicit.get("summary") or summary,
+                "summary_seq": first_new + summary_index if summary_index is not None else None,
+                "replaced": replaced,
+                "duration_ms": explicit.get("duration_ms"),
+                "error": explicit.get("error"),
+                "kept": {"call": call.key},
+            }
+        )
+    if answer_seq is not None:
+        for event in call.compactions:
+            writer.add_compaction({**event, "seq": answer_seq})
+    state.hashes = hashes
+    state.seqs = seqs
+    if this_context is not None:
+        state.last_context = this_context
+
+
+class _ConversationLock:
+    """Serialise the read-modify-write of one conversation's running context (a PostgreSQL
+    advisory lock; SQLite serialises writers anyway)."""
+
+    def __init__(self, project: Project, external_id: str) -> None:
+        digest = hashlib.sha256(f"{project.pk}:{external_id}".encode()).digest()
+        self.key = int.from_bytes(digest[:8], "big", signed=True)
+
+    def __enter__(self) -> None:
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_lock(%s)", [self.key])
+
+    def __exit__(self, *exc: object) -> None:
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [self.key])
+
+
+def conversation_ingest(
+    *,
+    project: Project,
+    external_id: str,
+    calls: Sequence[Call],
+    file: FileReport,
+    report: ImportReport,
+    source: str,
+    session: Mapping[str, Any] | None = None,
+    ordered: bool = False,
+) -> None:
+    """Append the calls of one conversation. Unless ``ordered``, they are sorted by start
+    time first (spans arrive in any order)."""
+    if not calls:
+        return
+    calls = list(calls) if ordered else sorted(calls, key=lambda c: (c.start_ns, c.key))
+    with _ConversationLock(project, external_id):
+        existing = AgentSession.objects.filter(project=project, external_id=external_id).first()
+        metadata = dict(existing.metadata) if existing is not None else {}
+        state = _State.load(metadata)
+        writer = SessionWriter(
+            project=project,
+            external_id=external_id,
+            session=report.session(external_id),
+            file=file,
+        )
+        for call in calls:
+            _apply_call(call, state, writer)
+        extra = dict(session or {})
+        metadata.update(extra.pop("metadata", None) or {})
+        metadata["source"] = metadata.get("source") or source
+        metadata[STATE_KEY] = state.dump()
+        fields: dict[str, Any] = {"metadata": metadata}
+        if extra.get("agent") and (existing is None or not existing.agent):
+            fields["agent"] = str(extra["agent"])[:200]
+        model = next((c.model for c in reversed(calls) if c.model), None)
+        if model:
+            fields["model"] = model[:200]
+        if (existing is None or existing.started_at is None) and calls[0].start_ns:
+            fields["started_at"] = iso(calls[0].start_ns)
+        end = max(c.end_ns for c in calls)
+        if end:
+            fields["ended_at"] = iso(end)
+        writer.flush(session=fields)

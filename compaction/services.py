@@ -64,6 +64,24 @@ def _window(session: AgentSession) -> int:
     return session.context_window or DEFAULT_WINDOW
 
 
+def calibrated_counter(
+    messages: Sequence[EngineMessage], events: Sequence[CompactionEvent]
+) -> tokens.CalibratedCounter:
+    """A counter fitted on the calls whose whole context is in the trace.
+
+    After a compaction whose summary was reported beside the trace (not as a message), the
+    model saw text we do not have; those calls are left out when enough calls precede it.
+    """
+    starts = [e.seq for e in events]
+    cut = min((e.seq for e in events if e.summary_seq is None), default=None)
+    sample = list(messages)
+    if cut is not None:
+        before = [m for m in messages if m.seq < cut]
+        if sum(1 for m in before if m.role == "assistant" and m.usage is not None) >= 3:
+            sample = before
+    return tokens.calibrate(sample, context_starts=starts)
+
+
 # --- analysis ----------------------------------------------------------------------------
 
 
@@ -186,7 +204,7 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         events = list(CompactionEvent.objects.filter(session=session).order_by("seq", "pk"))
         probes = engine_probes(session)
         starts = [e.seq for e in events]
-        counter = tokens.calibrate(messages, context_starts=starts)
+        counter = calibrated_counter(messages, events)
         curve = tokens.observed_curve(messages, counter, _window(session), context_starts=starts)
         orphans = evals.pair_validity(messages).orphans
         spans = [_observed_span(i, e, messages, curve, probes) for i, e in enumerate(events)]
@@ -337,15 +355,8 @@ def _span_rows(run: ReplayRun, result: replay.ReplayResult) -> list[CompactionSp
                 summary_sections=data["summary"] or {},
                 retention=data["retention"]["items"] if data["retention"] else [],
                 retention_score=span.retention.score if span.retention else None,
-                failed=bool(span.splice.barely_changed or not span.pairs.ok),
-                failure_reason="; ".join(
-                    reason
-                    for reason in (
-                        span.splice.warning,
-                        None if span.pairs.ok else "splice left orphan tool pairs",
-                    )
-                    if reason
-                ),
+                failed=_replayed_failure(span) != "",
+                failure_reason=_replayed_failure(span),
                 details={
                     "splice": data["splice"],
                     "pairs": data["pairs"],
@@ -358,6 +369,17 @@ def _span_rows(run: ReplayRun, result: replay.ReplayResult) -> list[CompactionSp
             )
         )
     return rows
+
+
+def _replayed_failure(span: replay.Span) -> str:
+    """Why a replayed step failed, or "". Clearing tool results is a small step by design, so
+    the "barely changed" rule applies only to splices that replace messages."""
+    reasons = []
+    if span.stage != "clear_tool_results" and span.splice.warning:
+        reasons.append(span.splice.warning)
+    if not span.pairs.ok:
+        reasons.append("splice left orphan tool pairs")
+    return "; ".join(reasons)
 
 
 def _observed_totals(curve: Sequence[tokens.CurvePoint], compactions: int) -> dict[str, Any]:
@@ -378,7 +400,7 @@ def _evals(result: replay.ReplayResult, observed: dict[str, Any]) -> dict[str, A
         "retention_score": min(scores) if scores else None,
         "mean_retention_score": sum(scores) / len(scores) if scores else None,
         "lost_facts": sorted({f.text for s in spans if s.retention for f in s.retention.lost}),
-        "failed_splices": sum(1 for s in spans if s.splice.barely_changed or not s.pairs.ok),
+        "failed_splices": sum(1 for s in spans if _replayed_failure(s)),
         "orphan_pairs": result.totals.orphan_pairs,
         "observed": observed,
         "difference": {
@@ -398,9 +420,9 @@ def replay_run_execute(*, run_id: int) -> None:
     mine = ReplayRun.objects.filter(pk=run.pk, status=ReplayStatus.RUNNING, attempts=attempt)
     try:
         messages = engine_messages(session)
-        events = CompactionEvent.objects.filter(session=session)
-        starts = list(events.values_list("seq", flat=True))
-        skip = [seq for seq in events.values_list("summary_seq", flat=True) if seq is not None]
+        events = list(CompactionEvent.objects.filter(session=session).order_by("seq"))
+        starts = [e.seq for e in events]
+        skip = [e.summary_seq for e in events if e.summary_seq is not None]
         policy = Policy.from_dict(run.policy)
 
         def progress(done: int, total: int) -> None:
@@ -411,7 +433,7 @@ def replay_run_execute(*, run_id: int) -> None:
                 heartbeat_at=timezone.now(),
             )
 
-        counter = tokens.calibrate(messages, context_starts=starts)
+        counter = calibrated_counter(messages, events)
         observed = _observed_totals(
             tokens.observed_curve(messages, counter, _window(session), context_starts=starts),
             compactions=len(starts),
@@ -424,6 +446,7 @@ def replay_run_execute(*, run_id: int) -> None:
             progress=progress,
             skip_seqs=skip,
             probes=engine_probes(session),
+            measured=tokens.attribute_usage(messages, counter, context_starts=starts),
         )
     except DatabaseError:
         raise  # infrastructure: the task retries

@@ -29,7 +29,13 @@ from compaction.engine.strategies import (
     seq_ranges,
 )
 from compaction.engine.summarizers import Summarizer, summarizer_from_name
-from compaction.engine.tokens import MESSAGE_OVERHEAD, CharCounter, CurvePoint, TokenCounter
+from compaction.engine.tokens import (
+    MESSAGE_OVERHEAD,
+    Attribution,
+    CharCounter,
+    CurvePoint,
+    TokenCounter,
+)
 
 Progress = Callable[[int, int], None]
 
@@ -56,6 +62,10 @@ class CachedCounter:
 
     def count(self, messages: Iterable[Message]) -> int:
         return sum(self.count_message(m) for m in messages)
+
+    def seed(self, message: Message, tokens: int) -> None:
+        """Use a measured count for this message object (see ``attribute_usage``)."""
+        self._cache[id(message)] = (message, tokens)
 
 
 @dataclass(frozen=True)
@@ -173,6 +183,7 @@ def replay(
     skip_seqs: Iterable[int] = (),
     probes: Iterable[Probe] = (),
     evaluate: bool = True,
+    measured: Attribution | None = None,
 ) -> ReplayResult:
     """Walk the trace, compacting before each model call when ``policy`` says so.
 
@@ -183,6 +194,9 @@ def replay(
     * ``skip_seqs``: raw messages the original harness added when it compacted (its summary),
       which a replay under another policy must not see.
     * ``progress(done, total)`` is called about every 1% of the calls and at the end.
+    * ``measured``: per-message tokens taken from the trace's usage
+      (:func:`~compaction.engine.tokens.attribute_usage`); unchanged messages count as measured,
+      so until the policy changes something the replayed curve is the reported one.
 
     Deterministic for the offline summarizer. Curve points are estimates by nature.
 
@@ -193,7 +207,12 @@ def replay(
     """
     inner = counter if counter is not None else CharCounter()
     cached = CachedCounter(inner)
-    base = base_tokens if base_tokens is not None else int(getattr(inner, "base_tokens", 0))
+    if base_tokens is not None:
+        base = base_tokens
+    elif measured is not None:
+        base = measured.base_tokens
+    else:
+        base = int(getattr(inner, "base_tokens", 0))
     if summarizer is None:
         summarizer = summarizer_from_name(policy.summarizer)
     skip = set(skip_seqs)
@@ -218,6 +237,8 @@ def replay(
         m = _without_compaction_blocks(raw)
         if m is None:
             continue
+        if measured is not None and m is raw and m.seq in measured.counts:
+            cached.seed(m, measured.counts[m.seq])
         if m.role == "assistant":
             results: list[StrategyResult] = []
             trigger = ""

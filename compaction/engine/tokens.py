@@ -455,6 +455,103 @@ class AnthropicCounter:
         return max(0, self.count_wire([{"role": "user", "content": text}]) - self._baseline)
 
 
+# --- attribution ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Tokens per message measured from reported usage, and the per-call base.
+
+    ``counts`` maps a seq to the tokens that message added to the context, taken from the
+    growth of the reported context size between two calls; ``estimated`` lists the seqs that
+    had no such measurement and were counted with the counter instead.
+    """
+
+    base_tokens: int
+    counts: Mapping[int, int]
+    estimated: frozenset[int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "base_tokens": self.base_tokens,
+            "measured": len(self.counts) - len(self.estimated),
+            "estimated": len(self.estimated),
+        }
+
+
+def _share(total: int, weights: Sequence[int]) -> list[int]:
+    """Split ``total`` in proportion to ``weights`` (largest remainders), summing exactly."""
+    weight_sum = sum(weights)
+    if weight_sum <= 0:
+        weights = [1] * len(weights)
+        weight_sum = len(weights)
+    raw = [total * w / weight_sum for w in weights]
+    out = [math.floor(x) for x in raw]
+    order = sorted(range(len(raw)), key=lambda i: raw[i] - out[i], reverse=True)
+    for i in order[: total - sum(out)]:
+        out[i] += 1
+    return out
+
+
+def attribute_usage(
+    messages: Sequence[Message],
+    counter: TokenCounter,
+    *,
+    context_starts: Iterable[int] = (),
+) -> Attribution:
+    """Measure each message's tokens from the usage the trace reports.
+
+    Between two calls with usage, the context grew by exactly the messages in between (the
+    earlier call's answer and what followed it), so that growth is split over them in
+    proportion to the counter's estimates. The first call fixes the base (system prompt and
+    tools) as its context minus the estimated messages before it. Where no measurement is
+    possible (no usage, a shrinking context, the first call after an observed compaction) the
+    counter's estimate stands. Replaying with these counts reproduces the reported curve
+    exactly until the replay's policy changes something.
+
+    >>> ms = [Message(0, "user", (TextBlock("x" * 400),)),
+    ...       Message(1, "assistant", (TextBlock("ok"),), usage=Usage(input_tokens=1000)),
+    ...       Message(2, "user", (TextBlock("y" * 40),)),
+    ...       Message(3, "assistant", (TextBlock("ok"),), usage=Usage(input_tokens=1300))]
+    >>> a = attribute_usage(ms, CharCounter())
+    >>> a.base_tokens + sum(a.counts[s] for s in (0,)), sum(a.counts[s] for s in (1, 2))
+    (1000, 300)
+    """
+    starts = set(context_starts)
+    counts: dict[int, int] = {}
+    estimated: set[int] = set()
+    base: int | None = None
+    pending: list[Message] = []
+    previous: int | None = None  # context size of the last call with usage, in this segment
+    first_segment = True
+
+    def estimate(batch: Iterable[Message]) -> None:
+        for m in batch:
+            counts[m.seq] = counter.count_message(m)
+            estimated.add(m.seq)
+
+    for m in messages:
+        if m.seq in starts or any(isinstance(b, CompactionBlock) for b in m.content):
+            estimate(pending)
+            pending, previous, first_segment = [], None, False
+        if m.role == "assistant" and m.usage is not None and context_size(m.usage) > 0:
+            size = context_size(m.usage)
+            guesses = [counter.count_message(p) for p in pending]
+            if previous is not None and size - previous >= len(pending):
+                for p, n in zip(pending, _share(size - previous, guesses), strict=True):
+                    counts[p.seq] = n
+            else:
+                estimate(pending)
+                if previous is None and first_segment and base is None:
+                    base = max(0, size - sum(guesses))
+            pending, previous = [], size
+        pending.append(m)
+    estimate(pending)
+    if base is None:
+        base = int(getattr(counter, "base_tokens", 0))
+    return Attribution(base, counts, frozenset(estimated))
+
+
 # --- observed curve ----------------------------------------------------------------------------
 
 

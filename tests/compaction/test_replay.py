@@ -176,3 +176,24 @@ def test_experiment_needs_a_policy_and_a_session():
     with pytest.raises(BadRequest, match="sessions: no session matches"):
         services.experiment_start(project=project, name="x", policies=[{}], sessions=[])
     assert not Experiment.objects.exists()
+
+
+def test_a_replay_that_never_compacts_reproduces_the_observed_curve(session):
+    services.session_analyse(session_id=session.pk)
+    run = services.replay_run_start(
+        session=session,
+        policy={"soft_limit": 900_000, "hard_limit": 900_000, "context_window": 1_000_000},
+    )
+    services.replay_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    observed = [(p["seq"], p["context_tokens"]) for p in session.analysis.curve]
+    assert [(p["seq"], p["context_tokens"]) for p in run.curve] == observed
+    assert run.evals["difference"]["input_tokens"] == 0
+
+
+def test_clearing_tool_results_is_not_judged_a_failed_splice(session):
+    run = services.replay_run_start(session=session, policy=SMALL_POLICY)
+    services.replay_run_execute(run_id=run.pk)
+    clears = CompactionSpan.objects.filter(replay=run, stage="clear_tool_results")
+    assert clears.exists()
+    assert not clears.filter(failed=True).exists()

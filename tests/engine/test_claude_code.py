@@ -10,9 +10,10 @@ from compaction.engine.claude_code import iter_records, parse_transcript
 from compaction.engine.messages import check_pairs
 from compaction.engine.replay import replay
 from compaction.engine.strategies import Policy
-from compaction.engine.tokens import calibrate, context_size, observed_curve
+from compaction.engine.tokens import attribute_usage, calibrate, context_size, observed_curve
 
-SPOTTER = Path("/work/shared/corpus/claude_code/spotter")
+# The corpus sits in shared/, beside the repository (as in CI's fresh clone).
+SPOTTER = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "claude_code" / "spotter"
 AUTO = SPOTTER / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
 MANUAL = SPOTTER / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl.gz"
 
@@ -136,3 +137,24 @@ def test_replay_at_160k_compacts_the_manual_session_only_after_its_own_compactio
     # without the manual /compact, the raw history keeps growing past 160k after that point
     assert span.seq > observed.seq
     assert span.pairs.ok
+
+
+@pytest.mark.parametrize("path", [AUTO, MANUAL], ids=["auto", "manual"])
+def test_replay_with_measured_counts_reproduces_the_reported_curve_until_it_compacts(path):
+    transcript = parse_transcript(path)
+    starts = transcript.summary_seqs
+    counter = calibrate(transcript.messages, context_starts=starts)
+    never = Policy(soft_limit=10_000_000, hard_limit=10_000_000, context_window=10_000_000)
+    result = replay(
+        transcript.messages,
+        never,
+        counter=counter,
+        skip_seqs=starts,
+        measured=attribute_usage(transcript.messages, counter, context_starts=starts),
+    )
+    first_compaction = transcript.compactions[0].seq
+    reported = {p.seq: p.context_tokens for p in observed_curve(transcript.messages)}
+    replayed = {p.seq: p.context_tokens for p in result.curve}
+    before = [seq for seq in reported if seq < first_compaction]
+    assert len(before) > 50
+    assert [replayed[seq] for seq in before] == [reported[seq] for seq in before]

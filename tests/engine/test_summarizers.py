@@ -26,7 +26,13 @@ from compaction.engine.summarizers import (
 from compaction.engine.tokens import AnthropicCounter, billed_tokens, context_size
 from tests.engine.builders import History
 
-CORPUS = Path("/work/shared/corpus/anthropic_messages_api/anthropic-sdk-python")
+CORPUS = (
+    Path(__file__).resolve().parents[3]
+    / "shared"
+    / "corpus"
+    / "anthropic_messages_api"
+    / "anthropic-sdk-python"
+)
 
 GOOD = {
     "goal": "Migrate billing to API v2",

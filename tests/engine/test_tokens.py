@@ -126,3 +126,29 @@ def test_observed_curve_gives_one_point_per_call_reported_or_estimated():
     assert points[0].billed_tokens == 2007
     assert points[0].fill == 0.2
     assert points[1].billed_tokens == points[1].context_tokens + 14
+
+
+def test_attribution_splits_context_growth_over_the_messages_that_caused_it():
+    from compaction.engine.messages import Message, TextBlock, Usage
+    from compaction.engine.tokens import CharCounter, attribute_usage
+
+    def call(seq, size):
+        return Message(seq, "assistant", (TextBlock("ok"),), usage=Usage(input_tokens=size))
+
+    ms = [
+        Message(0, "user", (TextBlock("a" * 400),)),
+        call(1, 2000),
+        Message(2, "user", (TextBlock("b" * 300),)),
+        Message(3, "user", (TextBlock("c" * 100),)),
+        call(4, 2500),
+        Message(5, "user", (TextBlock("d" * 40),)),
+        call(6, 1200),  # the context shrank: no measurement, estimates stand
+        Message(7, "user", (TextBlock("e" * 40),)),
+    ]
+    counter = CharCounter()
+    a = attribute_usage(ms, counter)
+    assert a.base_tokens == 2000 - counter.count_message(ms[0])
+    assert a.counts[1] + a.counts[2] + a.counts[3] == 500
+    assert a.counts[2] > a.counts[3]  # in proportion to their size
+    assert a.estimated == frozenset({0, 4, 5, 6, 7})
+    assert a.counts[5] == counter.count_message(ms[5])

@@ -161,7 +161,10 @@ def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
         )
     if answer_seq is not None:
         for event in call.compactions:
-            writer.add_compaction({**event, "seq": answer_seq})
+            placed = {**event, "seq": answer_seq}
+            if placed.get("summary_seq") == "answer":
+                placed["summary_seq"] = answer_seq
+            writer.add_compaction(placed)
     state.hashes = hashes
     state.seqs = seqs
     if this_context is not None:

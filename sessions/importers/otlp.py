@@ -69,8 +69,10 @@ class Span:
 
     @property
     def is_genai(self) -> bool:
-        return any(k.startswith("gen_ai.") for k in self.attributes) or (
-            "ai.prompt.messages" in self.attributes
+        return (
+            any(k.startswith("gen_ai.") for k in self.attributes)
+            or "ai.prompt.messages" in self.attributes
+            or self.attributes.get("openinference.span.kind") == "LLM"
         )
 
 
@@ -383,6 +385,53 @@ def _messages_attr(span: Span, keys: Sequence[str]) -> list[Any] | None:
     return None
 
 
+def _set_path(target: dict[str, Any], path: list[str], value: Any) -> None:
+    node: Any = target
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+    node[path[-1]] = value
+
+
+def _as_list(node: Any) -> list[Any]:
+    if not isinstance(node, dict):
+        return []
+    return [node[k] for k in sorted(node, key=lambda k: int(k) if k.isdigit() else 0)]
+
+
+def _openinference_messages(attributes: Mapping[str, Any], prefix: str) -> list[Any]:
+    """OpenInference's flattened ``llm.input_messages.0.message.role`` keys, unflattened into
+    OpenAI-style messages."""
+    tree: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if key.startswith(prefix + "."):
+            _set_path(tree, key[len(prefix) + 1 :].split("."), value)
+    out = []
+    for item in _as_list(tree):
+        message = item.get("message", {}) if isinstance(item, dict) else {}
+        contents = [
+            {"type": "text", "text": c.get("message_content", {}).get("text", "")}
+            for c in _as_list(message.get("contents"))
+            if isinstance(c, dict)
+        ]
+        calls = [
+            {
+                "id": c.get("tool_call", {}).get("id"),
+                "function": c.get("tool_call", {}).get("function", {}),
+            }
+            for c in _as_list(message.get("tool_calls"))
+            if isinstance(c, dict)
+        ]
+        out.append(
+            {
+                "role": message.get("role"),
+                "content": contents or message.get("content", ""),
+                "tool_calls": calls,
+                "tool_call_id": message.get("tool_call_id"),
+            }
+        )
+    return out
+
+
 def _event_messages(span: Span) -> tuple[list[Any], list[Any]]:
     """The older event form: one event per message, ``gen_ai.choice`` for the answer."""
     inputs: list[Any] = []
@@ -412,8 +461,15 @@ def _int_attr(span: Span, *keys: str) -> int | None:
 
 
 def _usage(span: Span) -> dict[str, int] | None:
-    total = _int_attr(span, "gen_ai.usage.input_tokens", "ai.usage.promptTokens")
-    output = _int_attr(span, "gen_ai.usage.output_tokens", "ai.usage.completionTokens")
+    total = _int_attr(
+        span, "gen_ai.usage.input_tokens", "ai.usage.promptTokens", "llm.token_count.prompt"
+    )
+    output = _int_attr(
+        span,
+        "gen_ai.usage.output_tokens",
+        "ai.usage.completionTokens",
+        "llm.token_count.completion",
+    )
     if total is None and output is None:
         return None
     cache_read = _int_attr(span, "gen_ai.usage.cache_read.input_tokens") or 0
@@ -459,6 +515,13 @@ def call_from_span(span: Span) -> Call | None:
         return None
     inputs = _messages_attr(span, ("gen_ai.input.messages", "gen_ai.prompt", "ai.prompt.messages"))
     outputs = _messages_attr(span, ("gen_ai.output.messages", "gen_ai.completion"))
+    if (
+        inputs is None
+        and outputs is None
+        and "llm.input_messages.0.message.role" in span.attributes
+    ):
+        inputs = _openinference_messages(span.attributes, "llm.input_messages")
+        outputs = _openinference_messages(span.attributes, "llm.output_messages")
     if inputs is None and outputs is None:
         inputs, outputs = _event_messages(span)
     outputs = outputs or []
@@ -474,7 +537,9 @@ def call_from_span(span: Span) -> Call | None:
         wire_inputs.insert(0, {"role": "system", "content": [_part(p) for p in parts]})
     # Several choices are alternatives: the conversation goes on with the first.
     wire_outputs = [chat_message(m) for m in outputs[:1]]
-    model = span.attr("gen_ai.response.model", "gen_ai.request.model", "ai.model.id")
+    model = span.attr(
+        "gen_ai.response.model", "gen_ai.request.model", "ai.model.id", "llm.model_name"
+    )
     return Call(
         key=span.span_id,
         inputs=wire_inputs,

@@ -328,3 +328,25 @@ def test_small_chunks_store_the_same_trace(tmp_path: Path) -> None:
     claude_code_import(project=chunked, paths=[AUTO], chunk_messages=7, chunk_bytes=50_000)
     sessions = AgentSession.objects.filter(parent__isnull=True)
     assert stored(sessions.get(project=whole)) == stored(sessions.get(project=chunked))
+
+
+@pytest.mark.parametrize("path", [AUTO, MANUAL], ids=["auto", "manual"])
+def test_the_analysis_of_an_imported_spotter_session_sees_the_same_numbers(path: Path) -> None:
+    facts = compaction_facts(path)
+    claude_code_import(project=make_project(), paths=[path])
+    session = AgentSession.objects.get(external_id=facts["boundary"]["sessionId"])
+    event = CompactionEvent.objects.get(session=session)
+
+    analysis = compaction_services.session_analyse(session_id=session.pk)
+
+    assert analysis is not None
+    assert analysis.orphans == []
+    before = [p for p in analysis.curve if p["seq"] < event.seq][-1]
+    after = next(p for p in analysis.curve if p["seq"] > event.seq)
+    assert (before["context_tokens"], after["context_tokens"]) == (
+        facts["context_before"],
+        facts["context_after"],
+    )
+    assert not before["estimated"]
+    assert not after["estimated"]
+    assert analysis.call_count == facts["calls"]

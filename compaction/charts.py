@@ -224,7 +224,8 @@ def savings_vs_retention(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 "x": [r.get("input_tokens_saved") or 0 for r in rows],
                 "y": [r.get("retention_score") for r in rows],
                 "text": [r.get("label", "") for r in rows],
-                "textposition": "top center",
+                "textposition": "bottom center",
+                "cliponaxis": False,
                 "marker": {"size": 12, "color": OBSERVED},
                 "hovertemplate": (
                     "%{text}<br>saved %{x:,} tokens<br>retention %{y:.0%}<extra></extra>"
@@ -232,8 +233,8 @@ def savings_vs_retention(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             }
         ],
         "layout": {
-            "margin": {"l": 64, "r": 16, "t": 12, "b": 48},
-            "height": 320,
+            "margin": {"l": 64, "r": 48, "t": 16, "b": 48},
+            "height": 340,
             "xaxis": {"title": {"text": "input tokens saved"}, "tickformat": ",d"},
             "yaxis": {
                 "title": {"text": "retention score"},

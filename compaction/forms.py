@@ -10,6 +10,10 @@ from django.db.models import QuerySet
 from compaction.services import DEFAULT_WINDOW
 from sessions.models import AgentSession, Project
 
+UNITS = [
+    ("turn", "Turn boundaries (before a user prompt)"),
+    ("step", "Step boundaries (also inside a long turn, before a model call)"),
+]
 SUMMARIZERS = [
     ("extractive", "Offline extractive (deterministic, no network)"),
     ("anthropic", "Anthropic Messages API (sends content out)"),
@@ -40,6 +44,12 @@ class PolicyForm(forms.Form):
     pin_head = forms.BooleanField(
         required=False, initial=True, help_text="Keep the first prompt verbatim."
     )
+    unit = forms.ChoiceField(
+        choices=UNITS,
+        initial="turn",
+        label="Cut at",
+        help_text="Agents that run one prompt for hours need step boundaries to compact at all.",
+    )
     summarizer = forms.ChoiceField(choices=SUMMARIZERS, initial="extractive")
 
     def __init__(self, *args: Any, session: AgentSession, **kwargs: Any) -> None:
@@ -63,6 +73,7 @@ class PolicyForm(forms.Form):
             "hard_limit": data["hard_limit"],
             "keep_last": data["keep_last"],
             "pin_head": data["pin_head"],
+            "unit": data["unit"],
             "summarizer": data["summarizer"],
             "context_window": self.window,
         }
@@ -75,7 +86,8 @@ class ExperimentForm(forms.Form):
         initial="80000, 120000, 160000",
         help_text="Comma-separated; the soft limit is 75% of each.",
     )
-    keep_lasts = forms.CharField(initial="4, 8", label="Keep last (turns)")
+    keep_lasts = forms.CharField(initial="4, 8", label="Keep last")
+    unit = forms.ChoiceField(choices=UNITS, initial="step", label="Cut at")
     summarizer = forms.ChoiceField(choices=SUMMARIZERS, initial="extractive")
     agent = forms.CharField(required=False, help_text="Only sessions of this agent.")
     sessions = forms.IntegerField(
@@ -110,6 +122,7 @@ class ExperimentForm(forms.Form):
                 "soft_limit": int(hard * 0.75),
                 "hard_limit": hard,
                 "keep_last": keep,
+                "unit": data["unit"],
                 "summarizer": data["summarizer"],
             }
             for hard in data["hard_limits"]

@@ -593,6 +593,6 @@ def experiment_aggregate(runs: Sequence[ReplayRun]) -> dict[str, Any]:
 
 def _policy_key(policy: dict[str, Any]) -> str:
     return (
-        f"soft {policy.get('soft_limit')} · hard {policy.get('hard_limit')} · "
-        f"keep {policy.get('keep_last')} · {policy.get('summarizer')}"
+        f"hard {policy.get('hard_limit'):,} · soft {policy.get('soft_limit'):,} · "
+        f"keep {policy.get('keep_last')} {policy.get('unit', 'turn')}s · {policy.get('summarizer')}"
     )

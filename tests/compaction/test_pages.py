@@ -112,13 +112,15 @@ def test_replay_form_starts_a_run_and_redirects(viewer: Client, session):
             "hard_limit": 9000,
             "keep_last": 2,
             "pin_head": "on",
+            "unit": "step",
             "summarizer": "extractive",
         },
     )
+    assert response.status_code == 302, response.context["form"].errors
     run = ReplayRun.objects.get()
-    assert response.status_code == 302
     assert response["Location"] == f"/replays/{run.pk}/"
     assert run.policy["hard_limit"] == 9000
+    assert run.policy["unit"] == "step"
 
 
 def test_replay_form_shows_why_a_policy_is_refused(viewer: Client, session):
@@ -158,11 +160,12 @@ def test_experiment_form_starts_a_grid(viewer: Client, session, project):
             "name": "grid",
             "hard_limits": "9000, 20000",
             "keep_lasts": "2",
+            "unit": "turn",
             "summarizer": "extractive",
             "sessions": 5,
         },
     )
-    assert response.status_code == 302
+    assert response.status_code == 302, response.context["form"].errors
     experiment = project.experiments.get()
     assert experiment.runs.count() == 2
     page = viewer.get(response["Location"])

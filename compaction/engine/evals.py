@@ -149,9 +149,35 @@ def extract_facts(messages: Sequence[Message]) -> list[Fact]:
                 add("identifier", ident, m.seq)
         elif m.role == "assistant":
             for use in m.tool_uses():
-                for _, path in file_actions(use):
-                    add("path", path, m.seq)
+                for action, path in file_actions(use):
+                    # files the agent read or changed; not every path a shell command named
+                    if action != "use" and not path.startswith(_SYSTEM_PATHS):
+                        add("path", path, m.seq)
     return facts
+
+
+_SYSTEM_PATHS = ("/dev/", "/proc/", "/sys/")
+
+
+def path_forms(path: str) -> list[str]:
+    """A path and its shorter spellings a summary may use: an absolute path of a checkout is
+    usually written relative to it.
+
+    >>> path_forms("/home/u/proj/lib/billing/api.py")
+    ['/home/u/proj/lib/billing/api.py', 'lib/billing/api.py', 'billing/api.py']
+    """
+    parts = [p for p in path.strip("/").split("/") if p]
+    forms = [path]
+    for n in (3, 2):
+        if len(parts) > n:
+            forms.append("/".join(parts[-n:]))
+    return forms
+
+
+def _kept(haystack: str, fact: Fact) -> bool:
+    if fact.kind == "path":
+        return any(txt.contains(haystack, form) for form in path_forms(fact.text))
+    return txt.contains(haystack, fact.text)
 
 
 class Judge(Protocol):
@@ -222,7 +248,7 @@ def retention(
     items: list[RetentionItem] = []
     missing: list[int] = []
     for i, f in enumerate(facts):
-        kept = txt.contains(haystack, f.text)
+        kept = _kept(haystack, f)
         items.append(RetentionItem(f, kept, "containment"))
         if not kept:
             missing.append(i)

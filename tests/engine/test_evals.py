@@ -135,3 +135,26 @@ def test_rework_signals_find_rereads_and_repeated_edits_after_a_compaction():
         ("reedit", "billing/api.py", 3, 10),
     ]
     assert rework_signals(h.messages, []) == []
+
+
+def test_a_path_counts_as_kept_when_the_summary_writes_it_relative_to_the_checkout():
+    from compaction.engine.evals import retention
+    from compaction.engine.messages import Message, TextBlock, ToolUseBlock
+
+    read = Message(
+        1,
+        "assistant",
+        (ToolUseBlock("t1", "Read", {"file_path": "/home/u/proj/lib/billing/api.ex"}),),
+    )
+    shell = Message(3, "assistant", (ToolUseBlock("t2", "Bash", {"command": "ls > /dev/null"}),))
+    before = [read, shell]
+
+    def summary(text):
+        return [Message(9, "user", (TextBlock(text),))]
+
+    kept = retention(before, summary("Files touched: lib/billing/api.ex"))
+    assert [(i.fact.text, i.kept) for i in kept.items] == [
+        ("/home/u/proj/lib/billing/api.ex", True)
+    ]
+    lost = retention(before, summary("Files touched: api.ex"))
+    assert [i.kept for i in lost.items] == [False]

@@ -111,6 +111,8 @@ SECURE_REFERRER_POLICY = "same-origin"
 INGEST_MAX_BODY_BYTES = env_int("INGEST_MAX_BODY_BYTES", 10 * 1024 * 1024)
 INGEST_MAX_JSON_DEPTH = env_int("INGEST_MAX_JSON_DEPTH", 64)
 INGEST_MAX_MESSAGES_PER_BATCH = env_int("INGEST_MAX_MESSAGES_PER_BATCH", 10_000)
+# OTLP exports handled at once per process; more get 429 with Retry-After.
+OTLP_MAX_CONCURRENT_EXPORTS = env_int("OTLP_MAX_CONCURRENT_EXPORTS", 8)
 # Django's own cap applies to the raw body; ours is checked after gzip is undone.
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BODY_BYTES + 1024 * 1024
 

@@ -37,7 +37,7 @@ def _export_slots() -> threading.Semaphore:
     global _slots
     with _slots_lock:
         if _slots is None:
-            _slots = threading.BoundedSemaphore(getattr(settings, "OTLP_MAX_CONCURRENT_EXPORTS", 8))
+            _slots = threading.BoundedSemaphore(settings.OTLP_MAX_CONCURRENT_EXPORTS)
         return _slots
 
 

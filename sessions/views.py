@@ -15,6 +15,7 @@ from django.urls import reverse
 from compaction import charts
 from compaction import selectors as compaction_selectors
 from compaction.models import CompactionSpan, SessionAnalysis
+from compaction.services import DEFAULT_WINDOW
 from sessions import selectors
 from sessions.errors import NotFound
 from sessions.forms import SessionFilterForm
@@ -119,7 +120,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     figure = charts.token_curve(
         analysis.curve if analysis else [],
         spans=[_span_marker(span) for span in spans],
-        window=session.context_window,
+        window=session.context_window or DEFAULT_WINDOW,
     )
     context = {
         "session": session,

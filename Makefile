@@ -23,11 +23,7 @@ demo: install
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py demo_setup
 	@echo "Starting web on http://$(HOST):$(PORT)/ and a worker; Ctrl-C stops both."
-	@trap 'kill 0' INT TERM; \
-	$(BIN)/celery -A config worker --beat --loglevel INFO --concurrency 1 \
-		--schedule var/celerybeat-schedule & \
-	$(PY) manage.py runserver $(HOST):$(PORT) --noreload & \
-	wait
+	$(PY) manage.py rundemo $(HOST):$(PORT)
 
 # The whole suite. On PostgreSQL when DATABASE_URL is set, otherwise on SQLite.
 test: install

@@ -74,7 +74,7 @@ def main() -> None:
     args = parser.parse_args()
 
     url = fresh_database()
-    env = {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": "memory://"}
+    env = {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": "memory://localhost//"}
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=ROOT)
     subprocess.run(

@@ -63,7 +63,7 @@ def main() -> None:
 
     os.environ.update(
         DATABASE_URL=fresh_database(),
-        CELERY_BROKER_URL="memory://",
+        CELERY_BROKER_URL="memory://localhost//",
         DJANGO_SETTINGS_MODULE="config.settings",
         DJANGO_ALLOWED_HOSTS="testserver",
     )

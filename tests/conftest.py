@@ -9,7 +9,7 @@ import pytest
 
 # Tasks queued by tests that commit (live server, browser) must not land in the demo's
 # filesystem queue; the Celery integration tests start their own worker on Redis.
-os.environ.setdefault("CELERY_BROKER_URL", "memory://")
+os.environ.setdefault("CELERY_BROKER_URL", "memory://localhost//")
 
 STRICT = os.environ.get("SAWTOOTH_STRICT", "") in ("1", "true", "yes")
 

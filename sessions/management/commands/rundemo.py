@@ -1,12 +1,13 @@
 import os
 import signal
+import socket
 import subprocess
 import sys
 from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -24,6 +25,15 @@ class Command(BaseCommand):
         # have left SIGINT ignored, so the default handler is put back.
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, _interrupt)
+        host, _, port = addrport.rpartition(":")
+        with socket.socket() as probe:
+            try:
+                probe.bind((host or "127.0.0.1", int(port)))
+            except OSError:
+                raise CommandError(
+                    f"{addrport} is already in use: stop the other server, or pick another "
+                    "port (make demo PORT=8001)"
+                ) from None
         schedule = settings.VAR_DIR / "celerybeat-schedule"
         # The worker gets its own process group: Ctrl-C reaches the web server only, and the
         # worker is then stopped here, warm first, so that no task is cut in half needlessly.

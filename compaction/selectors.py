@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import QuerySet
+from django.urls import reverse
 
 from compaction.models import CompactionSpan, Experiment, ReplayRun, SessionAnalysis, SpanOrigin
 from sessions.errors import NotFound
@@ -49,3 +52,15 @@ def experiment_get(*, projects: QuerySet[Project], pk: int) -> Experiment:
 
 def experiments_for(*, projects: QuerySet[Project]) -> QuerySet[Experiment]:
     return Experiment.objects.filter(project__in=projects).select_related("project")[:100]
+
+
+def span_marker(span: CompactionSpan) -> dict[str, Any]:
+    """What a chart marker shows of a span, with the link a click opens."""
+    return {
+        "seq": span.seq,
+        "stage": span.stage,
+        "tokens_before": span.tokens_before,
+        "tokens_after": span.tokens_after,
+        "failed": span.failed,
+        "url": reverse("compaction:span", args=[span.session_id, span.pk]),
+    }

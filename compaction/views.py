@@ -10,7 +10,6 @@ from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from compaction import charts, selectors, services
@@ -184,17 +183,6 @@ def _replay(request: HttpRequest, pk: int) -> ReplayRun:
         raise Http404("No such replay in your projects") from None
 
 
-def _marker(span: CompactionSpan) -> dict[str, Any]:
-    return {
-        "seq": span.seq,
-        "stage": span.stage,
-        "tokens_before": span.tokens_before,
-        "tokens_after": span.tokens_after,
-        "failed": span.failed,
-        "url": reverse("compaction:span", args=[span.session_id, span.pk]),
-    }
-
-
 def _replay_context(run: ReplayRun) -> dict[str, Any]:
     context: dict[str, Any] = {"run": run, "session": run.session}
     if run.status != "done":
@@ -209,12 +197,14 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
         replayed_summaries=[s for s in replayed if s.stage != "clear_tool_results"],
         figure=charts.token_curve(
             analysis.curve if analysis else [],
-            spans=[_marker(s) for s in observed],
+            spans=[selectors.span_marker(s) for s in observed],
             window=policy.get("context_window"),
             soft_limit=policy.get("soft_limit"),
             hard_limit=policy.get("hard_limit"),
             replayed=run.curve,
-            replayed_spans=[_marker(s) for s in replayed if s.stage != "clear_tool_results"],
+            replayed_spans=[
+                selectors.span_marker(s) for s in replayed if s.stage != "clear_tool_results"
+            ],
         ),
         comparison=_comparison(run),
     )

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
-from django.urls import reverse
 
 from compaction import charts
 from compaction import selectors as compaction_selectors
@@ -89,17 +87,6 @@ def _session_or_404(request: HttpRequest, pk: int) -> AgentSession:
         raise Http404("No such session in your projects") from None
 
 
-def _span_marker(span: CompactionSpan) -> dict[str, Any]:
-    return {
-        "seq": span.seq,
-        "stage": span.stage,
-        "tokens_before": span.tokens_before,
-        "tokens_after": span.tokens_after,
-        "failed": span.failed,
-        "url": reverse("compaction:span", args=[span.session_id, span.pk]),
-    }
-
-
 @login_required
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     session = _session_or_404(request, pk)
@@ -119,7 +106,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ]
     figure = charts.token_curve(
         analysis.curve if analysis else [],
-        spans=[_span_marker(span) for span in spans],
+        spans=[compaction_selectors.span_marker(span) for span in spans],
         window=session.context_window or DEFAULT_WINDOW,
     )
     context = {

@@ -19,6 +19,7 @@ SORTS = {
 
 class SessionFilterForm(forms.Form):
     q = forms.CharField(required=False, label="Search", max_length=200)
+    project = forms.IntegerField(required=False, min_value=1)
     agent = forms.CharField(required=False, max_length=200)
     model = forms.CharField(required=False, max_length=200)
     started_after = forms.DateField(

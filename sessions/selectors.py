@@ -35,6 +35,8 @@ def session_search(
 ) -> QuerySet[AgentSession]:
     """The session list page: filtered, sorted, with what each row shows already joined."""
     sessions = session_list(projects=projects).select_related("analysis")
+    if project := filters.get("project"):
+        sessions = sessions.filter(project_id=project)
     if q := filters.get("q"):
         sessions = sessions.filter(Q(external_id__icontains=q) | Q(agent__icontains=q))
     if agent := filters.get("agent"):

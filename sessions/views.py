@@ -30,6 +30,16 @@ class TimelineEntry:
     is_prompt: bool
 
 
+def _declared_limit(session: AgentSession, name: str) -> int | None:
+    """A limit of the agent's own policy, if its metadata declares one
+    (``{"compaction_policy": {"soft_limit": ..., "hard_limit": ...}}``)."""
+    policy = (
+        session.metadata.get("compaction_policy") if isinstance(session.metadata, dict) else None
+    )
+    value = policy.get(name) if isinstance(policy, dict) else None
+    return value if isinstance(value, int) and value > 0 else None
+
+
 def _is_prompt(message: Message) -> bool:
     """A real user prompt starts a turn; a user message carrying tool results does not."""
     return message.role == "user" and not any(
@@ -58,6 +68,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     filters = form.cleaned_data if form.is_valid() else {}
     sessions = selectors.session_search(projects=projects, filters=filters)
     page = Paginator(sessions, SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
+    project_choices = list(projects.order_by("name")[:200])
     rows = []
     for session in page.object_list:
         analysis = getattr(session, "analysis", None)
@@ -71,6 +82,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "rows": rows,
             "form": form,
             "sort": filters.get("sort", "-updated"),
+            "projects": project_choices if len(project_choices) > 1 else [],
             "agents": selectors.facet_values(projects=projects, field="agent"),
             "models": selectors.facet_values(projects=projects, field="model"),
             "extra_query": _query_without(request, "page"),
@@ -108,6 +120,8 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         analysis.curve if analysis else [],
         spans=[compaction_selectors.span_marker(span) for span in spans],
         window=session.context_window or DEFAULT_WINDOW,
+        soft_limit=_declared_limit(session, "soft_limit"),
+        hard_limit=_declared_limit(session, "hard_limit"),
     )
     context = {
         "session": session,

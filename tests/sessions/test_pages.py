@@ -49,12 +49,12 @@ def test_session_list_has_a_fixed_number_of_queries(
         make_session(project)
     client.force_login(make_user(project=project))
     # session + user, count, the page (sessions joined with projects and analyses),
-    # and the two filter drop-downs; the same however many sessions there are.
-    with django_assert_num_queries(6):
+    # and the three filter drop-downs; the same however many sessions there are.
+    with django_assert_num_queries(7):
         client.get("/")
     for _ in range(40):
         make_session(project, session={"agent": "another-agent"})
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(7):
         client.get("/?sort=-peak&compacted=no")
 
 
@@ -158,3 +158,30 @@ def test_session_list_reports_bad_filter_values(client: Client) -> None:
     response = client.get("/?min_fill=lots")
     assert response.status_code == 200
     assert "min_fill: Enter a whole number." in response.content.decode()
+
+
+def test_session_list_filters_by_project_across_the_users_projects(client: Client) -> None:
+    first, second = make_project(name="first"), make_project(name="second")
+    make_session(first, external_id="in-first")
+    make_session(second, external_id="in-second")
+    user = make_user(project=first)
+    from sessions.models import Membership
+
+    Membership.objects.create(user=user, project=second, role=Role.VIEWER)
+    client.force_login(user)
+    everything = [r.session.external_id for r in client.get("/").context["rows"]]
+    assert sorted(everything) == ["in-first", "in-second"]
+    only = client.get(f"/?project={second.pk}")
+    assert [r.session.external_id for r in only.context["rows"]] == ["in-second"]
+    assert f'<option value="{second.pk}" selected>second</option>' in only.content.decode()
+
+
+def test_session_page_draws_the_limits_the_agent_declares(client: Client) -> None:
+    project = make_project()
+    session = make_session(
+        project,
+        session={"metadata": {"compaction_policy": {"soft_limit": 90000, "hard_limit": 150000}}},
+    )
+    client.force_login(make_user(project=project))
+    layout = client.get(f"/sessions/{session.pk}/").context["figure"]["layout"]
+    assert sorted(shape["y0"] for shape in layout["shapes"]) == [90000, 150000, 200000]

@@ -158,3 +158,55 @@ def test_a_path_counts_as_kept_when_the_summary_writes_it_relative_to_the_checko
     ]
     lost = retention(before, summary("Files touched: api.ex"))
     assert [i.kept for i in lost.items] == [False]
+
+
+def test_llm_judge_is_asked_only_about_facts_not_found_verbatim():
+    import json
+
+    import httpx
+
+    from compaction.engine.evals import JUDGE_PROMPT, AnthropicJudge, Probe, retention
+    from compaction.engine.messages import Message, TextBlock
+    from tests.engine.test_summarizers import Recorder, message_response
+
+    before = [Message(3, "user", (TextBlock("Do not change the public API. Use billing/api.py."),))]
+    after = [
+        Message(9, "user", (TextBlock("Keep public signatures unchanged. Files: billing/api.py"),))
+    ]
+    handler = Recorder((200, message_response('{"kept": [true, true]}', input_tokens=300)))
+    judge = AnthropicJudge(
+        api_key="test-key", http_client=httpx.Client(transport=httpx.MockTransport(handler))
+    )
+    report = retention(
+        before, after, probes=[Probe("do not change the public API", 3)], judge=judge
+    )
+
+    (request,) = handler.requests
+    body = json.loads(request.content)
+    assert body["system"] == JUDGE_PROMPT
+    asked = body["messages"][0]["content"]
+    assert "1. do not change the public API" in asked
+    assert "2. Do not change the public API." in asked
+    assert "billing/api.py" not in asked.split("<facts>")[1]  # found verbatim: not asked
+    assert [(i.fact.kind, i.kept, i.method) for i in report.items] == [
+        ("probe", True, "judge"),
+        ("constraint", True, "judge"),
+        ("path", True, "containment"),
+    ]
+    assert judge.cost.input_tokens == 300
+
+
+def test_llm_judge_answer_of_the_wrong_shape_is_an_error():
+    import httpx
+    import pytest
+
+    from compaction.engine.evals import AnthropicJudge
+    from compaction.engine.summarizers import SummaryError
+    from tests.engine.test_summarizers import Recorder, message_response
+
+    handler = Recorder((200, message_response('{"kept": [true]}')))
+    judge = AnthropicJudge(
+        api_key="test-key", http_client=httpx.Client(transport=httpx.MockTransport(handler))
+    )
+    with pytest.raises(SummaryError, match="judge: expected 2 booleans under 'kept'"):
+        judge.judge(["a", "b"], "context")

@@ -111,6 +111,17 @@ SECURE_REFERRER_POLICY = "same-origin"
 INGEST_MAX_BODY_BYTES = env_int("INGEST_MAX_BODY_BYTES", 10 * 1024 * 1024)
 INGEST_MAX_JSON_DEPTH = env_int("INGEST_MAX_JSON_DEPTH", 64)
 INGEST_MAX_MESSAGES_PER_BATCH = env_int("INGEST_MAX_MESSAGES_PER_BATCH", 10_000)
+# Batches a project may send per minute (0: no limit); more get 429 with Retry-After. Counted
+# in the cache: per process by default, shared across processes with CACHE_URL=redis://...
+INGEST_RATE_LIMIT_PER_MINUTE = env_int("INGEST_RATE_LIMIT_PER_MINUTE", 1200)
+_cache_url = env_str("CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+        if _cache_url
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 # OTLP exports handled at once per process; more get 429 with Retry-After.
 OTLP_MAX_CONCURRENT_EXPORTS = env_int("OTLP_MAX_CONCURRENT_EXPORTS", 8)
 # Django's own cap applies to the raw body; ours is checked after gzip is undone.

@@ -17,7 +17,7 @@ from ninja.security import HttpBearer
 from pydantic import Field
 
 from sessions import selectors, services, wire
-from sessions.errors import ApiError, BadRequest
+from sessions.errors import ApiError, BadRequest, TooManyRequests
 from sessions.models import AgentSession, Message, Project
 from sessions.schemas import (
     Accepted,
@@ -84,7 +84,10 @@ def _field_path(loc: tuple[Any, ...] | list[Any]) -> str:
 
 @api.exception_handler(ApiError)
 def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
-    return _error(request, exc.status, exc.message)
+    response = _error(request, exc.status, exc.message)
+    if isinstance(exc, TooManyRequests):
+        response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(HttpError)
@@ -149,10 +152,11 @@ class PageParams(Schema):
 
 @api.post(
     "/sessions/{external_id}/events",
-    response={202: Accepted, 400: Error, 401: Error, 409: Error, 413: Error},
+    response={202: Accepted, 400: Error, 401: Error, 409: Error, 413: Error, 429: Error},
     summary="Upload a batch of messages, compactions and probes",
 )
 def ingest_events(request: KeyRequest, external_id: str, batch: EventBatch) -> Status[Accepted]:
+    services.ingest_rate_check(project=request.auth)
     result = services.events_ingest(project=request.auth, external_id=external_id, batch=batch)
     return Status(202, Accepted(received=result.received, duplicates=result.duplicates))
 

@@ -23,3 +23,11 @@ class Conflict(ApiError):
 
 class PayloadTooLarge(ApiError):
     status = 413
+
+
+class TooManyRequests(ApiError):
+    status = 429
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

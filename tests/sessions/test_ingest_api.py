@@ -408,3 +408,25 @@ def test_ingest_rejects_truncated_gzip(client: Client, key: str) -> None:
     response = post(client, key, body, encoding="gzip")
     assert response.status_code == 400
     assert response.json() == {"error": "body: truncated gzip stream"}
+
+
+@override_settings(INGEST_RATE_LIMIT_PER_MINUTE=3)
+def test_ingest_answers_429_with_retry_after_once_the_projects_allowance_is_spent(
+    client: Client,
+) -> None:
+    from django.core.cache import cache
+
+    cache.clear()
+    project = make_project(name="busy")
+    key = make_key(project)
+    for seq in range(3):
+        assert post(client, key, {"messages": [wire_message(seq)]}).status_code == 202
+    response = post(client, key, {"messages": [wire_message(3)]})
+    assert response.status_code == 429
+    assert 1 <= int(response["Retry-After"]) <= 60
+    assert response.json()["error"].startswith("rate limit: 3 batches per minute for this project")
+    assert Message.objects.count() == 3
+    # another project is not affected
+    assert (
+        post(client, make_key(make_project()), {"messages": [wire_message(0)]}).status_code == 202
+    )

@@ -41,7 +41,9 @@ class SessionAnalysis(models.Model):
     call_count = models.PositiveIntegerField(default=0)
     estimated_calls = models.PositiveIntegerField(default=0)
     failed_splices = models.PositiveIntegerField(default=0)
-    lost_facts = models.PositiveIntegerField(default=0)
+    lost_facts = models.PositiveIntegerField(
+        default=0, help_text="Probes and constraints lost by observed compactions."
+    )
     error = models.TextField(blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

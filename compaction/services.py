@@ -241,7 +241,14 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         locked.call_count = len(curve)
         locked.estimated_calls = sum(p.estimated for p in curve)
         locked.failed_splices = sum(s.failed for s in spans)
-        locked.lost_facts = sum(1 for s in spans for item in s.retention if not item.get("kept"))
+        # Only rules (probes and constraints) count here: files and identifiers a summary
+        # leaves out are shown on the span page, but would drown the list's signal.
+        locked.lost_facts = sum(
+            1
+            for s in spans
+            for item in s.retention
+            if not item.get("kept") and item.get("kind") in ("probe", "constraint")
+        )
         locked.error = ""
         locked.finished_at = timezone.now()
         locked.save()

@@ -31,10 +31,21 @@ SECTION_NAMES = (
     "files touched",
     "errors",
 )
-_HEADING = re.compile(
-    r"^\s*(?:#+\s*|\*\*)?(" + "|".join(SECTION_NAMES) + r")\s*(?:\*\*)?\s*:?\s*(.*)$",
+# "Goal: text", "## Constraints", "**Next steps**:" (a known name, text may follow the colon),
+# or a short title alone on its line: "1. Primary Request and Intent:", "## Key files".
+_KNOWN_HEADING = re.compile(
+    r"^\s*(?:#+\s*|\d+\.\s+)?(?:\*\*)?(" + "|".join(SECTION_NAMES) + r")(?:\*\*)?"
+    r"\s*(?::(?:\*\*)?\s*(.*))?$",
     re.IGNORECASE,
 )
+_TITLE_LINE = re.compile(
+    r"^\s*(?:#+\s*|\d+\.\s+)(?:\*\*)?([A-Z][\w'/&(), -]{2,60}?)(?:\*\*)?\s*:?(?:\*\*)?\s*$"
+    r"|^\s*(?:\*\*)?([A-Z][\w'/&(), -]{2,60}?)(?:\*\*)?\s*:(?:\*\*)?\s*$"
+)
+
+
+# Rules first: a lost constraint matters more than a file the summary did not name.
+KIND_ORDER = {"probe": 0, "constraint": 1, "identifier": 2, "path": 3}
 
 
 def _projects(request: HttpRequest) -> Any:
@@ -49,21 +60,34 @@ def _session(request: HttpRequest, pk: int) -> AgentSession:
 
 
 def summary_sections(text: str) -> list[tuple[str, str]]:
-    """Split a summary written as 'Goal: ...' / '## Constraints' sections; [] if it has none.
+    """Split a summary into its titled sections; [] when it has fewer than two.
 
-    >>> summary_sections("Goal: ship it\\nConstraints:\\n- no API change")
+    Text before the first title is kept as an "Overview" section, so nothing is hidden.
+
+    >>> summary_sections("Goal: ship it\nConstraints:\n- no API change")
     [('Goal', 'ship it'), ('Constraints', '- no API change')]
     """
     sections: list[tuple[str, list[str]]] = []
+    preface: list[str] = []
     for line in text.splitlines():
-        match = _HEADING.match(line)
-        if match:
+        known = _KNOWN_HEADING.match(line)
+        title = None if known else _TITLE_LINE.match(line)
+        if known:
             sections.append(
-                (match.group(1).capitalize(), [match.group(2)] if match.group(2) else [])
+                (known.group(1).capitalize(), [known.group(2)] if known.group(2) else [])
             )
+        elif title:
+            sections.append(((title.group(1) or title.group(2)).strip(), []))
         elif sections:
             sections[-1][1].append(line)
-    return [(name, "\n".join(lines).strip()) for name, lines in sections]
+        else:
+            preface.append(line)
+    if len(sections) < 2:
+        return []
+    out = [(name, body) for name, lines in sections if (body := "\n".join(lines).strip())]
+    if "\n".join(preface).strip():
+        out.insert(0, ("Overview", "\n".join(preface).strip()))
+    return out
 
 
 @dataclass(frozen=True)
@@ -125,7 +149,10 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
     )
     if span is None:
         raise Http404("No such compaction in this session")
-    retention = sorted(span.retention, key=lambda item: (item["kept"], item.get("seq") or 0))
+    retention = sorted(
+        span.retention,
+        key=lambda item: (item["kept"], KIND_ORDER.get(item["kind"], 9), item.get("seq") or 0),
+    )
     context = {
         "session": session,
         "span": span,

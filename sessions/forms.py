@@ -40,7 +40,7 @@ class SessionFilterForm(forms.Form):
         choices=[
             ("", "Any"),
             ("failed", "Failed splice"),
-            ("lost", "Lost facts"),
+            ("lost", "Lost rules"),
             ("orphans", "Orphan tool pairs"),
         ],
     )

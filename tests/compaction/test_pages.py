@@ -196,3 +196,22 @@ def test_summary_sections_parse_markdown_and_plain_headings():
         ("Constraints", "do not change the API\nnotes"),
         ("Next steps", "test"),
     ]
+
+
+def test_summary_sections_read_numbered_titles_and_keep_the_preface():
+    text = (
+        "This session is being continued from a previous conversation.\n"
+        "Summary:\n"
+        "1. Primary Request and Intent:\n   Implement the importer\n"
+        "2. Key Technical Concepts:\n   - streaming\n"
+        "**Current state of the work**: half done\n"
+    )
+    assert summary_sections(text) == [
+        ("Overview", "This session is being continued from a previous conversation."),
+        ("Primary Request and Intent", "Implement the importer"),
+        ("Key Technical Concepts", "- streaming\n**Current state of the work**: half done"),
+    ]
+
+
+def test_a_summary_without_titles_is_shown_whole():
+    assert summary_sections("The agent migrated billing.\nNext it will test.") == []

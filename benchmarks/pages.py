@@ -178,7 +178,7 @@ def main() -> None:
                 "session_calls": big.analysis.call_count,
                 "session_messages": big.message_count,
                 "analysis_seconds": round(analysis_seconds, 2),
-        "session_page_ms_median": round(session_ms, 1),
+                "session_page_ms_median": round(session_ms, 1),
                 "session_page_mb": mb(session_html_bytes + static_weight(session_html)),
                 "session_html_mb": mb(session_html_bytes),
                 "span_replaced_messages": largest.replaced_to_seq - largest.replaced_from_seq + 1,

@@ -76,7 +76,7 @@ def summary_sections(text: str) -> list[tuple[str, str]]:
             sections.append(
                 (known.group(1).capitalize(), [known.group(2)] if known.group(2) else [])
             )
-        elif title:
+        elif title and (title.group(1) or len(title.group(2).split()) <= 5):
             sections.append(((title.group(1) or title.group(2)).strip(), []))
         elif sections:
             sections[-1][1].append(line)

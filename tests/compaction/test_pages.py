@@ -215,3 +215,11 @@ def test_summary_sections_read_numbered_titles_and_keep_the_preface():
 
 def test_a_summary_without_titles_is_shown_whole():
     assert summary_sections("The agent migrated billing.\nNext it will test.") == []
+
+
+def test_a_long_sentence_ending_with_a_colon_is_not_a_title():
+    text = "Goal: x\nLet me chronologically analyze the conversation:\nmore\nNext steps: y"
+    assert summary_sections(text) == [
+        ("Goal", "x\nLet me chronologically analyze the conversation:\nmore"),
+        ("Next steps", "y"),
+    ]

@@ -11,8 +11,8 @@ from compaction.engine import text as txt
 from compaction.engine.messages import Message, Orphan, TextBlock, Usage, check_pairs, is_prompt
 from compaction.engine.summarizers import (
     DEFAULT_MODEL,
+    SdkClient,
     SummaryError,
-    _make_client,
     _usage_of,
     file_actions,
     parse_json_object,
@@ -267,7 +267,7 @@ Reply with one JSON object only: {"kept": [true, false, ...]} with one boolean p
 
 
 @dataclass
-class AnthropicJudge:
+class AnthropicJudge(SdkClient):
     """An LLM judge for retention, through the ``anthropic`` SDK (see ``AnthropicSummarizer``)."""
 
     api_key: str | None = None
@@ -281,12 +281,8 @@ class AnthropicJudge:
     _client: Any = field(default=None, init=False, repr=False)
 
     def judge(self, facts: Sequence[str], context: str) -> list[bool]:
-        if self._client is None:
-            self._client = _make_client(
-                self.api_key, self.http_client, self.max_retries, self.timeout, self.base_url
-            )
         listing = "\n".join(f"{i + 1}. {f}" for i, f in enumerate(facts))
-        response = self._client.messages.create(
+        response = self.client().messages.create(
             model=self.model,
             max_tokens=self.max_tokens,
             system=JUDGE_PROMPT,

@@ -495,8 +495,26 @@ def _make_client(
     )
 
 
+class SdkClient:
+    """Builds the ``anthropic`` client once, from the connection fields a dataclass declares."""
+
+    api_key: str | None
+    http_client: Any
+    max_retries: int
+    timeout: float
+    base_url: str | None
+    _client: Any
+
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = _make_client(
+                self.api_key, self.http_client, self.max_retries, self.timeout, self.base_url
+            )
+        return self._client
+
+
 @dataclass
-class AnthropicSummarizer:
+class AnthropicSummarizer(SdkClient):
     """Summaries written by a Claude model through the ``anthropic`` SDK, validated as JSON.
 
     Transport errors and 429/5xx/529 answers are retried by the SDK (``max_retries``, with its
@@ -517,13 +535,6 @@ class AnthropicSummarizer:
     base_url: str | None = None
     name: str = "anthropic"
     _client: Any = field(default=None, init=False, repr=False)
-
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = _make_client(
-                self.api_key, self.http_client, self.max_retries, self.timeout, self.base_url
-            )
-        return self._client
 
     def summarize(self, messages: Sequence[Message]) -> SummaryResult:
         transcript = render_transcript(
@@ -648,7 +659,7 @@ def server_compactions(messages: Sequence[Message]) -> list[ObservedCompaction]:
 
 
 @dataclass
-class ServerCompactionSummarizer:
+class ServerCompactionSummarizer(SdkClient):
     """Replays the API's own compaction: sends the old messages with ``compact_20260112``.
 
     ``pause_after_compaction`` makes the API stop right after writing the compaction block, so
@@ -668,13 +679,6 @@ class ServerCompactionSummarizer:
     base_url: str | None = None
     name: str = "server_compaction"
     _client: Any = field(default=None, init=False, repr=False)
-
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = _make_client(
-                self.api_key, self.http_client, self.max_retries, self.timeout, self.base_url
-            )
-        return self._client
 
     def request(self, messages: Sequence[Message]) -> dict[str, Any]:
         """The keyword arguments of ``client.beta.messages.create`` for these messages."""

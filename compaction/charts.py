@@ -222,8 +222,15 @@ def savings_vs_retention(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 "type": "scatter",
                 "mode": "markers+text",
                 "x": [r.get("input_tokens_saved") or 0 for r in rows],
-                "y": [r.get("retention_score") for r in rows],
-                "text": [r.get("label", "") for r in rows],
+                # A policy that never summarized lost nothing to a summary: drawn at 100%.
+                "y": [
+                    1.0 if r.get("retention_score") is None else r["retention_score"] for r in rows
+                ],
+                "text": [
+                    r.get("label", "")
+                    + (" (no summary)" if r.get("retention_score") is None else "")
+                    for r in rows
+                ],
                 "textposition": "bottom center",
                 "cliponaxis": False,
                 "marker": {"size": 12, "color": OBSERVED},

@@ -14,6 +14,12 @@ UNITS = [
     ("turn", "Turn boundaries (before a user prompt)"),
     ("step", "Step boundaries (also inside a long turn, before a model call)"),
 ]
+STAGE_CHOICES = [
+    ("clear_tool_results,summarize", "Clear old tool results, then summarize"),
+    ("summarize", "Summarize only"),
+    ("clear_tool_results,drop_turns", "Clear old tool results, then drop the oldest turns"),
+    ("sliding_window", "Sliding window (last turns only)"),
+]
 SUMMARIZERS = [
     ("extractive", "Offline extractive (deterministic, no network)"),
     ("anthropic", "Anthropic Messages API (sends content out)"),
@@ -50,6 +56,7 @@ class PolicyForm(forms.Form):
         label="Cut at",
         help_text="Agents that run one prompt for hours need step boundaries to compact at all.",
     )
+    stages = forms.ChoiceField(choices=STAGE_CHOICES, initial=STAGE_CHOICES[0][0])
     summarizer = forms.ChoiceField(choices=SUMMARIZERS, initial="extractive")
 
     def __init__(self, *args: Any, session: AgentSession, **kwargs: Any) -> None:
@@ -74,6 +81,7 @@ class PolicyForm(forms.Form):
             "keep_last": data["keep_last"],
             "pin_head": data["pin_head"],
             "unit": data["unit"],
+            "stages": data["stages"].split(","),
             "summarizer": data["summarizer"],
             "context_window": self.window,
         }
@@ -88,6 +96,7 @@ class ExperimentForm(forms.Form):
     )
     keep_lasts = forms.CharField(initial="4, 8", label="Keep last")
     unit = forms.ChoiceField(choices=UNITS, initial="step", label="Cut at")
+    stages = forms.ChoiceField(choices=STAGE_CHOICES, initial=STAGE_CHOICES[0][0])
     summarizer = forms.ChoiceField(choices=SUMMARIZERS, initial="extractive")
     agent = forms.CharField(required=False, help_text="Only sessions of this agent.")
     sessions = forms.IntegerField(
@@ -123,6 +132,7 @@ class ExperimentForm(forms.Form):
                 "hard_limit": hard,
                 "keep_last": keep,
                 "unit": data["unit"],
+                "stages": data["stages"].split(","),
                 "summarizer": data["summarizer"],
             }
             for hard in data["hard_limits"]

@@ -601,5 +601,6 @@ def experiment_aggregate(runs: Sequence[ReplayRun]) -> dict[str, Any]:
 def _policy_key(policy: dict[str, Any]) -> str:
     return (
         f"hard {policy.get('hard_limit'):,} · soft {policy.get('soft_limit'):,} · "
-        f"keep {policy.get('keep_last')} {policy.get('unit', 'turn')}s · {policy.get('summarizer')}"
+        f"keep {policy.get('keep_last')} {policy.get('unit', 'turn')}s · "
+        f"{' + '.join(policy.get('stages') or ())} · {policy.get('summarizer')}"
     )

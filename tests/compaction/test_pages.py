@@ -113,6 +113,7 @@ def test_replay_form_starts_a_run_and_redirects(viewer: Client, session):
             "keep_last": 2,
             "pin_head": "on",
             "unit": "step",
+            "stages": "summarize",
             "summarizer": "extractive",
         },
     )
@@ -121,6 +122,7 @@ def test_replay_form_starts_a_run_and_redirects(viewer: Client, session):
     assert response["Location"] == f"/replays/{run.pk}/"
     assert run.policy["hard_limit"] == 9000
     assert run.policy["unit"] == "step"
+    assert run.policy["stages"] == ["summarize"]
 
 
 def test_replay_form_shows_why_a_policy_is_refused(viewer: Client, session):
@@ -161,6 +163,7 @@ def test_experiment_form_starts_a_grid(viewer: Client, session, project):
             "hard_limits": "9000, 20000",
             "keep_lasts": "2",
             "unit": "turn",
+            "stages": "clear_tool_results,summarize",
             "summarizer": "extractive",
             "sessions": 5,
         },

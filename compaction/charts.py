@@ -226,16 +226,20 @@ def savings_vs_retention(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 "y": [
                     1.0 if r.get("retention_score") is None else r["retention_score"] for r in rows
                 ],
-                "text": [
+                # Short tags on the chart (the table beside it numbers its rows the same way);
+                # the full policy shows on hover.
+                "text": [f"#{i}" for i in range(1, len(rows) + 1)],
+                "hovertext": [
                     r.get("label", "")
                     + (" (no summary)" if r.get("retention_score") is None else "")
                     for r in rows
                 ],
-                "textposition": "bottom center",
+                "textposition": "top center",
                 "cliponaxis": False,
                 "marker": {"size": 12, "color": OBSERVED},
                 "hovertemplate": (
-                    "%{text}<br>saved %{x:,} tokens<br>retention %{y:.0%}<extra></extra>"
+                    "%{text} %{hovertext}<br>saved %{x:,} tokens<br>retention %{y:.0%}"
+                    "<extra></extra>"
                 ),
             }
         ],

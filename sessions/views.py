@@ -28,6 +28,7 @@ class TimelineEntry:
     message: Message
     span: CompactionSpan | None
     is_prompt: bool
+    is_summary: bool
 
 
 def _declared_limit(session: AgentSession, name: str) -> int | None:
@@ -112,8 +113,15 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         page_number = str(before // MESSAGES_PER_PAGE + 1)
     page = Paginator(messages, MESSAGES_PER_PAGE).get_page(page_number)
     spans_by_seq = {span.seq: span for span in spans}
+    # Harnesses such as Claude Code write the summary into the trace as a user message.
+    summary_seqs = {span.event.summary_seq for span in spans if span.event is not None}
     entries = [
-        TimelineEntry(message=m, span=spans_by_seq.get(m.seq), is_prompt=_is_prompt(m))
+        TimelineEntry(
+            message=m,
+            span=spans_by_seq.get(m.seq),
+            is_prompt=_is_prompt(m) and m.seq not in summary_seqs,
+            is_summary=m.seq in summary_seqs,
+        )
         for m in page.object_list
     ]
     figure = charts.token_curve(

@@ -185,3 +185,28 @@ def test_session_page_draws_the_limits_the_agent_declares(client: Client) -> Non
     client.force_login(make_user(project=project))
     layout = client.get(f"/sessions/{session.pk}/").context["figure"]["layout"]
     assert sorted(shape["y0"] for shape in layout["shapes"]) == [90000, 150000, 200000]
+
+
+def test_a_summary_written_into_the_trace_is_labelled_as_such(client: Client) -> None:
+    from compaction import services as compaction_services
+
+    project = make_project()
+    session = make_session(
+        project,
+        messages=[
+            wire_message(0, content="go"),
+            wire_message(1, "assistant", "working"),
+            wire_message(2, content="This session is being continued. Summary: ..."),
+            wire_message(3, "assistant", "resuming"),
+        ],
+        compactions=[{"seq": 2, "trigger": "auto", "summary_seq": 2, "summary": "Summary: ..."}],
+    )
+    compaction_services.session_analyse(session_id=session.pk)
+    client.force_login(make_user(project=project))
+    entries = client.get(f"/sessions/{session.pk}/").context["entries"]
+    assert [(e.message.seq, e.is_prompt, e.is_summary) for e in entries] == [
+        (0, True, False),
+        (1, False, False),
+        (2, False, True),
+        (3, False, False),
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -159,24 +160,75 @@ def extract_facts(messages: Sequence[Message]) -> list[Fact]:
 _SYSTEM_PATHS = ("/dev/", "/proc/", "/sys/")
 
 
-def path_forms(path: str) -> list[str]:
-    """A path and its shorter spellings a summary may use: an absolute path of a checkout is
-    usually written relative to it.
+# File names too common to stand for one file on their own.
+_GENERIC_NAMES = frozenset(
+    [
+        "__init__.py",
+        "__main__.py",
+        "conftest.py",
+        "setup.py",
+        "settings.py",
+        "models.py",
+        "views.py",
+        "urls.py",
+        "utils.py",
+        "main.py",
+        "main.go",
+        "main.rs",
+        "lib.rs",
+        "mod.rs",
+        "index.js",
+        "index.ts",
+        "index.tsx",
+        "index.html",
+        "readme.md",
+        "package.json",
+        "cargo.toml",
+        "pyproject.toml",
+        "mix.exs",
+        "config.exs",
+        "test_helper.exs",
+        "makefile",
+        "dockerfile",
+    ]
+)
 
-    >>> path_forms("/home/u/proj/lib/billing/api.py")
-    ['/home/u/proj/lib/billing/api.py', 'lib/billing/api.py', 'billing/api.py']
+
+def path_forms(path: str) -> list[str]:
+    """A path and the shorter spellings a summary may use for it: relative to the checkout,
+    or the bare file name when that name is distinctive.
+
+    >>> path_forms("/home/u/proj/lib/billing/api_client.py")
+    ['/home/u/proj/lib/billing/api_client.py', 'lib/billing/api_client.py', \
+'billing/api_client.py', 'api_client.py']
+    >>> path_forms("src/billing/__init__.py")
+    ['src/billing/__init__.py', 'billing/__init__.py']
     """
     parts = [p for p in path.strip("/").split("/") if p]
     forms = [path]
     for n in (3, 2):
         if len(parts) > n:
             forms.append("/".join(parts[-n:]))
+    name = parts[-1] if parts else ""
+    if len(parts) > 1 and "." in name.strip(".") and name.lower() not in _GENERIC_NAMES:
+        forms.append(name)
     return forms
+
+
+def _names_file(haystack: str, name: str) -> bool:
+    """The bare file name as a word of its own: "api.ex" is not named by "billing_api.ex"."""
+    pattern = r"(?<![\w.-])" + re.escape(txt.normalize(name)) + r"(?![\w-])"
+    return re.search(pattern, haystack) is not None
 
 
 def _kept(haystack: str, fact: Fact) -> bool:
     if fact.kind == "path":
-        return any(txt.contains(haystack, form) for form in path_forms(fact.text))
+        forms = path_forms(fact.text)
+        if "/" not in forms[-1] and len(forms) > 1:
+            return any(txt.contains(haystack, f) for f in forms[:-1]) or _names_file(
+                haystack, forms[-1]
+            )
+        return any(txt.contains(haystack, form) for form in forms)
     return txt.contains(haystack, fact.text)
 
 

@@ -137,27 +137,32 @@ def test_rework_signals_find_rereads_and_repeated_edits_after_a_compaction():
     assert rework_signals(h.messages, []) == []
 
 
-def test_a_path_counts_as_kept_when_the_summary_writes_it_relative_to_the_checkout():
+def test_a_path_counts_as_kept_when_the_summary_names_it_relative_or_by_a_distinctive_name():
     from compaction.engine.evals import retention
     from compaction.engine.messages import Message, TextBlock, ToolUseBlock
 
-    read = Message(
-        1,
-        "assistant",
-        (ToolUseBlock("t1", "Read", {"file_path": "/home/u/proj/lib/billing/api.ex"}),),
-    )
-    shell = Message(3, "assistant", (ToolUseBlock("t2", "Bash", {"command": "ls > /dev/null"}),))
-    before = [read, shell]
+    def read(seq, path):
+        return Message(seq, "assistant", (ToolUseBlock(f"t{seq}", "Read", {"file_path": path}),))
 
-    def summary(text):
-        return [Message(9, "user", (TextBlock(text),))]
-
-    kept = retention(before, summary("Files touched: lib/billing/api.ex"))
-    assert [(i.fact.text, i.kept) for i in kept.items] == [
-        ("/home/u/proj/lib/billing/api.ex", True)
+    shell = Message(9, "assistant", (ToolUseBlock("t9", "Bash", {"command": "ls > /dev/null"}),))
+    before = [
+        read(1, "/home/u/proj/lib/billing/api.ex"),
+        read(3, "/home/u/proj/lib/__init__.py"),
+        shell,
     ]
-    lost = retention(before, summary("Files touched: api.ex"))
-    assert [i.kept for i in lost.items] == [False]
+
+    def kept(text):
+        report = retention(before, [Message(20, "user", (TextBlock(text),))])
+        return {i.fact.text.rsplit("/", 1)[-1]: i.kept for i in report.items}
+
+    assert kept("Files touched: lib/billing/api.ex, lib/__init__.py") == {
+        "api.ex": True,
+        "__init__.py": True,
+    }
+    # a distinctive file name alone is enough; a generic one is not
+    assert kept("Edited api.ex and __init__.py") == {"api.ex": True, "__init__.py": False}
+    # a longer name that ends the same way does not name the file
+    assert kept("Edited billing_api.ex") == {"api.ex": False, "__init__.py": False}
 
 
 def test_llm_judge_is_asked_only_about_facts_not_found_verbatim():

@@ -22,22 +22,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import psycopg
+from _scratch import drop_database, fresh_database
 
 ROOT = Path(__file__).resolve().parent.parent
-ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "sawtooth_bench_import"
 DEFAULT_SOURCE = (
     ROOT.parent / "shared/corpus/claude_code/spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
 )
 _ID_KEYS = ("uuid", "parentUuid", "logicalParentUuid")
-
-
-def fresh_database() -> str:
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
-    return f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 
 
 def build_transcript(source: Path, target: Path, megabytes: int) -> int:
@@ -73,7 +65,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = parser.parse_args()
 
-    url = fresh_database()
+    url = fresh_database(DB_NAME)
     env = {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": "memory://localhost//"}
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=ROOT)
@@ -103,8 +95,7 @@ def main() -> None:
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     report = json.loads(done.stdout)
     if not args.keep:
-        with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+        drop_database(DB_NAME)
     mb = size / 2**20
     print(
         json.dumps(

@@ -20,11 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
-import psycopg
 import redis
+from _scratch import fresh_database
 
 ROOT = Path(__file__).resolve().parent.parent
-ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "sawtooth_bench_ingest"
 REDIS_URL = os.environ.get("SAWTOOTH_BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
 
@@ -33,13 +32,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def fresh_database() -> str:
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
-    return f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 
 
 def manage(env: dict[str, str], *args: str) -> str:
@@ -121,7 +113,7 @@ def main() -> None:
     # so the benchmark measures ingest alone. The Redis database is emptied afterwards.
     env = {
         **os.environ,
-        "DATABASE_URL": fresh_database(),
+        "DATABASE_URL": fresh_database(DB_NAME),
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
         "CELERY_BROKER_URL": REDIS_URL,
     }

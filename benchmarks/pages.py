@@ -21,18 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-import psycopg
+from _scratch import fresh_database
 
 ROOT = Path(__file__).resolve().parent.parent
-ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "sawtooth_bench_pages"
-
-
-def fresh_database() -> str:
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
-    return f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 
 
 def timed(client, url: str, repeat: int) -> tuple[float, int, str]:
@@ -62,7 +54,7 @@ def main() -> None:
     args = parser.parse_args()
 
     os.environ.update(
-        DATABASE_URL=fresh_database(),
+        DATABASE_URL=fresh_database(DB_NAME),
         CELERY_BROKER_URL="memory://localhost//",
         DJANGO_SETTINGS_MODULE="config.settings",
         DJANGO_ALLOWED_HOSTS="testserver",

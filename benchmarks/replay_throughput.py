@@ -18,19 +18,11 @@ import time
 import uuid
 from pathlib import Path
 
-import psycopg
+from _scratch import fresh_database
 
 ROOT = Path(__file__).resolve().parent.parent
-ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "sawtooth_bench_replay"
 REDIS_URL = os.environ.get("SAWTOOTH_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
-
-
-def fresh_database() -> str:
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
-    return f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 
 
 def main() -> None:
@@ -40,7 +32,7 @@ def main() -> None:
 
     queue = f"bench-{uuid.uuid4().hex[:8]}"
     os.environ.update(
-        DATABASE_URL=fresh_database(),
+        DATABASE_URL=fresh_database(DB_NAME),
         CELERY_BROKER_URL=REDIS_URL,
         CELERY_TASK_DEFAULT_QUEUE=queue,
         DJANGO_SETTINGS_MODULE="config.settings",

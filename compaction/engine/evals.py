@@ -5,19 +5,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from compaction.engine import text as txt
-from compaction.engine.messages import Message, Orphan, TextBlock, Usage, check_pairs, is_prompt
-from compaction.engine.summarizers import (
-    DEFAULT_MODEL,
-    SdkClient,
-    SummaryError,
-    _usage_of,
-    file_actions,
-    parse_json_object,
-)
+from compaction.engine.messages import Message, Orphan, TextBlock, check_pairs, is_prompt
+from compaction.engine.summarizers import file_actions
 
 BARELY_CHANGED_RATIO = 0.9
 BARELY_CHANGED_WARNING = (
@@ -309,49 +302,6 @@ def retention(
         for i, verdict in zip(missing, verdicts, strict=False):
             items[i] = RetentionItem(facts[i], bool(verdict), "judge")
     return RetentionReport(tuple(items))
-
-
-JUDGE_PROMPT = """\
-You check whether working notes kept by an AI agent still convey a list of facts. For each
-numbered fact, answer true if a reader of the context below would know it (same meaning,
-any wording or language), false if it is missing, weakened or contradicted.
-Reply with one JSON object only: {"kept": [true, false, ...]} with one boolean per fact."""
-
-
-@dataclass
-class AnthropicJudge(SdkClient):
-    """An LLM judge for retention, through the ``anthropic`` SDK (see ``AnthropicSummarizer``)."""
-
-    api_key: str | None = None
-    model: str = DEFAULT_MODEL
-    http_client: Any = None
-    max_tokens: int = 1024
-    timeout: float = 60.0
-    max_retries: int = 3
-    base_url: str | None = None
-    cost: Usage = field(default_factory=Usage)
-    _client: Any = field(default=None, init=False, repr=False)
-
-    def judge(self, facts: Sequence[str], context: str) -> list[bool]:
-        listing = "\n".join(f"{i + 1}. {f}" for i, f in enumerate(facts))
-        response = self.client().messages.create(
-            model=self.model,
-            max_tokens=self.max_tokens,
-            system=JUDGE_PROMPT,
-            messages=[
-                {
-                    "role": "user",
-                    "content": f"<context>\n{context}\n</context>\n<facts>\n{listing}\n</facts>",
-                }
-            ],
-        )
-        self.cost = self.cost + _usage_of(response)
-        answer = "".join(getattr(b, "text", "") for b in response.content)
-        data = parse_json_object(answer)
-        kept = data.get("kept") if isinstance(data, Mapping) else None
-        if not isinstance(kept, list) or len(kept) != len(facts):
-            raise SummaryError(f"judge: expected {len(facts)} booleans under 'kept'")
-        return [v is True for v in kept]
 
 
 @dataclass(frozen=True)

@@ -356,7 +356,7 @@ def clear_tool_uses_20250919(
     Above ``trigger_tokens``, clear tool results oldest first, keeping the newest
     ``keep_tool_uses`` tool uses and any tool in ``exclude_tools``; with ``clear_tool_inputs``
     the call's input is emptied too. Nothing changes unless ``clear_at_least`` tokens go.
-    Use :func:`compaction.engine.summarizers.count_with_context_editing` for the API's count.
+    Use :func:`compaction.engine.anthropic.count_with_context_editing` for the API's count.
     """
     counter = counter or CharCounter()
     before = _count(counter, messages, base_tokens)

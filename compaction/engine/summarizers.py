@@ -1,17 +1,16 @@
-"""Summarizers: the offline extractive one (the default) and the Anthropic Messages API.
+"""Summaries: the schema, the offline extractive summarizer (the default), and the factory.
 
-Also the helpers that replay the API's own context management: server-side compaction
-(``compact_20260112``: ``compaction`` blocks and ``usage.iterations``) and context editing
-(``clear_tool_uses_20250919``). The ``anthropic`` SDK is imported only inside the functions that
-call it, so the offline engine never needs it.
+Also what a trace's server-side compactions (``compact_20260112``: ``compaction`` blocks and
+``usage.iterations``) did to its history. The summarizers that call the Anthropic API live in
+:mod:`compaction.engine.anthropic`; :func:`summarizer_from_name` imports that module only when
+a policy names one, so the offline engine never loads the SDK.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from compaction.engine import text as txt
@@ -20,14 +19,9 @@ from compaction.engine.messages import (
     Message,
     ObservedCompaction,
     TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
     ToolUseBlock,
     Usage,
-    block_text,
     is_prompt,
-    to_api_messages,
-    usage_from_wire,
 )
 from compaction.engine.tokens import context_size
 
@@ -62,10 +56,6 @@ _TITLES = {
     "errors": "Errors",
 }
 _BY_TITLE = {v.lower(): k for k, v in _TITLES.items()}
-
-BETA_COMPACTION = "compact-2026-01-12"
-BETA_CONTEXT_EDITING = "context-management-2025-06-27"
-DEFAULT_MODEL = "claude-sonnet-4-6"
 
 
 class SummaryError(ValueError):
@@ -397,212 +387,7 @@ def _files_merged(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(f"{p} ({', '.join(v)})" if v else p for p, v in merged.items())
 
 
-# --- rendering a history for a model -------------------------------------------------------------
-
-
-def render_transcript(
-    messages: Sequence[Message], *, tool_output_chars: int = 2000, max_chars: int = 400_000
-) -> str:
-    """A plain-text transcript for a summarizing model; long tool outputs are clipped.
-
-    >>> render_transcript([Message(3, "user", (TextBlock("Do not push."),))])
-    '[3] user: Do not push.'
-    """
-    lines: list[str] = []
-    for m in messages:
-        for b in m.content:
-            if isinstance(b, ToolUseBlock):
-                lines.append(f"[{m.seq}] {m.role} called {block_text(b)} (id {b.id})")
-            elif isinstance(b, ToolResultBlock):
-                flag = " ERROR" if b.is_error else ""
-                body = txt.clip(b.text, tool_output_chars)
-                lines.append(f"[{m.seq}] tool result{flag} for {b.tool_use_id}: {body}")
-            elif isinstance(b, ThinkingBlock):
-                continue
-            else:
-                body = block_text(b)
-                if body.strip():
-                    lines.append(f"[{m.seq}] {m.role}: {body}")
-    out = "\n".join(lines)
-    if len(out) > max_chars:
-        # keep the start (the mission) and the end (the present); the middle is cheapest to lose
-        half = max_chars // 2
-        out = out[:half] + "\n[... transcript clipped ...]\n" + out[-half:]
-    return out
-
-
-def parse_json_object(text: str) -> Any:
-    """The first JSON object in a model answer (tolerates a code fence or words around it).
-
-    >>> parse_json_object('Here: ```json\\n{"goal": "x"}\\n```')
-    {'goal': 'x'}
-    """
-    start = text.find("{")
-    if start < 0:
-        raise SummaryError("answer: no JSON object found")
-    try:
-        value, _ = json.JSONDecoder().raw_decode(text[start:])
-    except json.JSONDecodeError as exc:
-        raise SummaryError(f"answer: invalid JSON ({exc.msg} at char {exc.pos})") from exc
-    return value
-
-
-SYSTEM_PROMPT = """\
-You condense the older part of a long working session between a user and an AI agent. The
-agent will lose that part of the conversation once you answer; your notes are all it will keep.
-
-Reply with one JSON object and nothing else. Keys, all required:
-  "goal": string, what the user ultimately wants, in one or two sentences;
-  "constraints": list of strings, every rule or limit the user set, copied word for word,
-      in whatever language it was written ("do not ...", "never ...", "only ...", "must ...");
-  "decisions": list of strings, choices made and the reason for each;
-  "done": list of strings, work finished, naming files and commands;
-  "current_state": string, where the work stands at the end of the transcript;
-  "next_steps": list of strings, what remains, in order;
-  "files_touched": list of strings, each "path (read)" or "path (edited)";
-  "errors": list of strings, failures seen and whether they were fixed.
-
-Keep paths, identifiers, numbers, versions and error messages exact. Record only what the
-transcript shows; write an empty list rather than guess. When a detail is too long to keep,
-say where it came from (for example "full traceback in the earlier pytest run") so the agent
-can fetch it again. Notes from an earlier condensation may appear in the transcript: carry
-their constraints and decisions forward."""
-
-
-def _usage_of(response: Any) -> Usage:
-    raw = getattr(response, "usage", None)
-    if raw is None:
-        return Usage()
-    data = raw.model_dump() if hasattr(raw, "model_dump") else dict(raw)
-    return usage_from_wire(data)
-
-
-def _make_client(
-    api_key: str | None,
-    http_client: Any,
-    max_retries: int,
-    timeout: float,
-    base_url: str | None,
-) -> Any:
-    from compaction.engine._sdk import make_client
-
-    return make_client(
-        api_key=api_key,
-        http_client=http_client,
-        max_retries=max_retries,
-        timeout=timeout,
-        base_url=base_url,
-    )
-
-
-class SdkClient:
-    """Builds the ``anthropic`` client once, from the connection fields a dataclass declares."""
-
-    api_key: str | None
-    http_client: Any
-    max_retries: int
-    timeout: float
-    base_url: str | None
-    _client: Any
-
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = _make_client(
-                self.api_key, self.http_client, self.max_retries, self.timeout, self.base_url
-            )
-        return self._client
-
-
-@dataclass
-class AnthropicSummarizer(SdkClient):
-    """Summaries written by a Claude model through the ``anthropic`` SDK, validated as JSON.
-
-    Transport errors and 429/5xx/529 answers are retried by the SDK (``max_retries``, with its
-    backoff); an answer that is not valid JSON for the schema is asked again up to
-    ``json_attempts`` times. Every attempt's usage adds up in ``SummaryResult.cost``.
-    Inject ``http_client`` (an ``httpx.Client`` or ``httpx2.Client``) to route or mock calls.
-    """
-
-    api_key: str | None = None
-    model: str = DEFAULT_MODEL
-    http_client: Any = None
-    max_tokens: int = 4096
-    timeout: float = 120.0
-    max_retries: int = 3
-    json_attempts: int = 2
-    tool_output_chars: int = 2000
-    max_input_chars: int = 400_000
-    base_url: str | None = None
-    name: str = "anthropic"
-    _client: Any = field(default=None, init=False, repr=False)
-
-    def summarize(self, messages: Sequence[Message]) -> SummaryResult:
-        transcript = render_transcript(
-            messages, tool_output_chars=self.tool_output_chars, max_chars=self.max_input_chars
-        )
-        convo: list[dict[str, Any]] = [
-            {
-                "role": "user",
-                "content": f"<transcript>\n{transcript}\n</transcript>\n\nWrite the JSON notes.",
-            }
-        ]
-        cost = Usage()
-        error: SummaryError | None = None
-        for attempt in range(1, self.json_attempts + 1):
-            response = self.client().messages.create(
-                model=self.model,
-                max_tokens=self.max_tokens,
-                system=SYSTEM_PROMPT,
-                messages=convo,
-            )
-            cost = cost + _usage_of(response)
-            answer = "".join(
-                getattr(b, "text", "") for b in response.content if getattr(b, "type", "") == "text"
-            )
-            try:
-                summary = Summary.from_dict(parse_json_object(answer))
-            except SummaryError as exc:
-                error = exc
-                convo = [
-                    *convo,
-                    {"role": "assistant", "content": answer or "(empty)"},
-                    {
-                        "role": "user",
-                        "content": f"That answer was rejected ({exc}). Reply again with the "
-                        "JSON object only, with exactly the keys listed.",
-                    },
-                ]
-                continue
-            return SummaryResult(
-                summary, summary.to_text(), self.name, cost, self.model, attempts=attempt
-            )
-        raise SummarizerError(
-            f"{self.model} gave no valid summary in {self.json_attempts} attempts: {error}", cost
-        )
-
-
-# --- server-side compaction (compact_20260112) ---------------------------------------------------
-
-
-def compaction_edit(
-    *,
-    trigger_tokens: int | None = None,
-    instructions: str | None = None,
-    pause_after_compaction: bool = False,
-) -> dict[str, Any]:
-    """The ``context_management.edits`` entry that turns on server-side compaction.
-
-    >>> compaction_edit(trigger_tokens=100000)
-    {'type': 'compact_20260112', 'trigger': {'type': 'input_tokens', 'value': 100000}}
-    """
-    edit: dict[str, Any] = {"type": "compact_20260112"}
-    if trigger_tokens is not None:
-        edit["trigger"] = {"type": "input_tokens", "value": trigger_tokens}
-    if instructions:
-        edit["instructions"] = instructions
-    if pause_after_compaction:
-        edit["pause_after_compaction"] = True
-    return edit
+# --- server-side compaction in a trace (compact_20260112) ----------------------------------------
 
 
 def apply_compaction_blocks(messages: Sequence[Message]) -> list[Message]:
@@ -658,148 +443,6 @@ def server_compactions(messages: Sequence[Message]) -> list[ObservedCompaction]:
     return out
 
 
-@dataclass
-class ServerCompactionSummarizer(SdkClient):
-    """Replays the API's own compaction: sends the old messages with ``compact_20260112``.
-
-    ``pause_after_compaction`` makes the API stop right after writing the compaction block, so
-    the block's ``content`` is the summary and ``usage`` (iterations included) is its cost.
-    The API compacts only above its trigger (minimum 50,000 input tokens); below it this
-    raises :class:`SummarizerError`.
-    """
-
-    api_key: str | None = None
-    model: str = "claude-opus-4-6"
-    http_client: Any = None
-    trigger_tokens: int = 50_000
-    instructions: str | None = None
-    max_tokens: int = 4096
-    timeout: float = 300.0
-    max_retries: int = 3
-    base_url: str | None = None
-    name: str = "server_compaction"
-    _client: Any = field(default=None, init=False, repr=False)
-
-    def request(self, messages: Sequence[Message]) -> dict[str, Any]:
-        """The keyword arguments of ``client.beta.messages.create`` for these messages."""
-        system, api = to_api_messages(messages)
-        if not api or api[-1]["role"] != "user":
-            api.append({"role": "user", "content": "Continue."})
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "messages": api,
-            "betas": [BETA_COMPACTION],
-            "context_management": {
-                "edits": [
-                    compaction_edit(
-                        trigger_tokens=self.trigger_tokens,
-                        instructions=self.instructions,
-                        pause_after_compaction=True,
-                    )
-                ]
-            },
-        }
-        if system:
-            kwargs["system"] = system
-        return kwargs
-
-    def summarize(self, messages: Sequence[Message]) -> SummaryResult:
-        response = self.client().beta.messages.create(**self.request(messages))
-        cost = _usage_of(response)
-        block = next((b for b in response.content if getattr(b, "type", "") == "compaction"), None)
-        if block is None:
-            raise SummarizerError(
-                "the API did not compact: the context is below the trigger "
-                f"({self.trigger_tokens} input tokens)",
-                cost,
-            )
-        content = getattr(block, "content", None)
-        if not content:
-            raise SummarizerError("the API returned a compaction block without a summary", cost)
-        summary = Summary(current_state=str(content))
-        note = f"{SUMMARY_HEADER}\n{content}"
-        return SummaryResult(summary, note, self.name, cost, self.model)
-
-
-# --- context editing (clear_tool_uses_20250919) --------------------------------------------------
-
-
-def clear_tool_uses_edit(
-    *,
-    trigger_tokens: int | None = None,
-    keep_tool_uses: int | None = None,
-    clear_at_least: int | None = None,
-    exclude_tools: Sequence[str] = (),
-    clear_tool_inputs: bool = False,
-) -> dict[str, Any]:
-    """The ``context_management.edits`` entry for API-side tool result clearing.
-
-    >>> clear_tool_uses_edit(trigger_tokens=30000, keep_tool_uses=3)["keep"]
-    {'type': 'tool_uses', 'value': 3}
-    """
-    edit: dict[str, Any] = {"type": "clear_tool_uses_20250919"}
-    if trigger_tokens is not None:
-        edit["trigger"] = {"type": "input_tokens", "value": trigger_tokens}
-    if keep_tool_uses is not None:
-        edit["keep"] = {"type": "tool_uses", "value": keep_tool_uses}
-    if clear_at_least is not None:
-        edit["clear_at_least"] = {"type": "input_tokens", "value": clear_at_least}
-    if exclude_tools:
-        edit["exclude_tools"] = list(exclude_tools)
-    if clear_tool_inputs:
-        edit["clear_tool_inputs"] = True
-    return edit
-
-
-@dataclass(frozen=True)
-class ContextEditingCount:
-    """What context editing would leave of a history, as ``count_tokens`` reports it."""
-
-    original_input_tokens: int
-    input_tokens: int
-
-    @property
-    def cleared_tokens(self) -> int:
-        return self.original_input_tokens - self.input_tokens
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "original_input_tokens": self.original_input_tokens,
-            "input_tokens": self.input_tokens,
-            "cleared_tokens": self.cleared_tokens,
-        }
-
-
-def count_with_context_editing(
-    messages: Sequence[Message],
-    edit: Mapping[str, Any],
-    *,
-    model: str,
-    api_key: str | None = None,
-    http_client: Any = None,
-    max_retries: int = 2,
-    timeout: float = 30.0,
-    base_url: str | None = None,
-) -> ContextEditingCount:
-    """Ask ``count_tokens`` (beta) how many tokens a context editing edit would leave."""
-    client = _make_client(api_key, http_client, max_retries, timeout, base_url)
-    system, api = to_api_messages(messages)
-    kwargs: dict[str, Any] = {
-        "model": model,
-        "messages": api,
-        "betas": [BETA_CONTEXT_EDITING],
-        "context_management": {"edits": [dict(edit)]},
-    }
-    if system:
-        kwargs["system"] = system
-    result = client.beta.messages.count_tokens(**kwargs)
-    after = int(result.input_tokens)
-    cm = getattr(result, "context_management", None)
-    original = int(getattr(cm, "original_input_tokens", after)) if cm is not None else after
-    return ContextEditingCount(original, after)
-
-
 def summarizer_from_name(name: str, **options: Any) -> Summarizer:
     """The summarizer a policy names: ``extractive``, ``anthropic`` or ``server_compaction``.
 
@@ -808,8 +451,11 @@ def summarizer_from_name(name: str, **options: Any) -> Summarizer:
     """
     if name == "extractive":
         return ExtractiveSummarizer(**options)
-    if name == "anthropic":
-        return AnthropicSummarizer(**options)
-    if name == "server_compaction":
-        return ServerCompactionSummarizer(**options)
+    if name in ("anthropic", "server_compaction"):
+        # the only door to the network; imported here so the offline engine never loads it
+        from compaction.engine import anthropic
+
+        if name == "anthropic":
+            return anthropic.AnthropicSummarizer(**options)
+        return anthropic.ServerCompactionSummarizer(**options)
     raise ValueError(f"policy.summarizer: unknown summarizer {name!r}")

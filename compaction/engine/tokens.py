@@ -3,8 +3,9 @@
 * Context size of a call = input + cache-read + cache-creation tokens: what the model saw.
 * Billed tokens of a call = everything charged, compaction iterations included.
 
-Counters estimate the tokens of messages: a character heuristic, a counter calibrated per block
-kind on the usage a trace reports, and the Anthropic ``count_tokens`` endpoint.
+Counters estimate the tokens of messages: a character heuristic and a counter calibrated per block
+kind on the usage a trace reports. The exact one, the Anthropic ``count_tokens`` endpoint, is
+:class:`compaction.engine.anthropic.AnthropicCounter`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from compaction.engine.messages import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
-    to_api_messages,
 )
 
 KINDS: tuple[str, ...] = ("prose", "code", "tool_output")
@@ -388,71 +388,6 @@ def _fixed_parts(messages: Sequence[Message], starts: set[int]) -> list[float]:
         b = char_breakdown(m)
         fixed += MESSAGE_OVERHEAD + b.images * IMAGE_TOKENS
     return out
-
-
-class AnthropicCounter:
-    """Exact counts from the Messages API ``count_tokens`` endpoint, through the SDK.
-
-    ``count`` is exact for a whole context. ``count_message`` counts one message on its own
-    (rendered as text, minus the cost of an empty request), which is close but not exact.
-    Pass ``http_client`` (``httpx.Client`` or ``httpx2.Client``) to route requests.
-    """
-
-    name = "anthropic"
-    exact = True
-
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str | None = None,
-        http_client: Any = None,
-        system: str | None = None,
-        max_retries: int = 2,
-        timeout: float = 30.0,
-        base_url: str | None = None,
-    ) -> None:
-        self.model = model
-        self.system = system
-        self._api_key = api_key
-        self._http_client = http_client
-        self._max_retries = max_retries
-        self._timeout = timeout
-        self._base_url = base_url
-        self._client: Any = None
-        self._baseline: int | None = None
-
-    def _get_client(self) -> Any:
-        if self._client is None:
-            from compaction.engine._sdk import make_client
-
-            self._client = make_client(
-                api_key=self._api_key,
-                http_client=self._http_client,
-                max_retries=self._max_retries,
-                timeout=self._timeout,
-                base_url=self._base_url,
-            )
-        return self._client
-
-    def count_wire(self, messages: list[dict[str, Any]], system: str | None = None) -> int:
-        """Count API-shaped messages as they are."""
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
-        sys_text = system if system is not None else self.system
-        if sys_text:
-            kwargs["system"] = sys_text
-        result = self._get_client().messages.count_tokens(**kwargs)
-        return int(result.input_tokens)
-
-    def count(self, messages: Iterable[Message]) -> int:
-        system, api = to_api_messages(list(messages))
-        return self.count_wire(api, system or None)
-
-    def count_message(self, message: Message) -> int:
-        if self._baseline is None:
-            self._baseline = self.count_wire([{"role": "user", "content": "."}])
-        text = message.text or "."
-        return max(0, self.count_wire([{"role": "user", "content": text}]) - self._baseline)
 
 
 # --- attribution ------------------------------------------------------------------------------

@@ -16,6 +16,18 @@ def test_engine_does_not_import_django():
 def test_engine_does_not_import_the_anthropic_sdk_until_a_model_is_called():
     code = (
         "import sys, compaction.engine.replay, compaction.engine.evals, "
-        "compaction.engine.claude_code; assert 'anthropic' not in sys.modules"
+        "compaction.engine.summarizers, compaction.engine.tokens, compaction.engine.strategies, "
+        "compaction.engine.claude_code; assert 'anthropic' not in sys.modules; "
+        "assert 'compaction.engine.anthropic' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_naming_an_anthropic_summarizer_loads_the_adapter_but_not_the_sdk_until_it_is_called():
+    code = (
+        "import sys; from compaction.engine.summarizers import summarizer_from_name; "
+        "s = summarizer_from_name('anthropic', api_key='k'); "
+        "assert 'compaction.engine.anthropic' in sys.modules; "
+        "assert 'anthropic' not in sys.modules; s.client(); assert 'anthropic' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -43,11 +43,7 @@ from pathlib import Path
 from sessions.example_data import EXAMPLES_DIR, ExampleSession
 from tests.example_traces.billing import billing_migration
 from tests.example_traces.billing_story import BILLING_CONSTRAINT, BILLING_GOAL
-from tests.example_traces.small_sessions import (
-    failed_compaction,
-    hostile_content,
-    short_question,
-)
+from tests.example_traces.small_sessions import failed_compaction, hostile_content, short_question
 from tests.example_traces.support import SUPPORT_CONSTRAINT, support_triage
 from tests.example_traces.support_data import cpf_check_digits
 

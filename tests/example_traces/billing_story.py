@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import ast
+import random
 import re
+from dataclasses import dataclass
 
 from tests.example_traces.billing_fixtures import PROVIDER_FIXTURES
 from tests.example_traces.billing_models import MODELS, snake_case
 from tests.example_traces.billing_ops import OPS, SAMPLE_ARGS, Op
 from tests.example_traces.billing_source import EVENTS, handler_name
 from tests.example_traces.repo import Failure, Repo
-from tests.example_traces.trace import Progress, bullets
+from tests.example_traces.trace import Progress, Trace, bullets
 
 BILLING_GOAL = "Migrate billing to API v2."
 BILLING_CONSTRAINT = "Do not change the public API of the billing module."
@@ -126,3 +128,23 @@ def v1_parse_failures() -> list[Failure]:
             )
         )
     return failures
+
+
+@dataclass
+class BillingStory:
+    """What the billing session's turns share: the trace, the repository, the progress."""
+
+    t: Trace
+    repo: Repo
+    progress: Progress
+    rng: random.Random
+    constraint_seq: int = -1
+
+    def compact_when_full(self, trace: Trace) -> None:
+        if trace.compactions or trace.context < 150_000:
+            return
+        summary = billing_summary(self.progress, self.repo, self.constraint_seq)
+        keep = trace.keep_from(summary, target_after=35_000, after_seq=self.constraint_seq)
+        trace.summarize(
+            summary=summary, keep_from=keep, duration_ms=self.rng.randint(7_000, 12_000)
+        )

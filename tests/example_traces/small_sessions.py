@@ -10,6 +10,8 @@ from tests.example_traces.billing_repo import billing_repo
 from tests.example_traces.repo import Failure
 from tests.example_traces.trace import SEED, Call, Trace
 
+# -- Session 3: a short question, no compaction
+
 
 def short_question(tool_ids: set[str]) -> ExampleSession:
     external_id = "example-short-question"
@@ -51,6 +53,8 @@ def short_question(tool_ids: set[str]) -> ExampleSession:
     )
     return t.example()
 
+
+# -- Session 4: a compaction that fails, then a splice that saves nothing, near the window
 
 _UPGRADES = (
     ("anyio", "3.7.1", "4.6.2", 89.4),
@@ -299,6 +303,8 @@ def failed_compaction(tool_ids: set[str]) -> ExampleSession:
     )
     return t.example()
 
+
+# -- Session 5: hostile content, to check that every page escapes trace text
 
 _HOSTILE_PAGE = """<!doctype html>
 <html><head><title>Status: comments</title></head>

@@ -6,11 +6,15 @@ the code that documents how it was built.
 
 from __future__ import annotations
 
+import doctest
 import gzip
 import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 from sessions import example_data
 from tests import example_traces
@@ -75,3 +79,11 @@ def test_loader_and_generator_do_not_import_django() -> None:
         code = f"import sys, {module}; assert 'django' not in sys.modules"
 
         subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+@pytest.mark.parametrize("module", [example_data, example_traces], ids=lambda m: m.__name__)
+def test_docstring_examples_hold(module: ModuleType) -> None:
+    result = doctest.testmod(module)
+
+    assert result.attempted > 0
+    assert result.failed == 0

@@ -45,13 +45,13 @@ def main() -> None:
 
     from compaction import tasks
     from compaction.models import ReplayRun, ReplayStatus
-    from sessions import examples, services
+    from sessions import example_data, services
     from sessions.models import Project
     from sessions.schemas import EventBatch
 
     call_command("migrate", verbosity=0)
     project = Project.objects.create(name="bench")
-    billing = next(e for e in examples.example_sessions() if "billing" in e.external_id)
+    billing = example_data.example_session("example-billing-migration")
     sessions = []
     for i in range(args.sessions):
         for batch in billing.batches:

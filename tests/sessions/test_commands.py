@@ -7,8 +7,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from sessions import services
-from sessions.models import ApiKey, Project
+from sessions import example_data, services
+from sessions.models import AgentSession, ApiKey, Membership, Project, Role
 
 pytestmark = pytest.mark.django_db
 
@@ -47,3 +47,24 @@ def test_createapikey_prints_a_working_key_alone_on_the_last_line() -> None:
 def test_createapikey_needs_an_existing_project() -> None:
     with pytest.raises(CommandError, match="project 'nope' not found"):
         run("createapikey", "nope")
+
+
+def test_demo_setup_loads_every_example_session_once() -> None:
+    examples = example_data.example_sessions()
+    total = sum(len(batch["messages"]) for e in examples for batch in e.batches)
+
+    first = run("demo_setup")
+    again = run("demo_setup")
+
+    stored = AgentSession.objects.filter(project__name="demo").order_by("pk")
+    assert [(s.external_id, s.message_count, s.compaction_count) for s in stored] == [
+        (
+            e.external_id,
+            sum(len(batch["messages"]) for batch in e.batches),
+            sum(len(batch.get("compactions", [])) for batch in e.batches),
+        )
+        for e in examples
+    ]
+    assert f"{total} messages stored, 0 already there" in first
+    assert f"0 messages stored, {total} already there" in again
+    assert Membership.objects.get(user__username="demo").role == Role.ADMIN

@@ -1,23 +1,25 @@
-"""The example traces: deterministic wire-format batches that tell the stories they promise."""
+"""The example traces: wire-format batches that tell the stories they promise.
+
+They are read the way the demo reads them, from the committed files in
+sessions/fixtures/examples/; test_example_traces.py checks that the generator still writes
+exactly those files.
+"""
 
 from __future__ import annotations
 
 import itertools
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sessions import examples
-from sessions.examples import ExampleSession
+from sessions import example_data
+from sessions.example_data import ExampleSession
+from tests import example_traces
 
-ROOT = Path(__file__).resolve().parents[2]
 BILLING = "example-billing-migration"
 SUPPORT = "example-support-triage"
 SHORT = "example-short-question"
@@ -30,7 +32,7 @@ Message = dict[str, Any]
 
 @pytest.fixture(scope="module")
 def sessions() -> dict[str, ExampleSession]:
-    return {example.external_id: example for example in examples.example_sessions()}
+    return {example.external_id: example for example in example_data.example_sessions()}
 
 
 def messages(example: ExampleSession) -> list[Message]:
@@ -97,7 +99,8 @@ def cpf_is_valid(cpf: str) -> bool:
 
 
 def test_example_sessions_are_identical_on_every_call() -> None:
-    assert examples.example_sessions() == examples.example_sessions()
+    assert example_data.example_sessions() == example_data.example_sessions()
+    assert example_traces.example_sessions() == example_traces.example_sessions()
 
 
 def test_there_are_five_sessions_with_stable_external_ids(
@@ -281,7 +284,7 @@ def test_billing_goal_is_the_first_prompt(sessions: dict[str, ExampleSession]) -
     first = prompts(sessions[BILLING])[0]
 
     assert first["seq"] == 0
-    assert first["content"] == examples.BILLING_GOAL == "Migrate billing to API v2."
+    assert first["content"] == example_traces.BILLING_GOAL == "Migrate billing to API v2."
 
 
 def test_billing_constraint_is_in_the_third_prompt_and_uploaded_as_a_probe(
@@ -290,9 +293,9 @@ def test_billing_constraint_is_in_the_third_prompt_and_uploaded_as_a_probe(
     third = prompts(sessions[BILLING])[2]
     (probe,) = probes(sessions[BILLING])
 
-    assert examples.BILLING_CONSTRAINT in third["content"]
+    assert example_traces.BILLING_CONSTRAINT in third["content"]
     assert not any(
-        examples.BILLING_CONSTRAINT in p["content"] for p in prompts(sessions[BILLING])[:2]
+        example_traces.BILLING_CONSTRAINT in p["content"] for p in prompts(sessions[BILLING])[:2]
     )
     assert probe["seq"] == third["seq"]
     assert probe["text"].lower() in third["content"].lower()
@@ -414,7 +417,7 @@ def test_support_constraint_is_stated_early_and_uploaded_as_a_probe(
     (probe,) = probes(sessions[SUPPORT])
     early = prompts(sessions[SUPPORT])[:3]
 
-    assert probe["text"] == examples.SUPPORT_CONSTRAINT
+    assert probe["text"] == example_traces.SUPPORT_CONSTRAINT
     assert any(probe["seq"] == p["seq"] and probe["text"] in p["content"] for p in early)
 
 
@@ -459,7 +462,7 @@ def test_support_chat_holds_an_email_address(sessions: dict[str, ExampleSession]
 
 
 def test_cpf_check_digits_match_the_known_example() -> None:
-    assert examples.cpf_check_digits("123456789") == "09"
+    assert example_traces.cpf_check_digits("123456789") == "09"
     assert cpf_is_valid("123.456.789-09")
     assert not cpf_is_valid("123.456.789-00")
 
@@ -511,34 +514,3 @@ def test_hostile_content_is_kept_verbatim_in_user_text_and_tool_results(
     assert "<img src=x onerror=alert(2)>" in user_text
     assert "<script>alert(1)</script>" in results
     assert "<img src=x onerror=alert(2)>" in results
-
-
-# -- output ------------------------------------------------------------------------------------
-
-
-def test_write_examples_writes_one_json_line_per_batch(tmp_path: Path) -> None:
-    paths = examples.write_examples(tmp_path / "out")
-
-    assert [path.name for path in paths] == [f"{external_id}.jsonl" for external_id in IDS]
-    for path, example in zip(paths, examples.example_sessions(), strict=True):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        assert [json.loads(line) for line in lines] == example.batches
-
-
-def test_module_runs_as_a_script(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "sessions.examples", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-
-    assert len(result.stdout.splitlines()) == len(IDS)
-    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(f"{i}.jsonl" for i in IDS)
-
-
-def test_examples_module_does_not_import_django() -> None:
-    code = "import sys, sessions.examples; assert 'django' not in sys.modules"
-
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)

@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from sessions import examples, services
+from sessions import example_data, services
 from sessions.models import Membership, Project, Role
 from sessions.schemas import EventBatch
 
@@ -32,7 +32,7 @@ class Command(BaseCommand):
             )
 
         received = duplicates = 0
-        for example in examples.example_sessions():
+        for example in example_data.example_sessions():
             for batch in example.batches:
                 result = services.events_ingest(
                     project=demo_project,

@@ -33,6 +33,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
+	$(BIN)/lint-imports --no-logo
 
 format: install
 	$(BIN)/ruff format .
@@ -42,4 +43,4 @@ benchmarks: install
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf var .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

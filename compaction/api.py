@@ -20,7 +20,7 @@ from compaction.schemas import (
     ReplayQueued,
 )
 from sessions import selectors as session_selectors
-from sessions.api import KeyRequest
+from sessions.auth import KeyRequest
 from sessions.models import AgentSession, Project
 from sessions.schemas import Error
 

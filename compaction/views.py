@@ -15,9 +15,10 @@ from django.views.decorators.http import require_http_methods
 from compaction import charts, selectors, services
 from compaction.forms import ExperimentForm, PolicyForm
 from compaction.models import CompactionSpan, ReplayRun
+from sessions import access
 from sessions import selectors as session_selectors
 from sessions.errors import BadRequest, NotFound
-from sessions.models import AgentSession, Message
+from sessions.models import AgentSession, Message, Role
 
 # How many replaced messages the span page shows at each end of the summarized middle.
 MIDDLE_EDGE = 40
@@ -190,6 +191,8 @@ def span_middle(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def replay_new(request: HttpRequest, pk: int) -> HttpResponse:
     session = _session(request, pk)
+    if request.method == "POST":
+        access.require_role(request.user, session.project_id, Role.ENGINEER)
     form = PolicyForm(request.POST or None, session=session)
     if request.method == "POST" and form.is_valid():
         try:
@@ -285,6 +288,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
     form = ExperimentForm(request.POST or None, projects=projects)
     if request.method == "POST" and form.is_valid():
         project = form.cleaned_data["project"]
+        access.require_role(request.user, project, Role.ENGINEER)
         try:
             experiment = services.experiment_start(
                 project=project,

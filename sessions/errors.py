@@ -13,6 +13,10 @@ class BadRequest(ApiError):
     status = 400
 
 
+class Unauthorized(ApiError):
+    status = 401
+
+
 class NotFound(ApiError):
     status = 404
 

@@ -4,17 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-SORTS = {
-    "updated": "updated_at",
-    "started": "started_at",
-    "session": "external_id",
-    "agent": "agent",
-    "model": "model",
-    "messages": "message_count",
-    "compactions": "compaction_count",
-    "peak": "analysis__peak_fill",
-    "project": "project__name",
-}
+from sessions.filters import SORTS
 
 
 class SessionFilterForm(forms.Form):

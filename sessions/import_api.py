@@ -1,7 +1,8 @@
 """Upload endpoints under /api/v1/imports/: files users already have, imported in place.
 
 The import runs in the request (it streams, chunk by chunk, through ``events_ingest``) and
-the answer is the import report. Mounted on the main API with ``api.add_router``.
+the answer is the import report. Registered on the API in ``config/api.py``; an upload comes
+in through ``auth.ProjectKey(ingest=True)`` (a valid key, then the project's ingest allowance).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from django.core.files.uploadedfile import UploadedFile
 from ninja import Router, Schema, Status
 
-from sessions.api import KeyRequest
+from sessions.auth import KeyRequest, ProjectKey
 from sessions.errors import BadRequest
 from sessions.importers import claude_code
 from sessions.importers.report import ImportReport
@@ -86,8 +87,9 @@ def _relative(report: ImportReport, folder: Path) -> ImportReport:
 
 @router.post(
     "/imports/claude-code",
-    response={200: ImportOut, 400: Error, 401: Error, 413: Error},
+    response={200: ImportOut, 400: Error, 401: Error, 413: Error, 429: Error},
     summary="Import Claude Code transcripts (JSON lines, or multipart files)",
+    auth=ProjectKey(ingest=True),
 )
 def import_claude_code(request: KeyRequest) -> Status[Any]:
     """Send a transcript as the body (``application/x-ndjson``, gzip allowed), or several as

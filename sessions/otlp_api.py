@@ -3,9 +3,11 @@
 Follows the OTLP/HTTP spec: protobuf (``application/x-protobuf``) or JSON
 (``application/json``) bodies, gzip allowed; 200 with an ExportTraceServiceResponse whose
 ``partial_success`` counts the spans refused (and says why); 400 for a body that cannot be
-read at all, 401 without a valid project key (``Authorization: Bearer``), 413 when too
-large, 415 for another content type, and 429/503 with Retry-After when overloaded, which
-OTLP exporters retry. Errors carry a google.rpc.Status in the request's encoding.
+read at all, 401 without a valid project key (``Authorization: Bearer``, checked by
+``sessions/auth.py`` like every other door), 413 when too large, 415 for another content
+type, and 429/503 with Retry-After when the project's ingest allowance is spent or the
+receiver is overloaded, which OTLP exporters retry. Errors carry a google.rpc.Status in the
+request's encoding.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from sessions import services, wire
-from sessions.errors import ApiError, BadRequest
+from sessions import auth, wire
+from sessions.errors import ApiError, BadRequest, TooManyRequests
 from sessions.importers import otlp
 
 JSON = "application/json"
@@ -135,15 +137,12 @@ def traces(request: HttpRequest) -> HttpResponse:
             f"Content-Type: {request.content_type!r} is not supported (use {PROTOBUF} or {JSON})",
             protobuf=False,
         )
-    header = request.headers.get("Authorization", "")
-    scheme, _, token = header.partition(" ")
-    project = (
-        services.api_key_authenticate(raw_key=token.strip()) if scheme.lower() == "bearer" else None
-    )
-    if project is None:
-        return _error(
-            401, "Authorization: missing, unknown or revoked project key", protobuf=protobuf
-        )
+    try:
+        project = auth.ingest_authorize(request)
+    except TooManyRequests as exc:
+        return _error(429, exc.message, protobuf=protobuf, retry_after=exc.retry_after)
+    except ApiError as exc:
+        return _error(exc.status, exc.message, protobuf=protobuf)
     slots = _export_slots()
     if not slots.acquire(blocking=False):
         return _error(

@@ -10,7 +10,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from sessions.errors import NotFound
-from sessions.forms import SORTS
+from sessions.filters import SORTS
 from sessions.models import AgentSession, Message, Project
 
 

@@ -8,18 +8,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
 from compaction import services as compaction_services
-from sessions.errors import BadRequest, Conflict, PayloadTooLarge, TooManyRequests
+from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
     AgentSession,
@@ -89,28 +87,6 @@ def api_key_revoke(*, api_key: ApiKey) -> None:
 
 
 # --- ingest ----------------------------------------------------------------------------
-
-
-def ingest_rate_check(*, project: Project) -> None:
-    """Count a batch against the project's per-minute allowance; 429 once it is spent."""
-    limit = settings.INGEST_RATE_LIMIT_PER_MINUTE
-    if limit <= 0:
-        return
-    now = time.time()
-    window = int(now // 60)
-    key = f"ingest-rate:{project.pk}:{window}"
-    cache.add(key, 0, timeout=120)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=120)
-        count = 1
-    if count > limit:
-        retry_after = max(1, int((window + 1) * 60 - now))
-        raise TooManyRequests(
-            f"rate limit: {limit} batches per minute for this project; retry in {retry_after}s",
-            retry_after=retry_after,
-        )
 
 
 @dataclass(frozen=True)

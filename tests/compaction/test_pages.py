@@ -10,6 +10,7 @@ from django.test import Client
 from compaction import services
 from compaction.models import CompactionSpan, ReplayRun
 from compaction.views import summary_sections
+from sessions.models import Role
 from tests.factories import (
     CONSTRAINT,
     coding_session_messages,
@@ -135,6 +136,36 @@ def test_replay_form_shows_why_a_policy_is_refused(viewer: Client, session):
         "The soft limit must not exceed the hard limit."
     ]
     assert not ReplayRun.objects.exists()
+
+
+def test_a_viewer_may_open_the_replay_form_but_not_start_a_run(client: Client, session, project):
+    client.force_login(make_user(project=project, role=Role.VIEWER))
+    assert client.get(f"/sessions/{session.pk}/replay/").status_code == 200
+    response = client.post(
+        f"/sessions/{session.pk}/replay/",
+        {"soft_limit": 6000, "hard_limit": 9000, "keep_last": 2, "summarizer": "extractive"},
+    )
+    assert response.status_code == 403
+    assert not ReplayRun.objects.exists()
+
+
+def test_a_viewer_cannot_start_an_experiment(client: Client, session, project):
+    client.force_login(make_user(project=project, role=Role.VIEWER))
+    response = client.post(
+        "/experiments/new/",
+        {
+            "project": project.pk,
+            "name": "grid",
+            "hard_limits": "9000",
+            "keep_lasts": "2",
+            "unit": "turn",
+            "stages": "summarize",
+            "summarizer": "extractive",
+            "sessions": 5,
+        },
+    )
+    assert response.status_code == 403
+    assert not project.experiments.exists()
 
 
 def test_replay_status_polls_while_active_and_stops_when_done(viewer: Client, session):

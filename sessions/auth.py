@@ -1,0 +1,95 @@
+"""The one door for bearer project keys: find the project, check the key, apply the rate limit.
+
+Every endpoint that takes ``Authorization: Bearer <project key>`` comes through here: the
+django-ninja API (``ProjectKey()`` for reads, ``ProjectKey(ingest=True)`` for uploads) and
+the plain-Django OTLP receiver (``ingest_authorize``). So a new endpoint cannot forget the
+key check or the per-project ingest allowance, and every door answers a bad key or a spent
+allowance alike.
+"""
+
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest
+from ninja.security import HttpBearer
+
+from sessions import services
+from sessions.errors import TooManyRequests, Unauthorized
+from sessions.models import Project
+
+UNAUTHORIZED = "Authorization: missing, unknown or revoked project key"
+
+
+class KeyRequest(HttpRequest):
+    """A request that passed ProjectKey: ``auth`` is the key's project."""
+
+    auth: Project
+
+
+def bearer_token(request: HttpRequest) -> str:
+    """The token of an ``Authorization: Bearer <token>`` header, or "" for anything else."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def key_authenticate(request: HttpRequest) -> Project:
+    """The project of the request's active key; Unauthorized (401) otherwise."""
+    token = bearer_token(request)
+    project = services.api_key_authenticate(raw_key=token) if token else None
+    if project is None:
+        raise Unauthorized(UNAUTHORIZED)
+    return project
+
+
+def ingest_rate_check(*, project: Project) -> None:
+    """Count one upload against the project's per-minute allowance; 429 once it is spent.
+
+    The count lives in Django's cache, so with ``CACHE_URL=redis://...`` every web process
+    shares it; the embedded default (local memory) counts per process.
+    """
+    limit = settings.INGEST_RATE_LIMIT_PER_MINUTE
+    if limit <= 0:
+        return
+    now = time.time()
+    window = int(now // 60)
+    key = f"ingest-rate:{project.pk}:{window}"
+    cache.add(key, 0, timeout=120)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=120)
+        count = 1
+    if count > limit:
+        retry_after = max(1, int((window + 1) * 60 - now))
+        raise TooManyRequests(
+            f"rate limit: {limit} batches per minute for this project; retry in {retry_after}s",
+            retry_after=retry_after,
+        )
+
+
+def ingest_authorize(request: HttpRequest) -> Project:
+    """The door for uploads: a valid key (else 401), then the allowance (else 429)."""
+    project = key_authenticate(request)
+    ingest_rate_check(project=project)
+    return project
+
+
+class ProjectKey(HttpBearer):
+    """``Authorization: Bearer <key>``; sets request.auth to the key's Project.
+
+    ``ProjectKey(ingest=True)`` is the door for uploads: the request also counts against the
+    project's ingest allowance. One class, so OpenAPI shows one security scheme.
+    """
+
+    def __init__(self, *, ingest: bool = False) -> None:
+        super().__init__()
+        self.ingest = ingest
+
+    def __call__(self, request: HttpRequest) -> Project:
+        return ingest_authorize(request) if self.ingest else key_authenticate(request)
+
+    def authenticate(self, request: HttpRequest, token: str) -> Project:
+        return key_authenticate(request)

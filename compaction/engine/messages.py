@@ -615,6 +615,10 @@ class ObservedCompaction:
     replaced_to: int | None = None
     duration_ms: int | None = None
     error: str | None = None
+    # Where the summary sits in the raw trace, if a message carries it (else ``summary``).
+    summary_seq: int | None = None
+    # The kept head/tail seq ranges, as the harness reported them.
+    kept: Mapping[str, Any] | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         replaced = (

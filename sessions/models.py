@@ -13,6 +13,9 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from compaction.engine import tokens
+from compaction.engine.messages import usage_from_wire
+
 
 class Project(models.Model):
     name = models.CharField(max_length=100, unique=True)
@@ -151,14 +154,11 @@ class Message(models.Model):
 
     @property
     def context_tokens(self) -> int | None:
-        """What the model saw on this call: input + cache read + cache creation tokens."""
-        if self.input_tokens is None:
+        """What the model saw on this call (the engine's rule: ``tokens.context_size``)."""
+        usage = self.usage
+        if self.input_tokens is None or usage is None:
             return None
-        return (
-            self.input_tokens
-            + (self.cache_read_input_tokens or 0)
-            + (self.cache_creation_input_tokens or 0)
-        )
+        return tokens.context_size(usage_from_wire(usage))
 
     @property
     def usage(self) -> dict[str, object] | None:

@@ -92,7 +92,8 @@ def replay_start(
     session = session_selectors.session_by_external_id(
         project=request.auth, external_id=external_id
     )
-    run = services.replay_run_start(session=session, policy=body.policy if body else {})
+    policy = body.policy.to_policy_dict() if body else {}
+    run = services.replay_run_start(session=session, policy=policy)
     return Status(202, ReplayQueued(id=run.pk, status=run.status))
 
 
@@ -146,7 +147,10 @@ def experiment_start(request: KeyRequest, body: ExperimentIn) -> Status[Experime
     if body.sessions is not None:
         sessions = sessions.filter(external_id__in=body.sessions)
     experiment = services.experiment_start(
-        project=request.auth, name=body.name, policies=body.policies, sessions=list(sessions[:50])
+        project=request.auth,
+        name=body.name,
+        policies=[p.to_policy_dict() for p in body.policies],
+        sessions=list(sessions[:50]),
     )
     return Status(202, experiment_out(experiment))
 

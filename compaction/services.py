@@ -23,7 +23,7 @@ from compaction import tasks
 from compaction.engine import analysis, evals, summarizers
 from compaction.engine.messages import Message as EngineMessage
 from compaction.engine.messages import ObservedCompaction, message_from_wire
-from compaction.engine.names import EXTERNAL_SUMMARIZERS
+from compaction.engine.names import EXTERNAL_SUMMARIZERS, SUMMARIZERS
 from compaction.engine.strategies import Policy, PolicyError
 from compaction.models import (
     AnalysisStatus,
@@ -194,9 +194,17 @@ def policy_validate(*, session: AgentSession, raw: dict[str, Any]) -> Policy:
     """A Policy from user input; the session's window is the default context window."""
     data = {"context_window": _window(session), **raw}
     try:
-        return Policy.from_dict(data)
+        return _policy_parse(data)
     except PolicyError as exc:
         raise BadRequest(str(exc)) from None
+
+
+def _policy_parse(data: dict[str, Any]) -> Policy:
+    """A Policy whose summarizer is one the engine knows (the Policy checks everything else)."""
+    policy = Policy.from_dict(data)
+    if policy.summarizer not in SUMMARIZERS:
+        raise PolicyError(f"policy.summarizer: unknown summarizer {policy.summarizer!r}")
+    return policy
 
 
 def external_summarizer_check(*, project: Project, summarizer: str) -> None:
@@ -387,7 +395,7 @@ def experiment_start(
         raise BadRequest("sessions: no session matches")
     for index, raw in enumerate(policies):
         try:
-            parsed = Policy.from_dict(raw)
+            parsed = _policy_parse(raw)
         except PolicyError as exc:
             raise BadRequest(f"policies[{index}]: {exc}") from None
         external_summarizer_check(project=project, summarizer=parsed.summarizer)

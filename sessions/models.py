@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from compaction.engine import tokens
 from compaction.engine.messages import usage_from_wire
+from compaction.engine.names import Trigger
 
 
 class Project(models.Model):
@@ -175,13 +176,6 @@ class Message(models.Model):
         return usage
 
 
-class CompactionTrigger(models.TextChoices):
-    AUTO = "auto", "Auto"
-    MANUAL = "manual", "Manual"
-    THRESHOLD = "threshold", "Threshold"
-    UNKNOWN = "unknown", "Unknown"
-
-
 class CompactionEvent(models.Model):
     """A compaction the agent's harness reported (observed, not replayed)."""
 
@@ -190,7 +184,9 @@ class CompactionEvent(models.Model):
     )
     seq = models.PositiveIntegerField(help_text="First message the agent sent after compacting.")
     trigger = models.CharField(
-        max_length=20, choices=CompactionTrigger.choices, default=CompactionTrigger.UNKNOWN
+        max_length=20,
+        choices=[(t.value, t.value.capitalize()) for t in Trigger],
+        default=Trigger.UNKNOWN.value,
     )
     strategy = models.CharField(max_length=50, blank=True)
     tokens_before = models.PositiveIntegerField(null=True, blank=True)

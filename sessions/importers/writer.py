@@ -13,6 +13,7 @@ from typing import Any
 from django.db.models import Max
 from pydantic import ValidationError
 
+from compaction.engine.names import trigger_name
 from sessions import services
 from sessions.importers.report import FileReport, SessionReport
 from sessions.models import AgentSession, CompactionEvent, Message, Project
@@ -20,11 +21,6 @@ from sessions.schemas import CompactionIn, EventBatch, MessageIn, SessionIn
 
 CHUNK_MESSAGES = 1000
 CHUNK_BYTES = 8 * 1024 * 1024
-TRIGGERS = ("auto", "manual", "threshold", "unknown")
-
-
-def trigger_name(value: str | None) -> str:
-    return value if value in TRIGGERS else "unknown"
 
 
 def _safe_message(wire: dict[str, Any], file: FileReport, line: int | None) -> MessageIn:

@@ -198,3 +198,17 @@ def test_clearing_tool_results_is_not_judged_a_failed_splice(session):
     clears = CompactionSpan.objects.filter(replay=run, stage="clear_tool_results")
     assert clears.exists()
     assert not clears.filter(failed=True).exists()
+
+
+def test_an_unknown_summarizer_is_refused_before_anything_is_queued(session):
+    with pytest.raises(BadRequest) as excinfo:
+        services.replay_run_start(session=session, policy={"summarizer": "gpt-9"})
+    assert excinfo.value.message == "policy.summarizer: unknown summarizer 'gpt-9'"
+    with pytest.raises(BadRequest, match=r"^policies\[0\]: policy.summarizer: unknown"):
+        services.experiment_start(
+            project=session.project,
+            name="x",
+            policies=[{"summarizer": "gpt-9"}],
+            sessions=[session],
+        )
+    assert not ReplayRun.objects.exists()

@@ -57,20 +57,26 @@ class PolicyIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
     soft_limit: StrictInt | None = Field(
-        None, description="Tokens; above it, clear old tool results."
+        default=None, description="Tokens; above it, clear old tool results."
     )
-    hard_limit: StrictInt | None = Field(None, description="Tokens; above it, drop or summarize.")
-    keep_last: StrictInt | None = Field(None, description="Newest units kept verbatim.")
-    pin_head: StrictBool | None = Field(None, description="Keep system and first prompt.")
-    older_than: StrictInt | None = Field(None, description="Newest units whose tool results stay.")
+    hard_limit: StrictInt | None = Field(
+        default=None, description="Tokens; above it, drop or summarize."
+    )
+    keep_last: StrictInt | None = Field(default=None, description="Newest units kept verbatim.")
+    pin_head: StrictBool | None = Field(default=None, description="Keep system and first prompt.")
+    older_than: StrictInt | None = Field(
+        default=None, description="Newest units whose tool results stay."
+    )
     unit: Unit | None = Field(
-        None, description="Cut only at prompts (turn) or also mid-turn (step)."
+        default=None, description="Cut only at prompts (turn) or also mid-turn (step)."
     )
     summarizer: SummarizerName | None = None
     stages: list[Stage] | None = Field(
-        None, description="Applied in order once hard_limit is crossed."
+        default=None, description="Applied in order once hard_limit is crossed."
     )
-    context_window: StrictInt | None = Field(None, description="Default: the session's window.")
+    context_window: StrictInt | None = Field(
+        default=None, description="Default: the session's window."
+    )
     summary_reserve: StrictInt | None = None
     max_rounds: StrictInt | None = None
     clear_step: StrictInt | None = None
@@ -82,7 +88,7 @@ class PolicyIn(Schema):
 
 
 class ReplayIn(Schema):
-    policy: PolicyIn = Field(default_factory=PolicyIn)
+    policy: PolicyIn = Field(default_factory=lambda: PolicyIn())
 
 
 class ReplayQueued(Schema):

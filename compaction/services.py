@@ -294,7 +294,7 @@ def _replayed_span_row(run: ReplayRun, span: analysis.ReplayedSpan) -> Compactio
         replaced_to_seq=span.replaced_to_seq,
         kept=span.kept(),
         summary=span.summary_text,
-        summary_sections=span.summary_sections(),
+        summary_sections=span.summary_sections() or {},
         retention=span.retention_items(),
         retention_score=span.retention_score,
         failed=span.failed,

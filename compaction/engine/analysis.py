@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from compaction.engine import evals, replay, tokens
-from compaction.engine.messages import Message, ObservedCompaction, Orphan, TextBlock
+from compaction.engine.messages import Message, ObservedCompaction, Orphan, TextBlock, UsageDict
 from compaction.engine.names import Stage
-from compaction.engine.strategies import Policy
-from compaction.engine.summarizers import Summarizer
+from compaction.engine.strategies import Policy, seq_ranges
+from compaction.engine.summarizers import Summarizer, SummaryDict
 
 __all__ = [
     "DEFAULT_WINDOW",
@@ -71,20 +71,20 @@ class ObservedDetails(TypedDict):
     """``CompactionSpan.details`` of an observed span."""
 
     reported: ReportedTokens
-    splice: dict[str, Any] | None
+    splice: evals.SpliceDict | None
     duration_ms: int | None
 
 
 class ReplayedDetails(TypedDict):
     """``CompactionSpan.details`` of a replayed span."""
 
-    splice: dict[str, Any]
-    pairs: dict[str, Any]
+    splice: evals.SpliceDict
+    pairs: evals.PairsDict
     removed: list[list[int]]
     changed: list[list[int]]
     cleared: int
     rounds: int
-    cost: dict[str, Any] | None
+    cost: UsageDict | None
 
 
 class SpanKept(TypedDict):
@@ -331,10 +331,12 @@ def _observed_span(
     )
 
 
-def sparkline(curve: Sequence[Mapping[str, Any]], buckets: int = SPARK_BUCKETS) -> list[float]:
+def sparkline(curve: Sequence[tokens.CurvePointDict], buckets: int = SPARK_BUCKETS) -> list[float]:
     """The highest fill of each of ``buckets`` slices of a stored curve, for a list-row chart.
 
-    >>> sparkline([{"fill": f} for f in (0.1, 0.5, 0.2, 0.9)], buckets=2)
+    >>> points = [tokens.CurvePoint(i, 0, 0, f, False).to_dict() for i, f in enumerate(
+    ...     (0.1, 0.5, 0.2, 0.9))]
+    >>> sparkline(points, buckets=2)
     [0.5, 0.9]
     """
     if not curve:
@@ -374,7 +376,7 @@ class Analysis:
         """Probes and constraints the observed compactions lost."""
         return sum(s.lost_facts for s in self.spans)
 
-    def curve_dicts(self) -> list[dict[str, Any]]:
+    def curve_dicts(self) -> list[tokens.CurvePointDict]:
         return [p.to_dict() for p in self.curve]
 
     def sparkline(self) -> list[float]:
@@ -480,17 +482,13 @@ class ReplayedSpan:
         return bool(self.failure_reason)
 
     @property
-    def removed(self) -> list[list[int]]:
-        return list(self.span.to_dict()["removed"])
-
-    @property
     def replaced_from_seq(self) -> int | None:
-        removed = self.removed
+        removed = seq_ranges(self.span.result.removed)
         return removed[0][0] if removed else None
 
     @property
     def replaced_to_seq(self) -> int | None:
-        removed = self.removed
+        removed = seq_ranges(self.span.result.removed)
         return removed[-1][-1] if removed else None
 
     @property
@@ -502,27 +500,30 @@ class ReplayedSpan:
         return self.span.retention.score if self.span.retention else None
 
     def kept(self) -> SpanKept:
-        data = self.span.to_dict()
-        return {"head": data["kept_head"], "tail": data["kept_tail"]}
+        r = self.span.result
+        return {
+            "head": list(r.kept_head) if r.kept_head else None,
+            "tail": list(r.kept_tail) if r.kept_tail else None,
+        }
 
-    def summary_sections(self) -> dict[str, Any]:
+    def summary_sections(self) -> SummaryDict | None:
         summary = self.span.result.summary
-        return summary.to_dict() if summary is not None else {}
+        return summary.to_dict() if summary is not None else None
 
-    def retention_items(self) -> list[dict[str, Any]]:
+    def retention_items(self) -> list[evals.RetentionItemDict]:
         report = self.span.retention
         return [item.to_dict() for item in report.items] if report else []
 
     def details(self) -> ReplayedDetails:
-        data = self.span.to_dict()
+        r = self.span.result
         return {
-            "splice": data["splice"],
-            "pairs": data["pairs"],
-            "removed": data["removed"],
-            "changed": data["changed"],
-            "cleared": data["cleared"],
-            "rounds": data["rounds"],
-            "cost": data["cost"],
+            "splice": self.span.splice.to_dict(),
+            "pairs": self.span.pairs.to_dict(),
+            "removed": seq_ranges(r.removed),
+            "changed": seq_ranges(r.changed),
+            "cleared": r.cleared,
+            "rounds": r.rounds,
+            "cost": r.cost.to_dict() if r.cost is not None else None,
         }
 
 

@@ -43,7 +43,7 @@ def session_curve(request: KeyRequest, external_id: str) -> Curve:
         context_window=services.DEFAULT_WINDOW
         if session.context_window is None
         else session.context_window,
-        points=[CurvePointOut(**p) for p in (analysis.curve if analysis else [])],
+        points=[CurvePointOut(**p) for p in selectors.analysis_curve(analysis)],
     )
 
 
@@ -67,7 +67,9 @@ def _compaction_out(event: Any) -> CompactionOut:
         failed=span.failed if span else None,
         failure_reason=(span.failure_reason or None) if span else None,
         retention_score=span.retention_score if span else None,
-        lost=[item["text"] for item in span.retention if not item["kept"]] if span else [],
+        lost=[item["text"] for item in selectors.span_retention(span) if not item["kept"]]
+        if span
+        else [],
     )
 
 

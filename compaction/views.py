@@ -73,7 +73,7 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
     if span is None:
         raise Http404("No such compaction in this session")
     retention = sorted(
-        span.retention,
+        selectors.span_retention(span),
         key=lambda item: (item["kept"], KIND_ORDER.get(item["kind"], 9), item.get("seq") or 0),
     )
     context = {
@@ -146,12 +146,12 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
         replayed_spans=replayed,
         replayed_summaries=[s for s in replayed if s.stage != "clear_tool_results"],
         figure=charts.token_curve(
-            analysis.curve if analysis else [],
+            selectors.analysis_curve(analysis),
             spans=[selectors.span_marker(s) for s in observed],
             window=policy.get("context_window"),
             soft_limit=policy.get("soft_limit"),
             hard_limit=policy.get("hard_limit"),
-            replayed=run.curve,
+            replayed=selectors.replay_curve(run),
             replayed_spans=[
                 selectors.span_marker(s) for s in replayed if s.stage != "clear_tool_results"
             ],
@@ -162,18 +162,31 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
 
 
 def _comparison(run: ReplayRun) -> list[dict[str, Any]]:
-    observed = run.evals.get("observed", {})
-    totals = run.totals
+    evals = selectors.replay_evals(run)
+    totals = selectors.replay_totals(run)
+    observed = evals["observed"] if evals else None
     rows = [
-        ("Model calls", observed.get("calls"), totals.get("calls")),
-        ("Input tokens over the run", observed.get("input_tokens"), totals.get("input_tokens")),
-        ("Billed tokens", observed.get("billed_tokens"), totals.get("billed_tokens")),
-        ("Compactions (summaries)", observed.get("compactions"), totals.get("compactions")),
-        ("Peak context", observed.get("peak_context"), totals.get("peak_context")),
+        ("Model calls", observed and observed["calls"], totals and totals["calls"]),
+        (
+            "Input tokens over the run",
+            observed and observed["input_tokens"],
+            totals and totals["input_tokens"],
+        ),
+        (
+            "Billed tokens",
+            observed and observed["billed_tokens"],
+            totals and totals["billed_tokens"],
+        ),
+        (
+            "Compactions (summaries)",
+            observed and observed["compactions"],
+            totals and totals["compactions"],
+        ),
+        ("Peak context", observed and observed["peak_context"], totals and totals["peak_context"]),
         (
             "Summarizer cost (input tokens)",
             0,
-            totals.get("summarizer_cost", {}).get("input_tokens"),
+            totals and totals["summarizer_cost"]["input_tokens"],
         ),
     ]
     out = []
@@ -231,7 +244,7 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
         raise Http404("No such experiment in your projects") from None
     runs = list(experiment.runs.select_related("session").order_by("session__external_id", "pk"))
     done = sum(not run.is_active for run in runs)
-    rows = experiment.aggregate.get("policies", [])
+    rows = selectors.experiment_rows(experiment)
     return {
         "experiment": experiment,
         "runs": runs,

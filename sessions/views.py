@@ -125,7 +125,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         for m in page.object_list
     ]
     figure = charts.token_curve(
-        analysis.curve if analysis else [],
+        compaction_selectors.analysis_curve(analysis),
         spans=[compaction_selectors.span_marker(span) for span in spans],
         window=session.context_window or DEFAULT_WINDOW,
         soft_limit=_declared_limit(session, "soft_limit"),

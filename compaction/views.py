@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from compaction import charts, selectors, services
 from compaction.engine import sections
+from compaction.engine.names import Stage
 from compaction.forms import ExperimentForm, PolicyForm
 from compaction.models import CompactionSpan, ReplayRun
 from sessions import selectors as session_selectors
@@ -144,7 +145,7 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
     context.update(
         observed_spans=observed,
         replayed_spans=replayed,
-        replayed_summaries=[s for s in replayed if s.stage != "clear_tool_results"],
+        replayed_summaries=[s for s in replayed if s.stage != Stage.CLEAR_TOOL_RESULTS],
         figure=charts.token_curve(
             selectors.analysis_curve(analysis),
             spans=[selectors.span_marker(s) for s in observed],
@@ -153,7 +154,7 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
             hard_limit=policy.get("hard_limit"),
             replayed=selectors.replay_curve(run),
             replayed_spans=[
-                selectors.span_marker(s) for s in replayed if s.stage != "clear_tool_results"
+                selectors.span_marker(s) for s in replayed if s.stage != Stage.CLEAR_TOOL_RESULTS
             ],
         ),
         comparison=_comparison(run),

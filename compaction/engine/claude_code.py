@@ -34,10 +34,10 @@ from compaction.engine.messages import (
     OpaqueBlock,
     Role,
     TextBlock,
-    ToolResultBlock,
     Usage,
     WireError,
     block_from_wire,
+    carries_tool_results,
     usage_from_wire,
 )
 from compaction.engine.tokens import context_size
@@ -327,7 +327,7 @@ class _Draft:
 
     @property
     def is_carrier(self) -> bool:
-        return self.role == "user" and any(isinstance(b, ToolResultBlock) for b in self.content)
+        return carries_tool_results(self.role, self.content)
 
     def freeze(self) -> Message:
         role: Role = "assistant" if self.role == "assistant" else "user"

@@ -277,9 +277,18 @@ def block_text(block: Block) -> str:
     return json.dumps(block.data, ensure_ascii=False, sort_keys=True, default=str)
 
 
+def carries_tool_results(role: str, content: Iterable[Block]) -> bool:
+    """The one rule for a tool_result carrier: a user message with a tool_result block.
+
+    >>> carries_tool_results("user", [ToolResultBlock("t1", "ok")])
+    True
+    """
+    return role == "user" and any(isinstance(b, ToolResultBlock) for b in content)
+
+
 def is_tool_result_carrier(message: Message) -> bool:
     """True for a user message that carries tool results (it belongs to the turn before it)."""
-    return message.role == "user" and any(isinstance(b, ToolResultBlock) for b in message.content)
+    return carries_tool_results(message.role, message.content)
 
 
 def is_prompt(message: Message) -> bool:

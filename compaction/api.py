@@ -43,7 +43,7 @@ def session_curve(request: KeyRequest, external_id: str) -> Curve:
         context_window=services.DEFAULT_WINDOW
         if session.context_window is None
         else session.context_window,
-        points=[CurvePointOut(**p) for p in (analysis.curve if analysis else [])],
+        points=[CurvePointOut(**p) for p in selectors.analysis_curve(analysis)],
     )
 
 
@@ -67,7 +67,9 @@ def _compaction_out(event: Any) -> CompactionOut:
         failed=span.failed if span else None,
         failure_reason=(span.failure_reason or None) if span else None,
         retention_score=span.retention_score if span else None,
-        lost=[item["text"] for item in span.retention if not item["kept"]] if span else [],
+        lost=[item["text"] for item in selectors.span_retention(span) if not item["kept"]]
+        if span
+        else [],
     )
 
 
@@ -92,7 +94,8 @@ def replay_start(
     session = session_selectors.session_by_external_id(
         project=request.auth, external_id=external_id
     )
-    run = services.replay_run_start(session=session, policy=body.policy if body else {})
+    policy = body.policy.to_policy_dict() if body else {}
+    run = services.replay_run_start(session=session, policy=policy)
     return Status(202, ReplayQueued(id=run.pk, status=run.status))
 
 
@@ -146,7 +149,10 @@ def experiment_start(request: KeyRequest, body: ExperimentIn) -> Status[Experime
     if body.sessions is not None:
         sessions = sessions.filter(external_id__in=body.sessions)
     experiment = services.experiment_start(
-        project=request.auth, name=body.name, policies=body.policies, sessions=list(sessions[:50])
+        project=request.auth,
+        name=body.name,
+        policies=[p.to_policy_dict() for p in body.policies],
+        sessions=list(sessions[:50]),
     )
     return Status(202, experiment_out(experiment))
 

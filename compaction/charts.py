@@ -10,7 +10,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 MAX_POINTS = 1500
-SPARK_BUCKETS = 48
 
 OBSERVED = "#3451b2"
 ESTIMATED = "#8a94a6"
@@ -41,19 +40,6 @@ def decimate(points: Sequence[Point], limit: int = MAX_POINTS) -> list[Point]:
         low = min(chunk, key=lambda p: p["context_tokens"])
         high = max(chunk, key=lambda p: p["context_tokens"])
         out.extend(sorted({id(low): low, id(high): high}.values(), key=lambda p: p["seq"]))
-    return out
-
-
-def sparkline(points: Sequence[Point], buckets: int = SPARK_BUCKETS) -> list[float]:
-    """The highest fill of each of `buckets` slices of the run, for a tiny list-row chart."""
-    if not points:
-        return []
-    size = max(1, len(points) / buckets) if len(points) > buckets else 1
-    count = min(buckets, len(points))
-    out = []
-    for b in range(count):
-        chunk = points[int(b * size) : int((b + 1) * size)] or [points[-1]]
-        out.append(round(max(float(p["fill"]) for p in chunk), 4))
     return out
 
 

@@ -7,23 +7,31 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
-from compaction.services import DEFAULT_WINDOW
+from compaction.engine.analysis import DEFAULT_WINDOW
+from compaction.engine.names import Stage, SummarizerName, Unit
 from sessions.models import AgentSession, Project
 
+# Labels for the engine's names (compaction/engine/names.py): the values live there once.
 UNITS = [
-    ("turn", "Turn boundaries (before a user prompt)"),
-    ("step", "Step boundaries (also inside a long turn, before a model call)"),
+    (Unit.TURN.value, "Turn boundaries (before a user prompt)"),
+    (Unit.STEP.value, "Step boundaries (also inside a long turn, before a model call)"),
 ]
 STAGE_CHOICES = [
-    ("clear_tool_results,summarize", "Clear old tool results, then summarize"),
-    ("summarize", "Summarize only"),
-    ("clear_tool_results,drop_turns", "Clear old tool results, then drop the oldest turns"),
-    ("sliding_window", "Sliding window (last turns only)"),
+    (f"{Stage.CLEAR_TOOL_RESULTS},{Stage.SUMMARIZE}", "Clear old tool results, then summarize"),
+    (Stage.SUMMARIZE.value, "Summarize only"),
+    (
+        f"{Stage.CLEAR_TOOL_RESULTS},{Stage.DROP_TURNS}",
+        "Clear old tool results, then drop the oldest turns",
+    ),
+    (Stage.SLIDING_WINDOW.value, "Sliding window (last turns only)"),
 ]
 SUMMARIZERS = [
-    ("extractive", "Offline extractive (deterministic, no network)"),
-    ("anthropic", "Anthropic Messages API (sends content out)"),
-    ("server_compaction", "Anthropic server-side compaction (sends content out)"),
+    (SummarizerName.EXTRACTIVE.value, "Offline extractive (deterministic, no network)"),
+    (SummarizerName.ANTHROPIC.value, "Anthropic Messages API (sends content out)"),
+    (
+        SummarizerName.SERVER_COMPACTION.value,
+        "Anthropic server-side compaction (sends content out)",
+    ),
 ]
 
 

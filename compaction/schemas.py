@@ -6,7 +6,9 @@ from datetime import datetime
 from typing import Any
 
 from ninja import Schema
-from pydantic import Field
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
+
+from compaction.engine.names import Stage, SummarizerName, Unit
 
 
 class CurvePointOut(Schema):
@@ -45,11 +47,48 @@ class CompactionOut(Schema):
     lost: list[str] = Field(default_factory=list)
 
 
-class ReplayIn(Schema):
-    policy: dict[str, Any] = Field(
-        default_factory=dict,
-        description="soft_limit, hard_limit, keep_last, summarizer, ... (all optional)",
+class PolicyIn(Schema):
+    """A compaction policy; every field is optional and defaults to the engine's ``Policy``.
+
+    The names (stages, summarizers, unit) are the engine's enums, so an unknown one is a 400
+    naming the field; the limits' rules (soft below hard, ...) are checked by the engine.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    soft_limit: StrictInt | None = Field(
+        default=None, description="Tokens; above it, clear old tool results."
     )
+    hard_limit: StrictInt | None = Field(
+        default=None, description="Tokens; above it, drop or summarize."
+    )
+    keep_last: StrictInt | None = Field(default=None, description="Newest units kept verbatim.")
+    pin_head: StrictBool | None = Field(default=None, description="Keep system and first prompt.")
+    older_than: StrictInt | None = Field(
+        default=None, description="Newest units whose tool results stay."
+    )
+    unit: Unit | None = Field(
+        default=None, description="Cut only at prompts (turn) or also mid-turn (step)."
+    )
+    summarizer: SummarizerName | None = None
+    stages: list[Stage] | None = Field(
+        default=None, description="Applied in order once hard_limit is crossed."
+    )
+    context_window: StrictInt | None = Field(
+        default=None, description="Default: the session's window."
+    )
+    summary_reserve: StrictInt | None = None
+    max_rounds: StrictInt | None = None
+    clear_step: StrictInt | None = None
+    placeholder: StrictStr | None = None
+
+    def to_policy_dict(self) -> dict[str, Any]:
+        """The fields the client set, as plain JSON for ``Policy.from_dict``."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class ReplayIn(Schema):
+    policy: PolicyIn = Field(default_factory=lambda: PolicyIn())
 
 
 class ReplayQueued(Schema):
@@ -75,7 +114,7 @@ class ReplayOut(Schema):
 
 class ExperimentIn(Schema):
     name: str = Field("experiment", max_length=200)
-    policies: list[dict[str, Any]] = Field(..., min_length=1, max_length=50)
+    policies: list[PolicyIn] = Field(..., min_length=1, max_length=50)
     sessions: list[str] | None = Field(
         None, description="External ids; default: the project's 50 most recent sessions."
     )

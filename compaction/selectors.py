@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import QuerySet
 from django.urls import reverse
 
+from compaction.engine.analysis import PolicyRow, ReplayEvals
+from compaction.engine.evals import RetentionItemDict
+from compaction.engine.replay import TotalsDict
+from compaction.engine.tokens import CurvePointDict
 from compaction.models import CompactionSpan, Experiment, ReplayRun, SessionAnalysis, SpanOrigin
 from sessions.errors import NotFound
 from sessions.models import AgentSession, CompactionEvent, Project
@@ -64,3 +68,33 @@ def span_marker(span: CompactionSpan) -> dict[str, Any]:
         "failed": span.failed,
         "url": reverse("compaction:span", args=[span.session_id, span.pk]),
     }
+
+
+# --- stored results, read back with the engine's types (a renamed key is a mypy error) -------
+
+
+def analysis_curve(analysis: SessionAnalysis | None) -> list[CurvePointDict]:
+    return cast(list[CurvePointDict], analysis.curve) if analysis else []
+
+
+def span_retention(span: CompactionSpan) -> list[RetentionItemDict]:
+    return cast(list[RetentionItemDict], span.retention)
+
+
+def replay_curve(run: ReplayRun) -> list[CurvePointDict]:
+    return cast(list[CurvePointDict], run.curve)
+
+
+def replay_totals(run: ReplayRun) -> TotalsDict | None:
+    """None until the run is done."""
+    return cast(TotalsDict, run.totals) if run.totals else None
+
+
+def replay_evals(run: ReplayRun) -> ReplayEvals | None:
+    """None until the run is done."""
+    return cast(ReplayEvals, run.evals) if run.evals else None
+
+
+def experiment_rows(experiment: Experiment) -> list[PolicyRow]:
+    """One row per policy once the experiment is done, else []."""
+    return cast(list[PolicyRow], experiment.aggregate.get("policies", []))

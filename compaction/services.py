@@ -1,7 +1,9 @@
 """Writes for derived data: the per-session analysis, replay runs and experiments.
 
 Workers call these through thin tasks (compaction/tasks.py). Each one claims its row with a
-conditional update first, so a redelivered or duplicated task does nothing.
+conditional update first, so a redelivered or duplicated task does nothing. The rules live in
+the engine (compaction/engine/analysis.py): a service loads rows, converts them once, calls
+the engine once and stores what it returns.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from django.db import DatabaseError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from compaction import charts, tasks
-from compaction.engine import evals, replay, summarizers, tokens
+from compaction import tasks
+from compaction.engine import analysis, evals, summarizers
 from compaction.engine.messages import Message as EngineMessage
-from compaction.engine.messages import TextBlock, message_from_wire
+from compaction.engine.messages import ObservedCompaction, message_from_wire
+from compaction.engine.names import EXTERNAL_SUMMARIZERS, SUMMARIZERS
 from compaction.engine.strategies import Policy, PolicyError
 from compaction.models import (
     AnalysisStatus,
@@ -36,8 +39,7 @@ from sessions.models import AgentSession, CompactionEvent, Message, Probe, Proje
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_WINDOW = 200_000
-EXTERNAL_SUMMARIZERS = {"anthropic", "server_compaction"}
+DEFAULT_WINDOW = analysis.DEFAULT_WINDOW
 
 
 # --- loading a session into the engine -------------------------------------------------
@@ -60,26 +62,30 @@ def engine_probes(session: AgentSession) -> list[evals.Probe]:
     return [evals.Probe(text=p.text, seq=p.seq) for p in Probe.objects.filter(session=session)]
 
 
+def observed_compaction(event: CompactionEvent) -> ObservedCompaction:
+    """A reported compaction as the engine reads it."""
+    return ObservedCompaction(
+        seq=event.seq,
+        trigger=event.trigger,
+        strategy=event.strategy,
+        tokens_before=event.tokens_before,
+        tokens_after=event.tokens_after,
+        summary=event.summary,
+        replaced_from=event.replaced_from_seq,
+        replaced_to=event.replaced_to_seq,
+        duration_ms=event.duration_ms,
+        error=event.error or None,
+        summary_seq=event.summary_seq,
+        kept=event.kept,
+    )
+
+
+def _events(session: AgentSession) -> list[CompactionEvent]:
+    return list(CompactionEvent.objects.filter(session=session).order_by("seq", "pk"))
+
+
 def _window(session: AgentSession) -> int:
     return session.context_window or DEFAULT_WINDOW
-
-
-def calibrated_counter(
-    messages: Sequence[EngineMessage], events: Sequence[CompactionEvent]
-) -> tokens.CalibratedCounter:
-    """A counter fitted on the calls whose whole context is in the trace.
-
-    After a compaction whose summary was reported beside the trace (not as a message), the
-    model saw text we do not have; those calls are left out when enough calls precede it.
-    """
-    starts = [e.seq for e in events]
-    cut = min((e.seq for e in events if e.summary_seq is None), default=None)
-    sample = list(messages)
-    if cut is not None:
-        before = [m for m in messages if m.seq < cut]
-        if sum(1 for m in before if m.role == "assistant" and m.usage is not None) >= 3:
-            sample = before
-    return tokens.calibrate(sample, context_starts=starts)
 
 
 # --- analysis ----------------------------------------------------------------------------
@@ -94,95 +100,30 @@ def analysis_request(*, session_id: int) -> None:
     transaction.on_commit(partial(tasks.session_analyse.delay, session_id))
 
 
-def _after_context(
-    messages: Sequence[EngineMessage], event: CompactionEvent
-) -> list[EngineMessage]:
-    """What the model saw right after an observed compaction: the summary plus what was kept."""
-    kept: list[EngineMessage] = []
-    for m in messages:
-        if m.seq >= event.seq:
-            break
-        replaced = event.replaced_from_seq is None or event.replaced_from_seq <= m.seq <= (
-            event.replaced_to_seq or m.seq
-        )
-        if not replaced:
-            kept.append(m)
-    if event.summary:
-        kept.append(EngineMessage(seq=event.seq, role="user", content=(TextBlock(event.summary),)))
-    elif event.summary_seq is not None:
-        kept.extend(m for m in messages if m.seq == event.summary_seq)
-    return kept
-
-
-def _nearest_points(
-    curve: Sequence[tokens.CurvePoint], seq: int
-) -> tuple[tokens.CurvePoint | None, tokens.CurvePoint | None]:
-    before = after = None
-    for point in curve:
-        if point.seq < seq:
-            before = point
-        elif after is None:
-            after = point
-            break
-    return before, after
-
-
-def _observed_span(
-    index: int,
-    event: CompactionEvent,
-    messages: Sequence[EngineMessage],
-    curve: Sequence[tokens.CurvePoint],
-    probes: Sequence[evals.Probe],
+def _observed_span_row(
+    session: AgentSession, event: CompactionEvent, span: analysis.ObservedSpan
 ) -> CompactionSpan:
-    point_before, point_after = _nearest_points(curve, event.seq)
-    tokens_before = event.tokens_before
-    tokens_after = event.tokens_after
-    estimated = False
-    if tokens_before is None and point_before is not None:
-        tokens_before, estimated = point_before.context_tokens, point_before.estimated
-    if tokens_after is None and point_after is not None:
-        tokens_after, estimated = point_after.context_tokens, estimated or point_after.estimated
-
-    before = [m for m in messages if m.seq < event.seq]
-    report = evals.retention(
-        before,
-        _after_context(messages, event),
-        probes=[p for p in probes if p.seq is None or p.seq < event.seq],
-    )
-    reasons = []
-    if event.error:
-        reasons.append(f"reported error: {event.error}")
-    if event.strategy in ("", "summarize") and not event.summary and event.summary_seq is None:
-        reasons.append("empty summary")
-    splice = None
-    if tokens_before is not None and tokens_after is not None:
-        splice = evals.splice_effectiveness(tokens_before, tokens_after)
-        if splice.warning:
-            reasons.append(splice.warning)
     return CompactionSpan(
-        session_id=event.session_id,
+        session_id=session.pk,
         origin=SpanOrigin.OBSERVED,
         event=event,
-        index=index,
-        seq=event.seq,
-        stage=event.strategy or "compaction",
+        index=span.index,
+        seq=span.seq,
+        stage=span.stage,
         trigger=event.trigger,
-        tokens_before=tokens_before,
-        tokens_after=tokens_after,
-        tokens_estimated=estimated,
+        tokens_before=span.tokens_before,
+        tokens_after=span.tokens_after,
+        tokens_estimated=span.tokens_estimated,
         replaced_from_seq=event.replaced_from_seq,
         replaced_to_seq=event.replaced_to_seq,
         kept=event.kept,
         summary=event.summary,
-        retention=[item.to_dict() for item in report.items],
-        retention_score=report.score if report.items else None,
-        failed=bool(reasons),
-        failure_reason="; ".join(reasons),
-        details={
-            "reported": {"tokens_before": event.tokens_before, "tokens_after": event.tokens_after},
-            "splice": splice.to_dict() if splice else None,
-            "duration_ms": event.duration_ms,
-        },
+        retention=[item.to_dict() for item in span.retention.items],
+        retention_score=span.retention_score,
+        rework=[r.to_dict() for r in span.rework],
+        failed=span.failed,
+        failure_reason=span.failure_reason,
+        details=span.details(),
     )
 
 
@@ -191,64 +132,55 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
 
     Returns None when the analysis is already current (a duplicate or superseded task).
     """
-    analysis, _ = SessionAnalysis.objects.get_or_create(session_id=session_id)
-    generation = analysis.requested_generation
-    if analysis.status == AnalysisStatus.DONE and analysis.analysed_generation >= generation:
+    row, _ = SessionAnalysis.objects.get_or_create(session_id=session_id)
+    generation = row.requested_generation
+    if row.status == AnalysisStatus.DONE and row.analysed_generation >= generation:
         return None
-    SessionAnalysis.objects.filter(pk=analysis.pk).update(
+    SessionAnalysis.objects.filter(pk=row.pk).update(
         status=AnalysisStatus.RUNNING, started_at=timezone.now()
     )
     session = AgentSession.objects.get(pk=session_id)
     try:
-        messages = engine_messages(session)
-        events = list(CompactionEvent.objects.filter(session=session).order_by("seq", "pk"))
-        probes = engine_probes(session)
-        starts = [e.seq for e in events]
-        counter = calibrated_counter(messages, events)
-        curve = tokens.observed_curve(messages, counter, _window(session), context_starts=starts)
-        orphans = evals.pair_validity(messages).orphans
-        spans = [_observed_span(i, e, messages, curve, probes) for i, e in enumerate(events)]
-        rework = evals.rework_signals(messages, starts)
+        events = _events(session)
+        result = analysis.analyse(
+            engine_messages(session),
+            [observed_compaction(e) for e in events],
+            probes=engine_probes(session),
+            context_window=_window(session),
+        )
     except DatabaseError:
         raise  # infrastructure: the task retries
     except Exception as exc:  # an engine error is deterministic: record it, do not retry
         logger.exception("analysis of session %s failed", session_id)
-        SessionAnalysis.objects.filter(pk=analysis.pk).update(
+        SessionAnalysis.objects.filter(pk=row.pk).update(
             status=AnalysisStatus.FAILED,
             error=f"{type(exc).__name__}: {exc}",
             finished_at=timezone.now(),
         )
         return None
-    for span in spans:
-        span.rework = [r.to_dict() for r in rework if r.compaction_seq == span.seq]
 
     with transaction.atomic():
-        locked = SessionAnalysis.objects.select_for_update().get(pk=analysis.pk)
+        locked = SessionAnalysis.objects.select_for_update().get(pk=row.pk)
         if locked.analysed_generation > generation:
             return None  # a later pass already wrote newer results
         CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED).delete()
-        CompactionSpan.objects.bulk_create(spans)
-        peak = max(curve, key=lambda p: p.context_tokens, default=None)
+        CompactionSpan.objects.bulk_create(
+            [_observed_span_row(session, e, s) for e, s in zip(events, result.spans, strict=True)]
+        )
+        peak = result.peak
         locked.status = AnalysisStatus.DONE
         locked.analysed_generation = generation
-        locked.message_count = len(messages)
-        locked.curve = [p.to_dict() for p in curve]
-        locked.sparkline = charts.sparkline(locked.curve)
-        locked.orphans = [o.to_dict() for o in orphans]
-        locked.calibration = counter.report.to_dict() if counter.report else {}
+        locked.message_count = result.message_count
+        locked.curve = result.curve_dicts()
+        locked.sparkline = result.sparkline()
+        locked.orphans = [o.to_dict() for o in result.orphans]
+        locked.calibration = result.calibration.to_dict() if result.calibration else {}
         locked.peak_context_tokens = peak.context_tokens if peak else None
         locked.peak_fill = peak.fill if peak else None
-        locked.call_count = len(curve)
-        locked.estimated_calls = sum(p.estimated for p in curve)
-        locked.failed_splices = sum(s.failed for s in spans)
-        # Only rules (probes and constraints) count here: files and identifiers a summary
-        # leaves out are shown on the span page, but would drown the list's signal.
-        locked.lost_facts = sum(
-            1
-            for s in spans
-            for item in s.retention
-            if not item.get("kept") and item.get("kind") in ("probe", "constraint")
-        )
+        locked.call_count = len(result.curve)
+        locked.estimated_calls = result.estimated_calls
+        locked.failed_splices = result.failed_splices
+        locked.lost_facts = result.lost_facts
         locked.error = ""
         locked.finished_at = timezone.now()
         locked.save()
@@ -262,9 +194,17 @@ def policy_validate(*, session: AgentSession, raw: dict[str, Any]) -> Policy:
     """A Policy from user input; the session's window is the default context window."""
     data = {"context_window": _window(session), **raw}
     try:
-        return Policy.from_dict(data)
+        return _policy_parse(data)
     except PolicyError as exc:
         raise BadRequest(str(exc)) from None
+
+
+def _policy_parse(data: dict[str, Any]) -> Policy:
+    """A Policy whose summarizer is one the engine knows (the Policy checks everything else)."""
+    policy = Policy.from_dict(data)
+    if policy.summarizer not in SUMMARIZERS:
+        raise PolicyError(f"policy.summarizer: unknown summarizer {policy.summarizer!r}")
+    return policy
 
 
 def external_summarizer_check(*, project: Project, summarizer: str) -> None:
@@ -338,84 +278,29 @@ def _summarizer(run: ReplayRun) -> Any:
     )
 
 
-def _span_rows(run: ReplayRun, result: replay.ReplayResult) -> list[CompactionSpan]:
-    rows = []
-    for index, span in enumerate(result.spans):
-        data = span.to_dict()
-        removed = data["removed"]
-        rows.append(
-            CompactionSpan(
-                session_id=run.session_id,
-                origin=SpanOrigin.REPLAYED,
-                replay=run,
-                index=index,
-                seq=span.seq,
-                stage=span.stage,
-                trigger=span.trigger,
-                tokens_before=span.result.tokens_before,
-                tokens_after=span.result.tokens_after,
-                tokens_estimated=True,
-                replaced_from_seq=removed[0][0] if removed else None,
-                replaced_to_seq=removed[-1][-1] if removed else None,
-                kept={"head": data["kept_head"], "tail": data["kept_tail"]},
-                summary=span.result.summary_text or "",
-                summary_sections=data["summary"] or {},
-                retention=data["retention"]["items"] if data["retention"] else [],
-                retention_score=span.retention.score if span.retention else None,
-                failed=_replayed_failure(span) != "",
-                failure_reason=_replayed_failure(span),
-                details={
-                    "splice": data["splice"],
-                    "pairs": data["pairs"],
-                    "removed": removed,
-                    "changed": data["changed"],
-                    "cleared": data["cleared"],
-                    "rounds": data["rounds"],
-                    "cost": data["cost"],
-                },
-            )
-        )
-    return rows
-
-
-def _replayed_failure(span: replay.Span) -> str:
-    """Why a replayed step failed, or "". Clearing tool results is a small step by design, so
-    the "barely changed" rule applies only to splices that replace messages."""
-    reasons = []
-    if span.stage != "clear_tool_results" and span.splice.warning:
-        reasons.append(span.splice.warning)
-    if not span.pairs.ok:
-        reasons.append("splice left orphan tool pairs")
-    return "; ".join(reasons)
-
-
-def _observed_totals(curve: Sequence[tokens.CurvePoint], compactions: int) -> dict[str, Any]:
-    """What the agent really did, in the replay's terms, for the difference."""
-    return {
-        "calls": len(curve),
-        "input_tokens": sum(p.context_tokens for p in curve),
-        "billed_tokens": sum(p.billed_tokens for p in curve),
-        "compactions": compactions,
-        "peak_context": max((p.context_tokens for p in curve), default=0),
-    }
-
-
-def _evals(result: replay.ReplayResult, observed: dict[str, Any]) -> dict[str, Any]:
-    spans = result.spans
-    scores = [s.retention.score for s in spans if s.retention is not None and s.retention.items]
-    return {
-        "retention_score": min(scores) if scores else None,
-        "mean_retention_score": sum(scores) / len(scores) if scores else None,
-        "lost_facts": sorted({f.text for s in spans if s.retention for f in s.retention.lost}),
-        "failed_splices": sum(1 for s in spans if _replayed_failure(s)),
-        "orphan_pairs": result.totals.orphan_pairs,
-        "observed": observed,
-        "difference": {
-            "input_tokens": result.totals.input_tokens - observed["input_tokens"],
-            "compactions": result.totals.compactions - observed["compactions"],
-            "peak_context": result.totals.peak_context - observed["peak_context"],
-        },
-    }
+def _replayed_span_row(run: ReplayRun, span: analysis.ReplayedSpan) -> CompactionSpan:
+    return CompactionSpan(
+        session_id=run.session_id,
+        origin=SpanOrigin.REPLAYED,
+        replay=run,
+        index=span.index,
+        seq=span.seq,
+        stage=span.stage,
+        trigger=span.trigger,
+        tokens_before=span.span.result.tokens_before,
+        tokens_after=span.span.result.tokens_after,
+        tokens_estimated=True,
+        replaced_from_seq=span.replaced_from_seq,
+        replaced_to_seq=span.replaced_to_seq,
+        kept=span.kept(),
+        summary=span.summary_text,
+        summary_sections=span.summary_sections() or {},
+        retention=span.retention_items(),
+        retention_score=span.retention_score,
+        failed=span.failed,
+        failure_reason=span.failure_reason,
+        details=span.details(),
+    )
 
 
 def replay_run_execute(*, run_id: int) -> None:
@@ -425,35 +310,24 @@ def replay_run_execute(*, run_id: int) -> None:
     attempt = run.attempts
     session = run.session
     mine = ReplayRun.objects.filter(pk=run.pk, status=ReplayStatus.RUNNING, attempts=attempt)
-    try:
-        messages = engine_messages(session)
-        events = list(CompactionEvent.objects.filter(session=session).order_by("seq"))
-        starts = [e.seq for e in events]
-        skip = [e.summary_seq for e in events if e.summary_seq is not None]
-        policy = Policy.from_dict(run.policy)
 
-        def progress(done: int, total: int) -> None:
-            mine.update(
-                calls_done=done,
-                calls_total=total,
-                progress=done / total if total else 1.0,
-                heartbeat_at=timezone.now(),
-            )
-
-        counter = calibrated_counter(messages, events)
-        observed = _observed_totals(
-            tokens.observed_curve(messages, counter, _window(session), context_starts=starts),
-            compactions=len(starts),
+    def progress(done: int, total: int) -> None:
+        mine.update(
+            calls_done=done,
+            calls_total=total,
+            progress=done / total if total else 1.0,
+            heartbeat_at=timezone.now(),
         )
-        result = replay.replay(
-            messages,
-            policy,
-            counter=counter,
+
+    try:
+        outcome = analysis.replay_session(
+            engine_messages(session),
+            [observed_compaction(e) for e in _events(session)],
+            Policy.from_dict(run.policy),
+            probes=engine_probes(session),
+            context_window=_window(session),
             summarizer=_summarizer(run),
             progress=progress,
-            skip_seqs=skip,
-            probes=engine_probes(session),
-            measured=tokens.attribute_usage(messages, counter, context_starts=starts),
         )
     except DatabaseError:
         raise  # infrastructure: the task retries
@@ -471,16 +345,16 @@ def replay_run_execute(*, run_id: int) -> None:
         finished = mine.update(
             status=ReplayStatus.DONE,
             progress=1.0,
-            curve=[p.to_dict() for p in result.curve],
-            totals=result.totals.to_dict(),
-            evals=_evals(result, observed),
+            curve=[p.to_dict() for p in outcome.result.curve],
+            totals=outcome.result.totals.to_dict(),
+            evals=outcome.evals,
             error="",
             finished_at=timezone.now(),
         )
         if not finished:
             return  # presumed dead and taken over by another worker: its result wins
         CompactionSpan.objects.filter(replay=run).delete()
-        CompactionSpan.objects.bulk_create(_span_rows(run, result))
+        CompactionSpan.objects.bulk_create([_replayed_span_row(run, s) for s in outcome.spans])
     _experiment_maybe_finish(run.experiment_id)
 
 
@@ -521,7 +395,7 @@ def experiment_start(
         raise BadRequest("sessions: no session matches")
     for index, raw in enumerate(policies):
         try:
-            parsed = Policy.from_dict(raw)
+            parsed = _policy_parse(raw)
         except PolicyError as exc:
             raise BadRequest(f"policies[{index}]: {exc}") from None
         external_summarizer_check(project=project, summarizer=parsed.summarizer)
@@ -569,38 +443,17 @@ def _experiment_maybe_finish(experiment_id: int | None) -> None:
         experiment.save(update_fields=["aggregate", "status", "finished_at"])
 
 
-def experiment_aggregate(runs: Sequence[ReplayRun]) -> dict[str, Any]:
+def experiment_aggregate(runs: Sequence[ReplayRun]) -> analysis.ExperimentAggregate:
     """Per policy: input tokens saved, compactions per session, retention, failed splices."""
-    by_policy: dict[str, list[ReplayRun]] = {}
-    for run in runs:
-        by_policy.setdefault(_policy_key(run.policy), []).append(run)
-    rows = []
-    for key, group in by_policy.items():
-        done = [r for r in group if r.status == ReplayStatus.DONE]
-        saved = [-r.evals["difference"]["input_tokens"] for r in done]
-        retention = [
-            r.evals["retention_score"] for r in done if r.evals.get("retention_score") is not None
+    return analysis.experiment_aggregate(
+        [
+            analysis.RunOutcome(
+                policy=run.policy,
+                done=run.status == ReplayStatus.DONE,
+                failed=run.status == ReplayStatus.FAILED,
+                totals=run.totals,
+                evals=run.evals,
+            )
+            for run in runs
         ]
-        rows.append(
-            {
-                "policy": group[0].policy,
-                "label": key,
-                "sessions": len(group),
-                "failed_runs": sum(r.status == ReplayStatus.FAILED for r in group),
-                "input_tokens_saved": sum(saved),
-                "compactions_per_session": (
-                    sum(r.totals["compactions"] for r in done) / len(done) if done else None
-                ),
-                "retention_score": sum(retention) / len(retention) if retention else None,
-                "failed_splices": sum(r.evals["failed_splices"] for r in done),
-            }
-        )
-    return {"policies": rows}
-
-
-def _policy_key(policy: dict[str, Any]) -> str:
-    return (
-        f"hard {policy.get('hard_limit'):,} · soft {policy.get('soft_limit'):,} · "
-        f"keep {policy.get('keep_last')} {policy.get('unit', 'turn')}s · "
-        f"{' + '.join(policy.get('stages') or ())} · {policy.get('summarizer')}"
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +12,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from compaction import charts, selectors, services
+from compaction.engine import sections
+from compaction.engine.names import Stage
 from compaction.forms import ExperimentForm, PolicyForm
 from compaction.models import CompactionSpan, ReplayRun
 from sessions import access
@@ -22,29 +23,6 @@ from sessions.models import AgentSession, Message, Role
 
 # How many replaced messages the span page shows at each end of the summarized middle.
 MIDDLE_EDGE = 40
-SECTION_NAMES = (
-    "goal",
-    "constraints",
-    "decisions",
-    "done",
-    "current state",
-    "next steps",
-    "files touched",
-    "errors",
-)
-# "Goal: text", "## Constraints", "**Next steps**:" (a known name, text may follow the colon),
-# or a short title alone on its line: "1. Primary Request and Intent:", "## Key files".
-_KNOWN_HEADING = re.compile(
-    r"^\s*(?:#+\s*|\d+\.\s+)?(?:\*\*)?(" + "|".join(SECTION_NAMES) + r")(?:\*\*)?"
-    r"\s*(?::(?:\*\*)?\s*(.*))?$",
-    re.IGNORECASE,
-)
-_TITLE_LINE = re.compile(
-    r"^\s*(?:#+\s*|\d+\.\s+)(?:\*\*)?([A-Z][\w'/&(), -]{2,60}?)(?:\*\*)?\s*:?(?:\*\*)?\s*$"
-    r"|^\s*(?:\*\*)?([A-Z][\w'/&(), -]{2,60}?)(?:\*\*)?\s*:(?:\*\*)?\s*$"
-)
-
-
 # Rules first: a lost constraint matters more than a file the summary did not name.
 KIND_ORDER = {"probe": 0, "constraint": 1, "identifier": 2, "path": 3}
 
@@ -58,60 +36,6 @@ def _session(request: HttpRequest, pk: int) -> AgentSession:
         return session_selectors.session_get(projects=_projects(request), pk=pk)
     except NotFound:
         raise Http404("No such session in your projects") from None
-
-
-def summary_sections(text: str) -> list[tuple[str, str]]:
-    """Split a summary into its titled sections; [] when it has fewer than two.
-
-    Text before the first title is kept as an "Overview" section, so nothing is hidden.
-
-    >>> summary_sections("Goal: ship it\nConstraints:\n- no API change")
-    [('Goal', 'ship it'), ('Constraints', '- no API change')]
-    """
-    sections: list[tuple[str, list[str]]] = []
-    preface: list[str] = []
-    for line in text.splitlines():
-        known = _KNOWN_HEADING.match(line)
-        title = None if known else _TITLE_LINE.match(line)
-        if known:
-            sections.append(
-                (known.group(1).capitalize(), [known.group(2)] if known.group(2) else [])
-            )
-        elif title and (title.group(1) or len(title.group(2).split()) <= 5):
-            sections.append(((title.group(1) or title.group(2)).strip(), []))
-        elif sections:
-            sections[-1][1].append(line)
-        else:
-            preface.append(line)
-    if len(sections) < 2:
-        return []
-    out = [(name, body) for name, lines in sections if (body := "\n".join(lines).strip())]
-    if "\n".join(preface).strip():
-        out.insert(0, ("Overview", "\n".join(preface).strip()))
-    return out
-
-
-@dataclass(frozen=True)
-class Section:
-    name: str
-    items: list[str]
-    text: str
-
-
-def _structured(span: CompactionSpan) -> list[Section]:
-    """The summary's sections: the replay's own structure, or parsed from observed text."""
-    if span.summary_sections:
-        out = []
-        for key, value in span.summary_sections.items():
-            if value in (None, "", []):
-                continue
-            name = key.replace("_", " ").capitalize()
-            if isinstance(value, list):
-                out.append(Section(name, [str(v) for v in value], ""))
-            else:
-                out.append(Section(name, [], str(value)))
-        return out
-    return [Section(name, [], text) for name, text in summary_sections(span.summary)]
 
 
 @dataclass(frozen=True)
@@ -151,14 +75,14 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
     if span is None:
         raise Http404("No such compaction in this session")
     retention = sorted(
-        span.retention,
+        selectors.span_retention(span),
         key=lambda item: (item["kept"], KIND_ORDER.get(item["kind"], 9), item.get("seq") or 0),
     )
     context = {
         "session": session,
         "span": span,
         "history": _history(span),
-        "sections": _structured(span),
+        "sections": sections.sections(span.summary_sections, span.summary),
         "retention": retention,
         "lost": [item for item in retention if not item["kept"]],
         "next_messages": Message.objects.filter(session=session, seq__gte=span.seq).order_by("seq")[
@@ -224,16 +148,16 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
     context.update(
         observed_spans=observed,
         replayed_spans=replayed,
-        replayed_summaries=[s for s in replayed if s.stage != "clear_tool_results"],
+        replayed_summaries=[s for s in replayed if s.stage != Stage.CLEAR_TOOL_RESULTS],
         figure=charts.token_curve(
-            analysis.curve if analysis else [],
+            selectors.analysis_curve(analysis),
             spans=[selectors.span_marker(s) for s in observed],
             window=policy.get("context_window"),
             soft_limit=policy.get("soft_limit"),
             hard_limit=policy.get("hard_limit"),
-            replayed=run.curve,
+            replayed=selectors.replay_curve(run),
             replayed_spans=[
-                selectors.span_marker(s) for s in replayed if s.stage != "clear_tool_results"
+                selectors.span_marker(s) for s in replayed if s.stage != Stage.CLEAR_TOOL_RESULTS
             ],
         ),
         comparison=_comparison(run),
@@ -242,18 +166,31 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
 
 
 def _comparison(run: ReplayRun) -> list[dict[str, Any]]:
-    observed = run.evals.get("observed", {})
-    totals = run.totals
+    evals = selectors.replay_evals(run)
+    totals = selectors.replay_totals(run)
+    observed = evals["observed"] if evals else None
     rows = [
-        ("Model calls", observed.get("calls"), totals.get("calls")),
-        ("Input tokens over the run", observed.get("input_tokens"), totals.get("input_tokens")),
-        ("Billed tokens", observed.get("billed_tokens"), totals.get("billed_tokens")),
-        ("Compactions (summaries)", observed.get("compactions"), totals.get("compactions")),
-        ("Peak context", observed.get("peak_context"), totals.get("peak_context")),
+        ("Model calls", observed and observed["calls"], totals and totals["calls"]),
+        (
+            "Input tokens over the run",
+            observed and observed["input_tokens"],
+            totals and totals["input_tokens"],
+        ),
+        (
+            "Billed tokens",
+            observed and observed["billed_tokens"],
+            totals and totals["billed_tokens"],
+        ),
+        (
+            "Compactions (summaries)",
+            observed and observed["compactions"],
+            totals and totals["compactions"],
+        ),
+        ("Peak context", observed and observed["peak_context"], totals and totals["peak_context"]),
         (
             "Summarizer cost (input tokens)",
             0,
-            totals.get("summarizer_cost", {}).get("input_tokens"),
+            totals and totals["summarizer_cost"]["input_tokens"],
         ),
     ]
     out = []
@@ -312,7 +249,7 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
         raise Http404("No such experiment in your projects") from None
     runs = list(experiment.runs.select_related("session").order_by("session__external_id", "pk"))
     done = sum(not run.is_active for run in runs)
-    rows = experiment.aggregate.get("policies", [])
+    rows = selectors.experiment_rows(experiment)
     return {
         "experiment": experiment,
         "runs": runs,

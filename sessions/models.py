@@ -13,6 +13,10 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from compaction.engine import tokens
+from compaction.engine.messages import usage_from_wire
+from compaction.engine.names import Trigger
+
 
 class Project(models.Model):
     name = models.CharField(max_length=100, unique=True)
@@ -151,14 +155,11 @@ class Message(models.Model):
 
     @property
     def context_tokens(self) -> int | None:
-        """What the model saw on this call: input + cache read + cache creation tokens."""
-        if self.input_tokens is None:
+        """What the model saw on this call (the engine's rule: ``tokens.context_size``)."""
+        usage = self.usage
+        if self.input_tokens is None or usage is None:
             return None
-        return (
-            self.input_tokens
-            + (self.cache_read_input_tokens or 0)
-            + (self.cache_creation_input_tokens or 0)
-        )
+        return tokens.context_size(usage_from_wire(usage))
 
     @property
     def usage(self) -> dict[str, object] | None:
@@ -175,13 +176,6 @@ class Message(models.Model):
         return usage
 
 
-class CompactionTrigger(models.TextChoices):
-    AUTO = "auto", "Auto"
-    MANUAL = "manual", "Manual"
-    THRESHOLD = "threshold", "Threshold"
-    UNKNOWN = "unknown", "Unknown"
-
-
 class CompactionEvent(models.Model):
     """A compaction the agent's harness reported (observed, not replayed)."""
 
@@ -190,7 +184,9 @@ class CompactionEvent(models.Model):
     )
     seq = models.PositiveIntegerField(help_text="First message the agent sent after compacting.")
     trigger = models.CharField(
-        max_length=20, choices=CompactionTrigger.choices, default=CompactionTrigger.UNKNOWN
+        max_length=20,
+        choices=[(t.value, t.value.capitalize()) for t in Trigger],
+        default=Trigger.UNKNOWN.value,
     )
     strategy = models.CharField(max_length=50, blank=True)
     tokens_before = models.PositiveIntegerField(null=True, blank=True)

@@ -11,6 +11,8 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import Field, field_validator, model_validator
 
+from compaction.engine.names import Trigger
+
 Role = Literal["system", "user", "assistant"]
 
 # Required fields per known block type; unknown block types are kept as sent.
@@ -110,7 +112,7 @@ class Replaced(Schema):
 
 class CompactionIn(Schema):
     seq: int = Field(..., ge=0, description="First message the agent sent after compacting.")
-    trigger: Literal["auto", "manual", "threshold", "unknown"] = "unknown"
+    trigger: Trigger = Trigger.UNKNOWN
     strategy: str = Field("", max_length=50)
     tokens_before: int | None = Field(None, ge=0)
     tokens_after: int | None = Field(None, ge=0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -101,8 +102,42 @@ def message_hash(*, role: str, blocks: list[dict[str, Any]]) -> str:
     return _digest({"role": role, "content": blocks})
 
 
-def _compaction_hash(event: CompactionIn) -> str:
+def compaction_hash(event: CompactionIn) -> str:
     return _digest(event.model_dump(mode="json"))
+
+
+# --- the one check against already-stored content (ingest refuses, importers leave out) -----
+
+
+def stored_message_hashes(
+    *, project_id: int, external_id: str, seqs: Collection[int]
+) -> dict[int, str]:
+    """The content hash already stored for each of these seqs of a session, by seq."""
+    if not seqs:
+        return {}
+    return dict(
+        Message.objects.filter(
+            session__project_id=project_id,
+            session__external_id=external_id,
+            seq__gte=min(seqs),
+            seq__lte=max(seqs),
+        ).values_list("seq", "content_hash")
+    )
+
+
+def stored_compaction_hashes(*, project_id: int, external_id: str) -> dict[tuple[int, str], str]:
+    """The content hash of each stored compaction of a session, by (seq, strategy)."""
+    return {
+        (seq, strategy): digest
+        for seq, strategy, digest in CompactionEvent.objects.filter(
+            session__project_id=project_id, session__external_id=external_id
+        ).values_list("seq", "strategy", "content_hash")
+    }
+
+
+def stored_differently(stored: Mapping[Any, str], key: Any, digest: str) -> bool:
+    """True when ``key`` is stored already with other content (same content: a duplicate)."""
+    return key in stored and stored[key] != digest
 
 
 def _apply_session_fields(session: AgentSession, fields: SessionIn | None) -> None:
@@ -144,16 +179,14 @@ def _new_messages(
 ) -> tuple[list[Message], int]:
     if not by_seq:
         return [], 0
-    stored = dict(
-        Message.objects.filter(
-            session=session, seq__gte=min(by_seq), seq__lte=max(by_seq)
-        ).values_list("seq", "content_hash")
+    stored = stored_message_hashes(
+        project_id=session.project_id, external_id=session.external_id, seqs=by_seq.keys()
     )
     new: list[Message] = []
     duplicates = 0
     for seq, (index, message, digest) in sorted(by_seq.items()):
         if seq in stored:
-            if stored[seq] != digest:
+            if stored_differently(stored, seq, digest):
                 raise Conflict(
                     f"messages[{index}].seq: {seq} already stored with different content"
                 )
@@ -183,18 +216,15 @@ def _new_messages(
 
 
 def _new_compactions(session: AgentSession, events: list[CompactionIn]) -> list[CompactionEvent]:
-    stored = {
-        (seq, strategy): digest
-        for seq, strategy, digest in CompactionEvent.objects.filter(session=session).values_list(
-            "seq", "strategy", "content_hash"
-        )
-    }
+    stored = stored_compaction_hashes(
+        project_id=session.project_id, external_id=session.external_id
+    )
     new: list[CompactionEvent] = []
     for index, event in enumerate(events):
         key = (event.seq, event.strategy)
-        digest = _compaction_hash(event)
+        digest = compaction_hash(event)
         if key in stored:
-            if stored[key] != digest:
+            if stored_differently(stored, key, digest):
                 raise Conflict(
                     f"compactions[{index}].seq: a {event.strategy or 'compaction'} event at "
                     f"{event.seq} is already stored with different content"

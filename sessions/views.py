@@ -12,8 +12,9 @@ from django.shortcuts import render
 
 from compaction import charts
 from compaction import selectors as compaction_selectors
+from compaction.engine.analysis import DEFAULT_WINDOW
+from compaction.engine.messages import is_prompt, message_from_wire
 from compaction.models import CompactionSpan, SessionAnalysis
-from compaction.services import DEFAULT_WINDOW
 from sessions import selectors
 from sessions.errors import NotFound
 from sessions.forms import SessionFilterForm
@@ -42,10 +43,9 @@ def _declared_limit(session: AgentSession, name: str) -> int | None:
 
 
 def _is_prompt(message: Message) -> bool:
-    """A real user prompt starts a turn; a user message carrying tool results does not."""
-    return message.role == "user" and not any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in message.content
-    )
+    """A real user prompt starts a turn (the engine's rule: ``messages.is_prompt``)."""
+    wire = {"seq": message.seq, "role": message.role, "content": message.content}
+    return is_prompt(message_from_wire(wire, where=f"messages[{message.seq}]"))
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         for m in page.object_list
     ]
     figure = charts.token_curve(
-        analysis.curve if analysis else [],
+        compaction_selectors.analysis_curve(analysis),
         spans=[compaction_selectors.span_marker(span) for span in spans],
         window=session.context_window or DEFAULT_WINDOW,
         soft_limit=_declared_limit(session, "soft_limit"),

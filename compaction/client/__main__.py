@@ -20,45 +20,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from compaction.client.transport import Backoff, GiveUp, Reply, post_with_retries, send
+from compaction.engine.claude_code import transcript_groups
 
 IMPORT_PATH = "/api/v1/imports/claude-code"
 
 
-def _stem(path: Path) -> str:
-    for suffix in (".jsonl.gz", ".jsonl"):
-        if path.name.endswith(suffix):
-            return path.name[: -len(suffix)]
-    return path.stem
-
-
 def groups(paths: Sequence[str]) -> list[list[Path]]:
     """One group per main transcript: the file plus its subagents folder."""
-    out: list[list[Path]] = []
-    seen: set[Path] = set()
-    candidates: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            candidates += sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file() and p.name.endswith((".jsonl", ".jsonl.gz"))
-            )
-        else:
-            candidates.append(path)
-    for path in candidates:
-        if path in seen:
-            continue
-        group = [path]
-        seen.add(path)
-        subagents = path.parent / _stem(path) / "subagents"
-        if subagents.is_dir():
-            for child in sorted(subagents.iterdir()):
-                if child.name.endswith((".jsonl", ".jsonl.gz")) and child not in seen:
-                    group.append(child)
-                    seen.add(child)
-        out.append(group)
-    return out
+    return transcript_groups(paths)
 
 
 def multipart(files: Sequence[Path], out: IO[bytes]) -> str:

@@ -24,6 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from compaction.engine.messages import (
@@ -33,10 +34,10 @@ from compaction.engine.messages import (
     OpaqueBlock,
     Role,
     TextBlock,
-    ToolResultBlock,
     Usage,
     WireError,
     block_from_wire,
+    carries_tool_results,
     usage_from_wire,
 )
 from compaction.engine.tokens import context_size
@@ -99,6 +100,57 @@ def open_transcript(path: str | os.PathLike[str]) -> BinaryIO:
     if magic == b"\x1f\x8b":
         return cast(BinaryIO, gzip.open(path, "rb"))
     return open(path, "rb")
+
+
+TRANSCRIPT_SUFFIXES = (".jsonl.gz", ".jsonl")
+
+
+def transcript_stem(path: str | os.PathLike[str]) -> str:
+    """A transcript's name without its suffixes: its session id, by Claude Code's naming.
+
+    >>> transcript_stem("projects/x/0b1c.jsonl.gz"), transcript_stem("agent-7.jsonl")
+    ('0b1c', 'agent-7')
+    """
+    path = Path(path)
+    for suffix in (*TRANSCRIPT_SUFFIXES, ".gz"):
+        if path.name.endswith(suffix):
+            return path.name[: -len(suffix)]
+    return path.stem
+
+
+def transcript_groups(paths: Iterable[str | os.PathLike[str]]) -> list[list[Path]]:
+    """One group per main transcript: the file, then the ``<stem>/subagents/`` files beside it.
+
+    A folder is searched for transcripts (``.jsonl``, ``.jsonl.gz``); a file is never listed
+    twice, so a subagent found on its own joins the group of its main file when that comes
+    first.
+    """
+    candidates: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = [
+                p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRANSCRIPT_SUFFIXES)
+            ]
+            # Main files first: "s1/subagents/a.jsonl" sorts before "s1.jsonl" as a path.
+            candidates += sorted(found, key=lambda p: ("subagents" in p.parent.parts, p))
+        else:
+            candidates.append(path)
+    out: list[list[Path]] = []
+    seen: set[Path] = set()
+    for path in candidates:
+        if path in seen:
+            continue
+        group = [path]
+        seen.add(path)
+        subagents = path.parent / transcript_stem(path) / "subagents"
+        if subagents.is_dir():
+            for child in sorted(subagents.iterdir()):
+                if child.name.endswith(TRANSCRIPT_SUFFIXES) and child not in seen:
+                    group.append(child)
+                    seen.add(child)
+        out.append(group)
+    return out
 
 
 def _is_blank(line: str | bytes) -> bool:
@@ -275,7 +327,7 @@ class _Draft:
 
     @property
     def is_carrier(self) -> bool:
-        return self.role == "user" and any(isinstance(b, ToolResultBlock) for b in self.content)
+        return carries_tool_results(self.role, self.content)
 
     def freeze(self) -> Message:
         role: Role = "assistant" if self.role == "assistant" else "user"

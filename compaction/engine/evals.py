@@ -6,16 +6,28 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypedDict
 
 from compaction.engine import text as txt
-from compaction.engine.messages import Message, Orphan, TextBlock, check_pairs, is_prompt
+from compaction.engine.messages import (
+    Message,
+    Orphan,
+    OrphanDict,
+    TextBlock,
+    check_pairs,
+    is_prompt,
+)
 from compaction.engine.summarizers import file_actions
 
 BARELY_CHANGED_RATIO = 0.9
 BARELY_CHANGED_WARNING = (
     "tokens_before and tokens_after barely change: the splice did not replace the old messages"
 )
+
+
+class PairsDict(TypedDict):
+    ok: bool
+    orphans: list[OrphanDict]
 
 
 @dataclass(frozen=True)
@@ -28,7 +40,7 @@ class PairReport:
     def ok(self) -> bool:
         return not self.orphans
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PairsDict:
         return {"ok": self.ok, "orphans": [o.to_dict() for o in self.orphans]}
 
 
@@ -39,6 +51,17 @@ def pair_validity(messages: Sequence[Message]) -> PairReport:
     True
     """
     return PairReport(tuple(check_pairs(messages)))
+
+
+class SpliceDict(TypedDict):
+    """``SpliceReport.to_dict()``: stored in ``CompactionSpan.details["splice"]``."""
+
+    tokens_before: int
+    tokens_after: int
+    ratio: float
+    saved: int
+    barely_changed: bool
+    warning: str | None
 
 
 @dataclass(frozen=True)
@@ -52,7 +75,7 @@ class SpliceReport:
     barely_changed: bool
     warning: str | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SpliceDict:
         return {
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
@@ -88,6 +111,19 @@ def splice_effectiveness(
 FactKind = Literal["probe", "constraint", "path", "identifier"]
 
 
+class FactDict(TypedDict):
+    kind: FactKind
+    text: str
+    seq: int | None
+
+
+class RetentionItemDict(FactDict):
+    """``RetentionItem.to_dict()``: one entry of ``CompactionSpan.retention``."""
+
+    kept: bool
+    method: Literal["containment", "judge"]
+
+
 @dataclass(frozen=True)
 class Fact:
     """Something the agent must still know after a compaction."""
@@ -96,7 +132,7 @@ class Fact:
     text: str
     seq: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FactDict:
         return {"kind": self.kind, "text": self.text, "seq": self.seq}
 
 
@@ -237,8 +273,15 @@ class RetentionItem:
     kept: bool
     method: Literal["containment", "judge"]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.fact.to_dict(), "kept": self.kept, "method": self.method}
+    def to_dict(self) -> RetentionItemDict:
+        fact = self.fact
+        return {
+            "kind": fact.kind,
+            "text": fact.text,
+            "seq": fact.seq,
+            "kept": self.kept,
+            "method": self.method,
+        }
 
 
 @dataclass(frozen=True)
@@ -304,6 +347,16 @@ def retention(
     return RetentionReport(tuple(items))
 
 
+class ReworkDict(TypedDict):
+    """``ReworkSignal.to_dict()``: one entry of ``CompactionSpan.rework``."""
+
+    kind: Literal["reread", "reedit"]
+    path: str
+    first_seq: int
+    repeat_seq: int
+    compaction_seq: int
+
+
 @dataclass(frozen=True)
 class ReworkSignal:
     """The agent redoing work after a compaction: the summary probably lost it."""
@@ -314,7 +367,7 @@ class ReworkSignal:
     repeat_seq: int
     compaction_seq: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReworkDict:
         return {
             "kind": self.kind,
             "path": self.path,

@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 Role: TypeAlias = Literal["system", "user", "assistant"]
 ROLES: tuple[Role, ...] = ("system", "user", "assistant")
@@ -154,6 +154,24 @@ Block: TypeAlias = (
 )
 
 
+class IterationDict(TypedDict):
+    type: str
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
+
+
+class UsageDict(TypedDict):
+    """``Usage.to_dict()``: stored in replay totals (summarizer cost) and span details."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
+    iterations: NotRequired[list[IterationDict]]
+
+
 @dataclass(frozen=True, slots=True)
 class Iteration:
     """One entry of ``usage.iterations``: a sampling step (``message``) or a ``compaction``."""
@@ -164,7 +182,7 @@ class Iteration:
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> IterationDict:
         return {
             "type": self.type,
             "input_tokens": self.input_tokens,
@@ -188,8 +206,8 @@ class Usage:
     cache_creation_input_tokens: int = 0
     iterations: tuple[Iteration, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> UsageDict:
+        out: UsageDict = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
@@ -259,9 +277,18 @@ def block_text(block: Block) -> str:
     return json.dumps(block.data, ensure_ascii=False, sort_keys=True, default=str)
 
 
+def carries_tool_results(role: str, content: Iterable[Block]) -> bool:
+    """The one rule for a tool_result carrier: a user message with a tool_result block.
+
+    >>> carries_tool_results("user", [ToolResultBlock("t1", "ok")])
+    True
+    """
+    return role == "user" and any(isinstance(b, ToolResultBlock) for b in content)
+
+
 def is_tool_result_carrier(message: Message) -> bool:
     """True for a user message that carries tool results (it belongs to the turn before it)."""
-    return message.role == "user" and any(isinstance(b, ToolResultBlock) for b in message.content)
+    return carries_tool_results(message.role, message.content)
 
 
 def is_prompt(message: Message) -> bool:
@@ -320,6 +347,14 @@ def step_starts(messages: Sequence[Message]) -> list[int]:
     return [i for i, m in enumerate(messages) if not is_tool_result_carrier(m)]
 
 
+class OrphanDict(TypedDict):
+    """``Orphan.to_dict()``: stored in ``SessionAnalysis.orphans``."""
+
+    kind: Literal["tool_use", "tool_result"]
+    tool_use_id: str
+    seq: int
+
+
 @dataclass(frozen=True, slots=True)
 class Orphan:
     """Half of a tool pair whose other half is not where the API needs it."""
@@ -328,7 +363,7 @@ class Orphan:
     tool_use_id: str
     seq: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OrphanDict:
         return {"kind": self.kind, "tool_use_id": self.tool_use_id, "seq": self.seq}
 
 
@@ -615,6 +650,10 @@ class ObservedCompaction:
     replaced_to: int | None = None
     duration_ms: int | None = None
     error: str | None = None
+    # Where the summary sits in the raw trace, if a message carries it (else ``summary``).
+    summary_seq: int | None = None
+    # The kept head/tail seq ranges, as the harness reported them.
+    kept: Mapping[str, Any] | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         replaced = (

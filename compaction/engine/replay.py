@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from compaction.engine.evals import (
     PairReport,
@@ -20,7 +20,7 @@ from compaction.engine.evals import (
     retention,
     splice_effectiveness,
 )
-from compaction.engine.messages import CompactionBlock, Message, Usage
+from compaction.engine.messages import CompactionBlock, Message, Usage, UsageDict
 from compaction.engine.strategies import (
     Policy,
     StrategyResult,
@@ -105,6 +105,23 @@ class Span:
         }
 
 
+class TotalsDict(TypedDict):
+    """``Totals.to_dict()``: stored in ``ReplayRun.totals``."""
+
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    billed_tokens: int
+    uncompacted_input_tokens: int
+    compactions: int
+    clears: int
+    summarizer_cost: UsageDict
+    peak_context: int
+    max_fill: float
+    overflow_calls: int
+    orphan_pairs: int
+
+
 @dataclass(frozen=True)
 class Totals:
     """Run-level numbers: input over the run, what the summarizer cost, peaks."""
@@ -122,7 +139,7 @@ class Totals:
     overflow_calls: int
     orphan_pairs: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TotalsDict:
         return {
             "calls": self.calls,
             "input_tokens": self.input_tokens,

@@ -23,12 +23,12 @@ from compaction.engine.messages import (
     is_prompt,
     is_tool_result_carrier,
 )
+from compaction.engine.names import STAGES, UNITS
 from compaction.engine.summarizers import ExtractiveSummarizer, Summarizer, Summary
 from compaction.engine.tokens import CharCounter, TokenCounter
 
 PLACEHOLDER = "[content removed; call the tool again if you need it]"
 EDITING_PLACEHOLDER = "[tool result cleared by context editing]"
-STAGES: tuple[str, ...] = ("clear_tool_results", "drop_turns", "summarize", "sliding_window")
 
 
 class PolicyError(ValueError):
@@ -77,7 +77,7 @@ class Policy:
             raise PolicyError("policy: older_than, summary_reserve and clear_step must be >= 0")
         if self.max_rounds < 1:
             raise PolicyError("policy.max_rounds: must be at least 1")
-        if self.unit not in ("turn", "step"):
+        if self.unit not in UNITS:
             raise PolicyError("policy.unit: must be 'turn' or 'step'")
         unknown = [s for s in self.stages if s not in STAGES]
         if unknown:

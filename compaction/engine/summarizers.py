@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from compaction.engine import text as txt
 from compaction.engine.messages import (
@@ -70,6 +70,19 @@ class SummarizerError(RuntimeError):
         self.cost = cost
 
 
+class SummaryDict(TypedDict):
+    """``Summary.to_dict()``: stored in ``CompactionSpan.summary_sections``."""
+
+    goal: str
+    constraints: list[str]
+    decisions: list[str]
+    done: list[str]
+    current_state: str
+    next_steps: list[str]
+    files_touched: list[str]
+    errors: list[str]
+
+
 @dataclass(frozen=True)
 class Summary:
     """The structured synopsis that replaces the middle of a history.
@@ -88,7 +101,7 @@ class Summary:
     files_touched: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SummaryDict:
         return {
             "goal": self.goal,
             "constraints": list(self.constraints),

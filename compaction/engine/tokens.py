@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from compaction.engine.messages import (
     CompactionBlock,
@@ -199,6 +199,18 @@ class CharCounter:
         return sum(self.count_message(m) for m in messages)
 
 
+class CalibrationDict(TypedDict):
+    """``CalibrationReport.to_dict()``: stored in ``SessionAnalysis.calibration``."""
+
+    samples: int
+    chars_per_token: dict[str, float]
+    base_tokens: int
+    mean_abs_error: float
+    mean_abs_pct_error: float
+    max_abs_pct_error: float
+    note: str
+
+
 @dataclass(frozen=True)
 class CalibrationReport:
     """How well the calibrated counter reproduces the context sizes the trace reported."""
@@ -211,7 +223,7 @@ class CalibrationReport:
     max_abs_pct_error: float
     note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CalibrationDict:
         return {
             "samples": self.samples,
             "chars_per_token": {k: round(v, 4) for k, v in self.chars_per_token.items()},
@@ -490,6 +502,16 @@ def attribute_usage(
 # --- observed curve ----------------------------------------------------------------------------
 
 
+class CurvePointDict(TypedDict):
+    """``CurvePoint.to_dict()``: stored in ``SessionAnalysis.curve`` and ``ReplayRun.curve``."""
+
+    seq: int
+    context_tokens: int
+    billed_tokens: int
+    fill: float
+    estimated: bool
+
+
 @dataclass(frozen=True, slots=True)
 class CurvePoint:
     """One model call: the context it saw and what it cost. ``estimated`` when not reported."""
@@ -500,7 +522,7 @@ class CurvePoint:
     fill: float
     estimated: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CurvePointDict:
         return {
             "seq": self.seq,
             "context_tokens": self.context_tokens,

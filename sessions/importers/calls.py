@@ -22,6 +22,8 @@ from typing import Any
 
 from django.db import connection
 
+from compaction.engine import tokens
+from compaction.engine.messages import usage_from_wire
 from sessions import services
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import SessionWriter
@@ -73,13 +75,8 @@ def _find_summary(messages: Sequence[Mapping[str, Any]]) -> tuple[int | None, st
 
 
 def context_tokens(usage: Mapping[str, Any] | None) -> int | None:
-    if usage is None:
-        return None
-    return (
-        int(usage.get("input_tokens") or 0)
-        + int(usage.get("cache_read_input_tokens") or 0)
-        + int(usage.get("cache_creation_input_tokens") or 0)
-    )
+    """The context size of a call (or of one usage iteration), by the engine's one rule."""
+    return None if usage is None else tokens.context_size(usage_from_wire(usage))
 
 
 @dataclass

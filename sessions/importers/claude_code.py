@@ -115,32 +115,13 @@ def sniff(path: Path) -> FileInfo:
     return FileInfo(path, session_id, agent_id, sidechain)
 
 
-def _stem(path: Path) -> str:
-    name = path.name
-    for suffix in (".jsonl.gz", ".jsonl", ".gz"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return path.stem
+_stem = cc.transcript_stem
 
 
 def expand(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """Files to import: folders are searched for transcripts; a transcript brings along the
-    ``subagents/`` folder beside it."""
-    found: dict[Path, None] = {}
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for child in sorted(path.rglob("*")):
-                if child.is_file() and child.name.endswith((".jsonl", ".jsonl.gz")):
-                    found.setdefault(child, None)
-            continue
-        found.setdefault(path, None)
-        subagents = path.parent / _stem(path) / "subagents"
-        if subagents.is_dir():
-            for child in sorted(subagents.iterdir()):
-                if child.name.endswith((".jsonl", ".jsonl.gz")):
-                    found.setdefault(child, None)
-    return list(found)
+    ``subagents/`` folder beside it (the engine's grouping, flattened)."""
+    return [path for group in cc.transcript_groups(paths) for path in group]
 
 
 # --- the compaction call (agent-acompact-*) ------------------------------------------------

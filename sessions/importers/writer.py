@@ -13,18 +13,14 @@ from typing import Any
 from django.db.models import Max
 from pydantic import ValidationError
 
+from compaction.engine.names import trigger_name
 from sessions import services
 from sessions.importers.report import FileReport, SessionReport
-from sessions.models import AgentSession, CompactionEvent, Message, Project
+from sessions.models import AgentSession, Message, Project
 from sessions.schemas import CompactionIn, EventBatch, MessageIn, SessionIn
 
 CHUNK_MESSAGES = 1000
 CHUNK_BYTES = 8 * 1024 * 1024
-TRIGGERS = ("auto", "manual", "threshold", "unknown")
-
-
-def trigger_name(value: str | None) -> str:
-    return value if value in TRIGGERS else "unknown"
 
 
 def _safe_message(wire: dict[str, Any], file: FileReport, line: int | None) -> MessageIn:
@@ -111,20 +107,15 @@ class SessionWriter:
         """Leave out what is stored already with other content (the file changed since)."""
         top = self._stored_maximum()
         if top is not None and self._messages and self._messages[0].seq <= top:
-            seqs = [m.seq for m in self._messages if m.seq <= top]
-            stored = dict(
-                Message.objects.filter(
-                    session__project=self.project,
-                    session__external_id=self.external_id,
-                    seq__in=seqs,
-                ).values_list("seq", "content_hash")
+            stored = services.stored_message_hashes(
+                project_id=self.project.pk,
+                external_id=self.external_id,
+                seqs=[m.seq for m in self._messages if m.seq <= top],
             )
             keep = []
             for m in self._messages:
-                digest = stored.get(m.seq)
-                if digest is not None and digest != services.message_hash(
-                    role=m.role, blocks=m.blocks()
-                ):
+                digest = services.message_hash(role=m.role, blocks=m.blocks())
+                if services.stored_differently(stored, m.seq, digest):
                     self.report.kept_stored.append(
                         f"message seq {m.seq} differs from the file (it changed since the last "
                         "import)"
@@ -133,16 +124,13 @@ class SessionWriter:
                 keep.append(m)
             self._messages = keep
         if self._compactions:
-            stored_events = {
-                (seq, strategy): digest
-                for seq, strategy, digest in CompactionEvent.objects.filter(
-                    session__project=self.project, session__external_id=self.external_id
-                ).values_list("seq", "strategy", "content_hash")
-            }
+            stored_events = services.stored_compaction_hashes(
+                project_id=self.project.pk, external_id=self.external_id
+            )
             kept = []
             for event in self._compactions:
-                digest = stored_events.get((event.seq, event.strategy))
-                if digest is not None and digest != services._compaction_hash(event):
+                key = (event.seq, event.strategy)
+                if services.stored_differently(stored_events, key, services.compaction_hash(event)):
                     self.report.kept_stored.append(
                         f"{event.strategy} compaction at seq {event.seq} differs from the file"
                     )

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from unittest import mock
 
 import pytest
 from django.test import Client
 
 from compaction import services, tasks
-from compaction.models import ReplayRun
+from compaction.models import Experiment, ReplayRun
 from tests.factories import coding_session_messages, make_key, make_project, make_session
 
 pytestmark = pytest.mark.django_db
@@ -142,3 +143,72 @@ def test_experiment_over_the_projects_sessions(client: Client, auth, session, pr
     body = response.json()
     assert (body["runs"], body["runs_done"], body["status"]) == (2, 0, "queued")
     assert client.get(f"/api/v1/experiments/{body['id']}", headers=auth).json()["runs"] == 2
+
+
+def test_replay_refuses_an_unknown_summarizer_with_400_naming_the_field(
+    client: Client, auth, session
+):
+    response = client.post(
+        "/api/v1/sessions/run-1/replays",
+        data={"policy": {"summarizer": "gpt-9"}},
+        content_type="application/json",
+        headers=auth,
+    )
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("policy.summarizer: ")
+    assert "'extractive'" in response.json()["error"]
+    assert not ReplayRun.objects.exists()
+
+
+def test_replay_refuses_an_unknown_stage_and_an_unknown_field(client: Client, auth, session):
+    for policy, field in (
+        ({"stages": ["clear_tool_results", "shred"]}, "policy.stages[1]: "),
+        ({"bogus": 1}, "policy.bogus: "),
+    ):
+        response = client.post(
+            "/api/v1/sessions/run-1/replays",
+            data={"policy": policy},
+            content_type="application/json",
+            headers=auth,
+        )
+        assert response.status_code == 400
+        assert response.json()["error"].startswith(field)
+    assert not ReplayRun.objects.exists()
+
+
+def test_the_design_documents_replay_example_is_accepted(client: Client, auth, session):
+    policy = {"soft_limit": 90000, "hard_limit": 120000, "keep_last": 6, "summarizer": "extractive"}
+    response = client.post(
+        "/api/v1/sessions/run-1/replays",
+        data={"policy": policy},
+        content_type="application/json",
+        headers=auth,
+    )
+    assert response.status_code == 202, response.content
+    stored = ReplayRun.objects.get().policy
+    assert {key: stored[key] for key in policy} == policy
+    assert stored["stages"] == ["clear_tool_results", "summarize"]  # the default, not null
+
+
+def test_experiment_refuses_an_unknown_summarizer_naming_the_policy(client: Client, auth, session):
+    response = client.post(
+        "/api/v1/experiments",
+        data={"policies": [{"hard_limit": 9000}, {"summarizer": "gpt-9"}]},
+        content_type="application/json",
+        headers=auth,
+    )
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("policies[1].summarizer: ")
+    assert not Experiment.objects.exists()
+
+
+def test_openapi_names_the_policy_schema_with_its_enums(client: Client):
+    schema = client.get("/api/v1/openapi.json").json()
+    policy = schema["components"]["schemas"]["PolicyIn"]
+    assert "summarizer" in policy["properties"]
+    text = json.dumps(schema["components"]["schemas"])
+    for name in ("extractive", "anthropic", "server_compaction", "sliding_window", "step"):
+        assert f'"{name}"' in text
+    replay = schema["paths"]["/api/v1/sessions/{external_id}/replays"]["post"]
+    assert "PolicyIn" in json.dumps(schema["components"]["schemas"]["ReplayIn"])
+    assert "400" in replay["responses"]

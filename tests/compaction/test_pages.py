@@ -9,7 +9,6 @@ from django.test import Client
 
 from compaction import services
 from compaction.models import CompactionSpan, ReplayRun
-from compaction.views import summary_sections
 from sessions.models import Role
 from tests.factories import (
     CONSTRAINT,
@@ -220,40 +219,4 @@ def test_experiment_form_rejects_a_bad_grid(viewer: Client, project):
     )
     assert response.context["form"].errors["hard_limits"] == [
         "Hard limits: whole numbers separated by commas"
-    ]
-
-
-def test_summary_sections_parse_markdown_and_plain_headings():
-    text = "## Goal\nShip v2\n**Constraints**: do not change the API\nnotes\nNext steps: test"
-    assert summary_sections(text) == [
-        ("Goal", "Ship v2"),
-        ("Constraints", "do not change the API\nnotes"),
-        ("Next steps", "test"),
-    ]
-
-
-def test_summary_sections_read_numbered_titles_and_keep_the_preface():
-    text = (
-        "This session is being continued from a previous conversation.\n"
-        "Summary:\n"
-        "1. Primary Request and Intent:\n   Implement the importer\n"
-        "2. Key Technical Concepts:\n   - streaming\n"
-        "**Current state of the work**: half done\n"
-    )
-    assert summary_sections(text) == [
-        ("Overview", "This session is being continued from a previous conversation."),
-        ("Primary Request and Intent", "Implement the importer"),
-        ("Key Technical Concepts", "- streaming\n**Current state of the work**: half done"),
-    ]
-
-
-def test_a_summary_without_titles_is_shown_whole():
-    assert summary_sections("The agent migrated billing.\nNext it will test.") == []
-
-
-def test_a_long_sentence_ending_with_a_colon_is_not_a_title():
-    text = "Goal: x\nLet me chronologically analyze the conversation:\nmore\nNext steps: y"
-    assert summary_sections(text) == [
-        ("Goal", "x\nLet me chronologically analyze the conversation:\nmore"),
-        ("Next steps", "y"),
     ]

@@ -10,6 +10,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from compaction import services, tasks
+from compaction.engine import analysis
 from compaction.models import CompactionSpan, Experiment, ReplayRun, ReplayStatus, SpanOrigin
 from sessions.errors import BadRequest
 from tests.factories import coding_session_messages, make_project, make_session
@@ -131,7 +132,7 @@ def test_a_stale_running_replay_is_requeued_and_completes_once(
 
 def test_an_engine_error_fails_the_run_with_its_message(session):
     run = services.replay_run_start(session=session, policy=SMALL_POLICY)
-    with mock.patch.object(services.replay, "replay", side_effect=ValueError("boom at seq 7")):
+    with mock.patch.object(analysis.replay, "replay", side_effect=ValueError("boom at seq 7")):
         services.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == ReplayStatus.FAILED
@@ -197,3 +198,17 @@ def test_clearing_tool_results_is_not_judged_a_failed_splice(session):
     clears = CompactionSpan.objects.filter(replay=run, stage="clear_tool_results")
     assert clears.exists()
     assert not clears.filter(failed=True).exists()
+
+
+def test_an_unknown_summarizer_is_refused_before_anything_is_queued(session):
+    with pytest.raises(BadRequest) as excinfo:
+        services.replay_run_start(session=session, policy={"summarizer": "gpt-9"})
+    assert excinfo.value.message == "policy.summarizer: unknown summarizer 'gpt-9'"
+    with pytest.raises(BadRequest, match=r"^policies\[0\]: policy.summarizer: unknown"):
+        services.experiment_start(
+            project=session.project,
+            name="x",
+            policies=[{"summarizer": "gpt-9"}],
+            sessions=[session],
+        )
+    assert not ReplayRun.objects.exists()

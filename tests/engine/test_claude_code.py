@@ -158,3 +158,16 @@ def test_replay_with_measured_counts_reproduces_the_reported_curve_until_it_comp
     before = [seq for seq in reported if seq < first_compaction]
     assert len(before) > 50
     assert [replayed[seq] for seq in before] == [reported[seq] for seq in before]
+
+
+def test_a_transcript_groups_with_its_subagents_once_however_it_is_named(tmp_path):
+    from compaction.engine.claude_code import transcript_groups
+
+    main = tmp_path / "s1.jsonl.gz"
+    other = tmp_path / "s2.jsonl"
+    subagents = tmp_path / "s1" / "subagents"
+    subagents.mkdir(parents=True)
+    for path in (main, other, subagents / "agent-a.jsonl", subagents / "notes.txt"):
+        path.write_text("")
+    assert transcript_groups([tmp_path]) == [[main, subagents / "agent-a.jsonl"], [other]]
+    assert transcript_groups([main, main]) == [[main, subagents / "agent-a.jsonl"]]

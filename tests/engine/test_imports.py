@@ -31,3 +31,12 @@ def test_naming_an_anthropic_summarizer_loads_the_adapter_but_not_the_sdk_until_
         "assert 'anthropic' not in sys.modules; s.client(); assert 'anthropic' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_the_facade_names_only_what_it_exports_and_keeps_submodules_reachable():
+    import compaction.engine as engine
+    from compaction.engine import replay
+
+    assert sorted(engine.__all__) == sorted(set(engine.__all__))
+    assert all(hasattr(engine, name) for name in engine.__all__)
+    assert callable(replay.replay)  # the submodule, not shadowed by a re-exported function

@@ -1,0 +1,649 @@
+"""The recipes the dashboard runs, as plain functions an agent harness can call too.
+
+* :func:`analyse`: a session's token curve, tool-pair check, and one evaluated span per
+  compaction its harness reported (retention, rework, the failure rules).
+* :func:`replay_session`: the session replayed under a policy, next to what really happened.
+* :func:`experiment_aggregate`: many replays summed up per policy.
+
+They take engine dataclasses (messages, :class:`ObservedCompaction`, probes), never database
+rows, and return dataclasses whose ``to_dict()`` shapes are the TypedDicts below: the JSON the
+dashboard stores, so a renamed key is a type error rather than a blank cell on a page.
+
+(About 650 lines, over the usual 600: the three recipes share the stored shapes and the
+calibration, and a third of the file is docstring examples. Split per recipe if it grows.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from compaction.engine import evals, replay, tokens
+from compaction.engine.messages import Message, ObservedCompaction, Orphan, TextBlock, UsageDict
+from compaction.engine.names import Stage
+from compaction.engine.strategies import Policy, seq_ranges
+from compaction.engine.summarizers import Summarizer, SummaryDict
+
+__all__ = [
+    "DEFAULT_WINDOW",
+    "LOST_FACT_KINDS",
+    "SPARK_BUCKETS",
+    "Analysis",
+    "ExperimentAggregate",
+    "ObservedDetails",
+    "ObservedSpan",
+    "ObservedTotals",
+    "PolicyRow",
+    "ReplayEvals",
+    "ReplayedDetails",
+    "ReplayedSpan",
+    "RunOutcome",
+    "SessionReplay",
+    "SpanKept",
+    "after_context",
+    "analyse",
+    "calibrated_counter",
+    "experiment_aggregate",
+    "nearest_points",
+    "observed_failure",
+    "observed_totals",
+    "policy_key",
+    "replay_evals",
+    "replay_session",
+    "replayed_failure",
+    "sparkline",
+]
+
+DEFAULT_WINDOW = 200_000
+SPARK_BUCKETS = 48
+# Only rules count as lost facts in a session's totals: files and identifiers a summary leaves
+# out are shown on the span page, but would drown the list's signal.
+LOST_FACT_KINDS = ("probe", "constraint")
+
+
+# --- the stored shapes -----------------------------------------------------------------------
+
+
+class ReportedTokens(TypedDict):
+    tokens_before: int | None
+    tokens_after: int | None
+
+
+class ObservedDetails(TypedDict):
+    """``CompactionSpan.details`` of an observed span."""
+
+    reported: ReportedTokens
+    splice: evals.SpliceDict | None
+    duration_ms: int | None
+
+
+class ReplayedDetails(TypedDict):
+    """``CompactionSpan.details`` of a replayed span."""
+
+    splice: evals.SpliceDict
+    pairs: evals.PairsDict
+    removed: list[list[int]]
+    changed: list[list[int]]
+    cleared: int
+    rounds: int
+    cost: UsageDict | None
+
+
+class SpanKept(TypedDict):
+    """``CompactionSpan.kept`` of a replayed span: the seqs kept verbatim at each end."""
+
+    head: list[int] | None
+    tail: list[int] | None
+
+
+class ObservedTotals(TypedDict):
+    """What the agent really did, in a replay's terms (``ReplayRun.evals["observed"]``)."""
+
+    calls: int
+    input_tokens: int
+    billed_tokens: int
+    compactions: int
+    peak_context: int
+
+
+class Difference(TypedDict):
+    input_tokens: int
+    compactions: int
+    peak_context: int
+
+
+class ReplayEvals(TypedDict):
+    """``ReplayRun.evals``."""
+
+    retention_score: float | None
+    mean_retention_score: float | None
+    lost_facts: list[str]
+    failed_splices: int
+    orphan_pairs: int
+    observed: ObservedTotals
+    difference: Difference
+
+
+class PolicyRow(TypedDict):
+    """One row of ``Experiment.aggregate["policies"]``."""
+
+    policy: dict[str, Any]
+    label: str
+    sessions: int
+    failed_runs: int
+    input_tokens_saved: int
+    compactions_per_session: float | None
+    retention_score: float | None
+    failed_splices: int
+
+
+class ExperimentAggregate(TypedDict):
+    """``Experiment.aggregate``."""
+
+    policies: list[PolicyRow]
+
+
+# --- calibration and the context after a compaction ---------------------------------------------
+
+
+def calibrated_counter(
+    messages: Sequence[Message], compactions: Sequence[ObservedCompaction]
+) -> tokens.CalibratedCounter:
+    """A counter fitted on the calls whose whole context is in the trace.
+
+    After a compaction whose summary was reported beside the trace (not as a message), the
+    model saw text we do not have; those calls are left out when at least three calls with
+    usage precede it.
+
+    >>> from compaction.engine.messages import Usage
+    >>> ms = [Message(0, "user", (TextBlock("x" * 400),)),
+    ...       Message(1, "assistant", (TextBlock("ok"),), usage=Usage(input_tokens=110))]
+    >>> calibrated_counter(ms, []).report.samples
+    1
+    """
+    starts = [c.seq for c in compactions]
+    cut = min((c.seq for c in compactions if c.summary_seq is None), default=None)
+    sample = list(messages)
+    if cut is not None:
+        before = [m for m in messages if m.seq < cut]
+        if sum(1 for m in before if m.role == "assistant" and m.usage is not None) >= 3:
+            sample = before
+    return tokens.calibrate(sample, context_starts=starts)
+
+
+def after_context(messages: Sequence[Message], compaction: ObservedCompaction) -> list[Message]:
+    """What the model saw right after an observed compaction: the summary plus what was kept.
+
+    >>> ms = [Message(i, "user", (TextBlock(f"m{i}"),)) for i in range(4)]
+    >>> done = ObservedCompaction(seq=3, trigger="auto", summary="S", replaced_from=0,
+    ...                           replaced_to=1)
+    >>> [m.text for m in after_context(ms, done)]
+    ['m2', 'S']
+    """
+    kept: list[Message] = []
+    start, end = compaction.replaced_from, compaction.replaced_to
+    for m in messages:
+        if m.seq >= compaction.seq:
+            break
+        # An end of 0 reads as open-ended, as it always has (a known quirk, kept as is).
+        replaced = start is None or start <= m.seq <= (end or m.seq)
+        if not replaced:
+            kept.append(m)
+    if compaction.summary:
+        summary = (TextBlock(compaction.summary),)
+        kept.append(Message(seq=compaction.seq, role="user", content=summary))
+    elif compaction.summary_seq is not None:
+        kept.extend(m for m in messages if m.seq == compaction.summary_seq)
+    return kept
+
+
+def nearest_points(
+    curve: Sequence[tokens.CurvePoint], seq: int
+) -> tuple[tokens.CurvePoint | None, tokens.CurvePoint | None]:
+    """The last model call before ``seq`` and the first one at or after it.
+
+    >>> curve = [tokens.CurvePoint(s, s * 10, s * 10, 0.0, False) for s in (1, 3, 5)]
+    >>> [p.seq if p else None for p in nearest_points(curve, 3)]
+    [1, 3]
+    """
+    before = after = None
+    for point in curve:
+        if point.seq < seq:
+            before = point
+        elif after is None:
+            after = point
+            break
+    return before, after
+
+
+# --- the failure rules ---------------------------------------------------------------------------
+
+
+def observed_failure(compaction: ObservedCompaction, splice: evals.SpliceReport | None) -> str:
+    """Why an observed compaction failed, or "": a reported error, an empty summary from a
+    summarizing step, or a splice that barely shrank the context.
+
+    >>> observed_failure(ObservedCompaction(seq=9, trigger="auto", summary="",
+    ...                                     error="timed out"), None)
+    'reported error: timed out; empty summary'
+    """
+    reasons = []
+    if compaction.error:
+        reasons.append(f"reported error: {compaction.error}")
+    summarizing = compaction.strategy in ("", Stage.SUMMARIZE)
+    if summarizing and not compaction.summary and compaction.summary_seq is None:
+        reasons.append("empty summary")
+    if splice is not None and splice.warning:
+        reasons.append(splice.warning)
+    return "; ".join(reasons)
+
+
+def replayed_failure(span: replay.Span) -> str:
+    """Why a replayed step failed, or "". Clearing tool results is a small step by design, so
+    the "barely changed" rule applies only to splices that replace messages."""
+    reasons = []
+    if span.stage != Stage.CLEAR_TOOL_RESULTS and span.splice.warning:
+        reasons.append(span.splice.warning)
+    if not span.pairs.ok:
+        reasons.append("splice left orphan tool pairs")
+    return "; ".join(reasons)
+
+
+# --- analysis ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ObservedSpan:
+    """One compaction the harness reported, evaluated: sizes, retention, rework, failure."""
+
+    index: int
+    compaction: ObservedCompaction
+    tokens_before: int | None
+    tokens_after: int | None
+    tokens_estimated: bool
+    retention: evals.RetentionReport
+    splice: evals.SpliceReport | None
+    rework: tuple[evals.ReworkSignal, ...]
+    failure_reason: str
+
+    @property
+    def seq(self) -> int:
+        return self.compaction.seq
+
+    @property
+    def stage(self) -> str:
+        return self.compaction.strategy or "compaction"
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failure_reason)
+
+    @property
+    def retention_score(self) -> float | None:
+        return self.retention.score if self.retention.items else None
+
+    @property
+    def lost_facts(self) -> int:
+        return sum(1 for f in self.retention.lost if f.kind in LOST_FACT_KINDS)
+
+    def details(self) -> ObservedDetails:
+        return {
+            "reported": {
+                "tokens_before": self.compaction.tokens_before,
+                "tokens_after": self.compaction.tokens_after,
+            },
+            "splice": self.splice.to_dict() if self.splice else None,
+            "duration_ms": self.compaction.duration_ms,
+        }
+
+
+def _observed_span(
+    index: int,
+    compaction: ObservedCompaction,
+    messages: Sequence[Message],
+    curve: Sequence[tokens.CurvePoint],
+    probes: Sequence[evals.Probe],
+    rework: Sequence[evals.ReworkSignal],
+) -> ObservedSpan:
+    point_before, point_after = nearest_points(curve, compaction.seq)
+    tokens_before, tokens_after = compaction.tokens_before, compaction.tokens_after
+    estimated = False
+    if tokens_before is None and point_before is not None:
+        tokens_before, estimated = point_before.context_tokens, point_before.estimated
+    if tokens_after is None and point_after is not None:
+        tokens_after, estimated = point_after.context_tokens, estimated or point_after.estimated
+    report = evals.retention(
+        [m for m in messages if m.seq < compaction.seq],
+        after_context(messages, compaction),
+        probes=[p for p in probes if p.seq is None or p.seq < compaction.seq],
+    )
+    splice = None
+    if tokens_before is not None and tokens_after is not None:
+        splice = evals.splice_effectiveness(tokens_before, tokens_after)
+    return ObservedSpan(
+        index=index,
+        compaction=compaction,
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        tokens_estimated=estimated,
+        retention=report,
+        splice=splice,
+        rework=tuple(r for r in rework if r.compaction_seq == compaction.seq),
+        failure_reason=observed_failure(compaction, splice),
+    )
+
+
+def sparkline(curve: Sequence[tokens.CurvePointDict], buckets: int = SPARK_BUCKETS) -> list[float]:
+    """The highest fill of each of ``buckets`` slices of a stored curve, for a list-row chart.
+
+    >>> points = [tokens.CurvePoint(i, 0, 0, f, False).to_dict() for i, f in enumerate(
+    ...     (0.1, 0.5, 0.2, 0.9))]
+    >>> sparkline(points, buckets=2)
+    [0.5, 0.9]
+    """
+    if not curve:
+        return []
+    size = max(1, len(curve) / buckets) if len(curve) > buckets else 1
+    out = []
+    for b in range(min(buckets, len(curve))):
+        chunk = curve[int(b * size) : int((b + 1) * size)] or [curve[-1]]
+        out.append(round(max(float(p["fill"]) for p in chunk), 4))
+    return out
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What :func:`analyse` finds in one session."""
+
+    message_count: int
+    curve: tuple[tokens.CurvePoint, ...]
+    orphans: tuple[Orphan, ...]
+    calibration: tokens.CalibrationReport | None
+    spans: tuple[ObservedSpan, ...]
+
+    @property
+    def peak(self) -> tokens.CurvePoint | None:
+        return max(self.curve, key=lambda p: p.context_tokens, default=None)
+
+    @property
+    def estimated_calls(self) -> int:
+        return sum(p.estimated for p in self.curve)
+
+    @property
+    def failed_splices(self) -> int:
+        return sum(s.failed for s in self.spans)
+
+    @property
+    def lost_facts(self) -> int:
+        """Probes and constraints the observed compactions lost."""
+        return sum(s.lost_facts for s in self.spans)
+
+    def curve_dicts(self) -> list[tokens.CurvePointDict]:
+        return [p.to_dict() for p in self.curve]
+
+    def sparkline(self) -> list[float]:
+        return sparkline(self.curve_dicts())
+
+
+def analyse(
+    messages: Sequence[Message],
+    compactions: Sequence[ObservedCompaction],
+    *,
+    probes: Sequence[evals.Probe] = (),
+    context_window: int = DEFAULT_WINDOW,
+) -> Analysis:
+    """Analyse a session: calibrate on its usage, draw its curve, check its tool pairs, and
+    evaluate every compaction its harness reported (in ``seq`` order).
+
+    >>> from compaction.engine.messages import Usage
+    >>> ms = [Message(0, "user", (TextBlock("Do not touch auth."),)),
+    ...       Message(1, "assistant", (TextBlock("ok"),), usage=Usage(input_tokens=9000)),
+    ...       Message(2, "user", (TextBlock("go on"),)),
+    ...       Message(3, "assistant", (TextBlock("ok"),), usage=Usage(input_tokens=800))]
+    >>> done = ObservedCompaction(seq=3, trigger="auto", summary="Goal: go on",
+    ...                           replaced_from=0, replaced_to=1)
+    >>> result = analyse(ms, [done], context_window=10_000)
+    >>> result.peak.fill, result.spans[0].failed, result.lost_facts
+    (0.9, False, 1)
+    """
+    starts = [c.seq for c in compactions]
+    counter = calibrated_counter(messages, compactions)
+    curve = tokens.observed_curve(messages, counter, context_window, context_starts=starts)
+    rework = evals.rework_signals(messages, starts)
+    spans = tuple(
+        _observed_span(i, c, messages, curve, probes, rework) for i, c in enumerate(compactions)
+    )
+    return Analysis(
+        message_count=len(messages),
+        curve=tuple(curve),
+        orphans=evals.pair_validity(messages).orphans,
+        calibration=counter.report,
+        spans=spans,
+    )
+
+
+# --- replays -----------------------------------------------------------------------------------
+
+
+def observed_totals(curve: Sequence[tokens.CurvePoint], compactions: int) -> ObservedTotals:
+    """What the agent really did, in the replay's terms, for the difference.
+
+    >>> observed_totals([tokens.CurvePoint(1, 100, 120, 0.1, False)], compactions=0)["peak_context"]
+    100
+    """
+    return {
+        "calls": len(curve),
+        "input_tokens": sum(p.context_tokens for p in curve),
+        "billed_tokens": sum(p.billed_tokens for p in curve),
+        "compactions": compactions,
+        "peak_context": max((p.context_tokens for p in curve), default=0),
+    }
+
+
+def replay_evals(result: replay.ReplayResult, observed: ObservedTotals) -> ReplayEvals:
+    """A replay's retention, failures and difference from what really happened."""
+    spans = result.spans
+    scores = [s.retention.score for s in spans if s.retention is not None and s.retention.items]
+    return {
+        "retention_score": min(scores) if scores else None,
+        "mean_retention_score": sum(scores) / len(scores) if scores else None,
+        "lost_facts": sorted({f.text for s in spans if s.retention for f in s.retention.lost}),
+        "failed_splices": sum(1 for s in spans if replayed_failure(s)),
+        "orphan_pairs": result.totals.orphan_pairs,
+        "observed": observed,
+        "difference": {
+            "input_tokens": result.totals.input_tokens - observed["input_tokens"],
+            "compactions": result.totals.compactions - observed["compactions"],
+            "peak_context": result.totals.peak_context - observed["peak_context"],
+        },
+    }
+
+
+@dataclass(frozen=True)
+class ReplayedSpan:
+    """One step of a replay, in the shape the dashboard stores beside observed spans."""
+
+    index: int
+    span: replay.Span
+    failure_reason: str
+
+    @property
+    def seq(self) -> int:
+        return self.span.seq
+
+    @property
+    def stage(self) -> str:
+        return self.span.stage
+
+    @property
+    def trigger(self) -> str:
+        return self.span.trigger
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failure_reason)
+
+    @property
+    def replaced_from_seq(self) -> int | None:
+        removed = seq_ranges(self.span.result.removed)
+        return removed[0][0] if removed else None
+
+    @property
+    def replaced_to_seq(self) -> int | None:
+        removed = seq_ranges(self.span.result.removed)
+        return removed[-1][-1] if removed else None
+
+    @property
+    def summary_text(self) -> str:
+        return self.span.result.summary_text or ""
+
+    @property
+    def retention_score(self) -> float | None:
+        return self.span.retention.score if self.span.retention else None
+
+    def kept(self) -> SpanKept:
+        r = self.span.result
+        return {
+            "head": list(r.kept_head) if r.kept_head else None,
+            "tail": list(r.kept_tail) if r.kept_tail else None,
+        }
+
+    def summary_sections(self) -> SummaryDict | None:
+        summary = self.span.result.summary
+        return summary.to_dict() if summary is not None else None
+
+    def retention_items(self) -> list[evals.RetentionItemDict]:
+        report = self.span.retention
+        return [item.to_dict() for item in report.items] if report else []
+
+    def details(self) -> ReplayedDetails:
+        r = self.span.result
+        return {
+            "splice": self.span.splice.to_dict(),
+            "pairs": self.span.pairs.to_dict(),
+            "removed": seq_ranges(r.removed),
+            "changed": seq_ranges(r.changed),
+            "cleared": r.cleared,
+            "rounds": r.rounds,
+            "cost": r.cost.to_dict() if r.cost is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class SessionReplay:
+    """A replay of one session next to what its harness really did."""
+
+    result: replay.ReplayResult
+    observed: ObservedTotals
+    evals: ReplayEvals
+    spans: tuple[ReplayedSpan, ...]
+
+
+def replay_session(
+    messages: Sequence[Message],
+    compactions: Sequence[ObservedCompaction],
+    policy: Policy,
+    *,
+    probes: Iterable[evals.Probe] = (),
+    context_window: int = DEFAULT_WINDOW,
+    summarizer: Summarizer | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> SessionReplay:
+    """Replay a session under ``policy`` (calibrated on its usage, the original harness's
+    summaries skipped) and compare it with the observed curve.
+
+    >>> from compaction.engine.messages import Usage
+    >>> ms = [Message(0, "user", (TextBlock("hi"),)),
+    ...       Message(1, "assistant", (TextBlock("yo"),), usage=Usage(input_tokens=50))]
+    >>> out = replay_session(ms, [], Policy())
+    >>> out.evals["difference"]["input_tokens"], out.spans
+    (0, ())
+    """
+    starts = [c.seq for c in compactions]
+    counter = calibrated_counter(messages, compactions)
+    observed = observed_totals(
+        tokens.observed_curve(messages, counter, context_window, context_starts=starts),
+        compactions=len(starts),
+    )
+    result = replay.replay(
+        messages,
+        policy,
+        counter=counter,
+        summarizer=summarizer,
+        progress=progress,
+        skip_seqs=[c.summary_seq for c in compactions if c.summary_seq is not None],
+        probes=probes,
+        measured=tokens.attribute_usage(messages, counter, context_starts=starts),
+    )
+    spans = tuple(
+        ReplayedSpan(index=i, span=span, failure_reason=replayed_failure(span))
+        for i, span in enumerate(result.spans)
+    )
+    return SessionReplay(
+        result=result, observed=observed, evals=replay_evals(result, observed), spans=spans
+    )
+
+
+# --- experiments -------------------------------------------------------------------------------
+
+
+def policy_key(policy: Mapping[str, Any]) -> str:
+    """A short label for a policy, the same for equal policies.
+
+    >>> policy_key({"hard_limit": 120000, "soft_limit": 90000, "keep_last": 6, "unit": "turn",
+    ...             "stages": ["summarize"], "summarizer": "extractive"})
+    'hard 120,000 · soft 90,000 · keep 6 turns · summarize · extractive'
+    """
+    return (
+        f"hard {policy.get('hard_limit'):,} · soft {policy.get('soft_limit'):,} · "
+        f"keep {policy.get('keep_last')} {policy.get('unit', 'turn')}s · "
+        f"{' + '.join(policy.get('stages') or ())} · {policy.get('summarizer')}"
+    )
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One finished replay of an experiment: ``totals`` and ``evals`` are set when ``done``."""
+
+    policy: Mapping[str, Any]
+    done: bool
+    failed: bool
+    totals: Mapping[str, Any]
+    evals: Mapping[str, Any]
+
+
+def experiment_aggregate(runs: Sequence[RunOutcome]) -> ExperimentAggregate:
+    """Per policy: input tokens saved, compactions per session, retention, failed splices.
+
+    >>> policy = {"hard_limit": 9, "soft_limit": 6, "keep_last": 1, "stages": [], "summarizer": "x"}
+    >>> run = RunOutcome(policy, True, False, {"compactions": 2}, {"retention_score": 0.5,
+    ...     "failed_splices": 0, "difference": {"input_tokens": -300}})
+    >>> row = experiment_aggregate([run, run])["policies"][0]
+    >>> row["input_tokens_saved"], row["compactions_per_session"], row["sessions"]
+    (600, 2.0, 2)
+    """
+    by_policy: dict[str, list[RunOutcome]] = {}
+    for run in runs:
+        by_policy.setdefault(policy_key(run.policy), []).append(run)
+    rows: list[PolicyRow] = []
+    for key, group in by_policy.items():
+        done = [r for r in group if r.done]
+        retention = [
+            r.evals["retention_score"] for r in done if r.evals.get("retention_score") is not None
+        ]
+        rows.append(
+            {
+                "policy": dict(group[0].policy),
+                "label": key,
+                "sessions": len(group),
+                "failed_runs": sum(r.failed for r in group),
+                "input_tokens_saved": sum(-r.evals["difference"]["input_tokens"] for r in done),
+                "compactions_per_session": (
+                    sum(r.totals["compactions"] for r in done) / len(done) if done else None
+                ),
+                "retention_score": sum(retention) / len(retention) if retention else None,
+                "failed_splices": sum(r.evals["failed_splices"] for r in done),
+            }
+        )
+    return {"policies": rows}

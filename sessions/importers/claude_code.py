@@ -281,6 +281,7 @@ class _Stream:
                 file=self.file,
                 chunk_messages=self.chunk_messages,
                 chunk_bytes=self.chunk_bytes,
+                replace_open_tail=True,  # a live transcript's last response may be unfinished
             )
         return self.writer
 

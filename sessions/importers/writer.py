@@ -4,6 +4,14 @@ A writer collects one session's wire messages and compactions and stores them in
 each chunk is atomic, so an import that stops halfway keeps whole chunks, and re-running it
 stores only what is missing. Seqs come from the source file, so a re-import produces the
 same messages and they count as duplicates.
+
+A stored message that differs from the file is kept and reported, with one exception: the
+*open tail* of a transcript that was still being written when it was last imported. Claude
+Code writes one response over several lines, so a file read mid-response stores that response
+with only its first blocks (and the tool results written so far). With ``replace_open_tail``
+the stored messages from the last stored response on, and the compactions whose figures came
+from it, are replaced by the file's complete version: importing a live transcript twice
+equals one import of the whole file.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from pydantic import ValidationError
 
 from sessions import services
 from sessions.importers.report import FileReport, SessionReport
-from sessions.models import AgentSession, CompactionEvent, Message, Project
+from sessions.models import AgentSession, CompactionEvent, Message, MessageRole, Project
 from sessions.schemas import CompactionIn, EventBatch, MessageIn, SessionIn
 
 CHUNK_MESSAGES = 1000
@@ -66,6 +74,7 @@ class SessionWriter:
         file: FileReport,
         chunk_messages: int = CHUNK_MESSAGES,
         chunk_bytes: int = CHUNK_BYTES,
+        replace_open_tail: bool = False,
     ) -> None:
         self.project = project
         self.external_id = external_id
@@ -77,6 +86,10 @@ class SessionWriter:
         self._compactions: list[CompactionIn] = []
         self._bytes = 0
         self._stored_max: int | None = -2  # -2: not looked up yet
+        self.replace_open_tail = replace_open_tail
+        self._open_tail: tuple[int, int] | None = None  # looked up before the first write
+        self._replacing_seqs: set[int] = set()
+        self._replacing_events: set[tuple[int, str]] = set()
         if external_id not in file.sessions:
             file.sessions.append(external_id)
 
@@ -107,8 +120,35 @@ class SessionWriter:
             ).aggregate(top=Max("seq"))["top"]
         return self._stored_max
 
+    def _stored_open_tail(self) -> tuple[int, int]:
+        """(first message seq, first compaction seq) of what the last import could not know
+        was complete: from the last stored response on, since more lines of it, and more tool
+        results after it, may have been written since; and the compactions after the response
+        before it (their ``tokens_after`` is that last response's context, or unknown)."""
+        if self._open_tail is None:
+            unbounded = (2**31, 2**31)
+            if not self.replace_open_tail or self._stored_maximum() is None:
+                self._open_tail = unbounded
+                return unbounded
+            stored = Message.objects.filter(
+                session__project=self.project, session__external_id=self.external_id
+            )
+            calls = stored.filter(role=MessageRole.ASSISTANT)
+            last = calls.aggregate(top=Max("seq"))["top"]
+            if last is None:
+                last = self._stored_maximum()
+                previous = None
+            else:
+                previous = calls.filter(seq__lt=last).aggregate(top=Max("seq"))["top"]
+            assert last is not None
+            self._open_tail = (last, -1 if previous is None else previous + 1)
+        return self._open_tail
+
     def _drop_changed(self) -> None:
-        """Leave out what is stored already with other content (the file changed since)."""
+        """Leave out what is stored already with other content (the file changed since),
+        unless it is the open tail of a file that was still being written: mark that for
+        replacement."""
+        open_messages, open_events = self._stored_open_tail()
         top = self._stored_maximum()
         if top is not None and self._messages and self._messages[0].seq <= top:
             seqs = [m.seq for m in self._messages if m.seq <= top]
@@ -125,6 +165,14 @@ class SessionWriter:
                 if digest is not None and digest != services.message_hash(
                     role=m.role, blocks=m.blocks()
                 ):
+                    if m.seq >= open_messages:
+                        self._replacing_seqs.add(m.seq)
+                        self.report.replaced.append(
+                            f"message seq {m.seq} was still being written at the last import: "
+                            "replaced by the complete version"
+                        )
+                        keep.append(m)
+                        continue
                     self.report.kept_stored.append(
                         f"message seq {m.seq} differs from the file (it changed since the last "
                         "import)"
@@ -143,6 +191,14 @@ class SessionWriter:
             for event in self._compactions:
                 digest = stored_events.get((event.seq, event.strategy))
                 if digest is not None and digest != services._compaction_hash(event):
+                    if event.seq >= open_events:
+                        self._replacing_events.add((event.seq, event.strategy))
+                        self.report.replaced.append(
+                            f"{event.strategy} compaction at seq {event.seq} was measured on a "
+                            "response still being written: replaced"
+                        )
+                        kept.append(event)
+                        continue
                     self.report.kept_stored.append(
                         f"{event.strategy} compaction at seq {event.seq} differs from the file"
                     )
@@ -160,9 +216,17 @@ class SessionWriter:
             messages=self._messages,
             compactions=self._compactions,
         )
-        result = services.events_ingest(
-            project=self.project, external_id=self.external_id, batch=batch
+        replacing = services.Replacement(
+            message_seqs=frozenset(self._replacing_seqs),
+            compactions=frozenset(self._replacing_events),
         )
+        result = services.events_ingest(
+            project=self.project,
+            external_id=self.external_id,
+            batch=batch,
+            replacing=replacing or None,
+        )
+        self._replacing_seqs, self._replacing_events = set(), set()
         self.report.messages += result.received
         self.report.duplicates += result.duplicates
         self.report.compactions += result.compactions

@@ -9,6 +9,7 @@ from ninja import Router, Status
 from compaction import selectors, services
 from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
 from compaction.schemas import (
+    CompactionCallOut,
     CompactionOut,
     Curve,
     CurvePointOut,
@@ -37,13 +38,17 @@ def session_curve(request: KeyRequest, external_id: str) -> Curve:
         project=request.auth, external_id=external_id
     )
     analysis = selectors.analysis_for(session)
+    points = analysis.curve if analysis else []
+    billed = selectors.session_billed(session, analysis)
     return Curve(
         status=analysis.status if analysis else "pending",
         current=analysis.is_current if analysis else False,
         context_window=services.DEFAULT_WINDOW
         if session.context_window is None
         else session.context_window,
-        points=[CurvePointOut(**p) for p in (analysis.curve if analysis else [])],
+        points=[CurvePointOut(**p) for p in points],
+        billed_tokens_total=billed.tokens,
+        compaction_calls_billed_tokens=billed.summary_calls,
     )
 
 
@@ -54,6 +59,7 @@ def _compaction_out(event: Any) -> CompactionOut:
         if event.replaced_from_seq is not None
         else None
     )
+    cost = selectors.compaction_cost(event)
     return CompactionOut(
         seq=event.seq,
         trigger=event.trigger,
@@ -68,6 +74,8 @@ def _compaction_out(event: Any) -> CompactionOut:
         failure_reason=(span.failure_reason or None) if span else None,
         retention_score=span.retention_score if span else None,
         lost=[item["text"] for item in span.retention if not item["kept"]] if span else [],
+        compaction_call=CompactionCallOut(**cost.call.to_dict()) if cost.call else None,
+        compaction_call_note=cost.note,
     )
 
 

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import QuerySet
 from django.urls import reverse
 
+from compaction.engine.summary_call import (
+    SummaryCall,
+    output_tokens_note,
+    summary_call_from_record,
+)
 from compaction.models import CompactionSpan, Experiment, ReplayRun, SessionAnalysis, SpanOrigin
 from sessions.errors import NotFound
 from sessions.models import AgentSession, CompactionEvent, Project
@@ -20,6 +26,47 @@ def observed_compactions(session: AgentSession) -> QuerySet[CompactionEvent]:
     return (
         CompactionEvent.objects.filter(session=session).select_related("span").order_by("seq", "pk")
     )
+
+
+@dataclass(frozen=True)
+class CompactionCost:
+    """The summary call of one observed compaction, and what to say about its figures."""
+
+    call: SummaryCall | None
+    note: str | None
+
+
+def compaction_cost(event: CompactionEvent) -> CompactionCost:
+    """What the importer recorded of the call that wrote this compaction's summary."""
+    call = summary_call_from_record((event.kept or {}).get("compaction_call"))
+    if call is None:
+        return CompactionCost(None, None)
+    note = output_tokens_note(output_tokens=call.output_tokens, summary_chars=len(event.summary))
+    return CompactionCost(call, note)
+
+
+def summary_calls(session: AgentSession) -> list[SummaryCall]:
+    """The recorded calls that wrote the session's compaction summaries."""
+    found = []
+    for kept in CompactionEvent.objects.filter(session=session).values_list("kept", flat=True):
+        call = summary_call_from_record((kept or {}).get("compaction_call"))
+        if call is not None:
+            found.append(call)
+    return found
+
+
+@dataclass(frozen=True)
+class BilledTotal:
+    """Everything a session was charged: its calls, plus the calls that wrote summaries."""
+
+    tokens: int
+    summary_calls: int  # the part spent writing compaction summaries
+
+
+def session_billed(session: AgentSession, analysis: SessionAnalysis | None) -> BilledTotal:
+    summaries = sum(call.billed_tokens for call in summary_calls(session))
+    calls = sum(int(p["billed_tokens"]) for p in (analysis.curve if analysis else []))
+    return BilledTotal(calls + summaries, summaries)
 
 
 def observed_spans(session: AgentSession) -> QuerySet[CompactionSpan]:

@@ -153,9 +153,15 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
         span.retention,
         key=lambda item: (item["kept"], KIND_ORDER.get(item["kind"], 9), item.get("seq") or 0),
     )
+    cost = selectors.compaction_cost(span.event) if span.event is not None else None
     context = {
         "session": session,
         "span": span,
+        "summary_call": cost.call if cost else None,
+        "summary_call_seconds": (
+            cost.call.duration_ms / 1000 if cost and cost.call and cost.call.duration_ms else None
+        ),
+        "summary_call_note": cost.note if cost else None,
         "history": _history(span),
         "sections": _structured(span),
         "retention": retention,
@@ -241,15 +247,21 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
 def _comparison(run: ReplayRun) -> list[dict[str, Any]]:
     observed = run.evals.get("observed", {})
     totals = run.totals
+    # The agent's own summary calls are in no call of the observed curve; the replay counts
+    # its summarizer in its billed total, so the observed side must count them too.
+    summaries = selectors.summary_calls(run.session)
+    observed_billed = observed.get("billed_tokens")
+    if isinstance(observed_billed, int):
+        observed_billed += sum(call.billed_tokens for call in summaries)
     rows = [
         ("Model calls", observed.get("calls"), totals.get("calls")),
         ("Input tokens over the run", observed.get("input_tokens"), totals.get("input_tokens")),
-        ("Billed tokens", observed.get("billed_tokens"), totals.get("billed_tokens")),
+        ("Billed tokens", observed_billed, totals.get("billed_tokens")),
         ("Compactions (summaries)", observed.get("compactions"), totals.get("compactions")),
         ("Peak context", observed.get("peak_context"), totals.get("peak_context")),
         (
             "Summarizer cost (input tokens)",
-            0,
+            sum(call.context_tokens for call in summaries),
             totals.get("summarizer_cost", {}).get("input_tokens"),
         ),
     ]

@@ -134,6 +134,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "session": session,
         "analysis": analysis,
+        "billed": compaction_selectors.session_billed(session, analysis),
         "spans": spans,
         "page": page,
         "entries": entries,

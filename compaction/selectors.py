@@ -60,11 +60,11 @@ class BilledTotal:
     """Everything a session was charged: its calls, plus the calls that wrote summaries."""
 
     tokens: int
-    summary_calls: int  # the part spent writing compaction summaries
+    summary_calls: int  # summary calls in no call of the curve (Claude Code's acompact)
 
 
 def session_billed(session: AgentSession, analysis: SessionAnalysis | None) -> BilledTotal:
-    summaries = sum(call.billed_tokens for call in summary_calls(session))
+    summaries = sum(c.billed_tokens for c in summary_calls(session) if not c.in_curve)
     calls = sum(int(p["billed_tokens"]) for p in (analysis.curve if analysis else []))
     return BilledTotal(calls + summaries, summaries)
 

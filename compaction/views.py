@@ -252,7 +252,7 @@ def _comparison(run: ReplayRun) -> list[dict[str, Any]]:
     summaries = selectors.summary_calls(run.session)
     observed_billed = observed.get("billed_tokens")
     if isinstance(observed_billed, int):
-        observed_billed += sum(call.billed_tokens for call in summaries)
+        observed_billed += sum(c.billed_tokens for c in summaries if not c.in_curve)
     rows = [
         ("Model calls", observed.get("calls"), totals.get("calls")),
         ("Input tokens over the run", observed.get("input_tokens"), totals.get("input_tokens")),

@@ -59,6 +59,9 @@ class SummaryCall:
     context_tokens: int
     output_tokens: int
     duration_ms: int | None
+    # Already billed inside a call of the curve (a server-side compaction iteration): adding
+    # it to a session's billed total again would count it twice.
+    in_curve: bool = False
 
     @property
     def billed_tokens(self) -> int:
@@ -81,7 +84,7 @@ def summary_call_from_record(raw: Any) -> SummaryCall | None:
     ...     "cache_read_input_tokens": 17842, "cache_creation_input_tokens": 121689,
     ...     "output_tokens": 8}, "started_at": "2026-02-12T14:47:09.231Z",
     ...     "finished_at": "2026-02-12T14:48:36.518Z"})
-    SummaryCall(context_tokens=139534, output_tokens=8, duration_ms=87287)
+    SummaryCall(context_tokens=139534, output_tokens=8, duration_ms=87287, in_curve=False)
     >>> summary_call_from_record({"usage": None}) is None
     True
     """
@@ -103,7 +106,9 @@ def summary_call_from_record(raw: Any) -> SummaryCall | None:
         )
         if duration is not None and duration < 0:
             duration = None
-    return SummaryCall(context, _count(usage, "output_tokens"), duration)
+    return SummaryCall(
+        context, _count(usage, "output_tokens"), duration, raw.get("in_curve") is True
+    )
 
 
 def output_tokens_note(*, output_tokens: int, summary_chars: int) -> str | None:

@@ -200,3 +200,22 @@ def test_the_span_page_shows_the_summary_call_and_its_doubtful_output(client: Cl
         f"{summary['output_tokens']:,} output tokens, {seconds} s"
     ) in page
     assert "Logged output tokens are too low" in page
+
+
+def test_the_replay_comparison_counts_the_observed_summary_call(client: Client) -> None:
+    project = make_project()
+    claude_code_import(project=project, paths=[MANUAL])
+    session = AgentSession.objects.get(project=project, parent__isnull=True)
+    compaction_services.session_analyse(session_id=session.pk)
+    run = compaction_services.replay_run_start(session=session, policy={})
+    compaction_services.replay_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    summary = _expected(MANUAL)
+    client.force_login(make_user(project=project))
+
+    rows = {row["label"]: row for row in client.get(f"/replays/{run.pk}/").context["comparison"]}
+
+    calls_billed = run.evals["observed"]["billed_tokens"]
+    summary_billed = summary["context_tokens"] + summary["output_tokens"]
+    assert rows["Billed tokens"]["observed"] == calls_billed + summary_billed
+    assert rows["Summarizer cost (input tokens)"]["observed"] == summary["context_tokens"]

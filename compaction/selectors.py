@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
+from django.conf import settings
+from django.db.models import QuerySet, Sum
 from django.urls import reverse
 
+from compaction.engine import pricing
 from compaction.engine.summary_call import (
     SummaryCall,
     output_tokens_note,
@@ -15,7 +17,7 @@ from compaction.engine.summary_call import (
 )
 from compaction.models import CompactionSpan, Experiment, ReplayRun, SessionAnalysis, SpanOrigin
 from sessions.errors import NotFound
-from sessions.models import AgentSession, CompactionEvent, Project
+from sessions.models import AgentSession, CompactionEvent, Message, MessageRole, Project
 
 
 def analysis_for(session: AgentSession) -> SessionAnalysis | None:
@@ -67,6 +69,68 @@ def session_billed(session: AgentSession, analysis: SessionAnalysis | None) -> B
     summaries = sum(c.billed_tokens for c in summary_calls(session) if not c.in_curve)
     calls = sum(int(p["billed_tokens"]) for p in (analysis.curve if analysis else []))
     return BilledTotal(calls + summaries, summaries)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Money spent, or why it cannot be said."""
+
+    usd: float | None
+    model: str | None
+    reason: str = ""
+
+
+def _price(model: str | None) -> pricing.Price | None:
+    return pricing.price_for(model, pricing.price_table(settings.MODEL_PRICES))
+
+
+def _priced(counts: pricing.TokenCounts, model: str | None) -> Cost:
+    if counts.total == 0:
+        return Cost(None, model, "no call reported usage")
+    price = _price(model)
+    if price is None:
+        reason = f"no price for {model!r} in MODEL_PRICES" if model else "the model is unknown"
+        return Cost(None, model, reason)
+    return Cost(pricing.cost_usd(counts, price), model)
+
+
+def summary_call_cost(event: CompactionEvent) -> Cost:
+    """The money the call that wrote this compaction's summary cost."""
+    raw = (event.kept or {}).get("compaction_call")
+    if not isinstance(raw, dict):
+        return Cost(None, None, "no summary call in the trace")
+    model = raw.get("model") if isinstance(raw.get("model"), str) else None
+    return _priced(pricing.counts_from_wire(raw.get("usage")), model or event.session.model)
+
+
+def session_cost(session: AgentSession) -> Cost:
+    """What the session's calls cost at its model's prices, summary calls included (those in
+    no call of the curve; a server-side compaction's iteration is inside its call)."""
+    calls = Message.objects.filter(session=session, role=MessageRole.ASSISTANT)
+    sums = calls.filter(input_tokens__isnull=False).aggregate(
+        i=Sum("input_tokens"),
+        o=Sum("output_tokens"),
+        r=Sum("cache_read_input_tokens"),
+        w=Sum("cache_creation_input_tokens"),
+    )
+    counts = pricing.TokenCounts(sums["i"] or 0, sums["o"] or 0, sums["r"] or 0, sums["w"] or 0)
+    for iterations in calls.filter(iterations__isnull=False).values_list("iterations", flat=True):
+        for it in iterations if isinstance(iterations, list) else []:
+            if isinstance(it, dict) and it.get("type") != "message":
+                counts = counts + pricing.counts_from_wire(it)
+    total = _priced(counts, session.model or None)
+    if total.usd is None:
+        return total
+    usd = total.usd
+    for event in CompactionEvent.objects.filter(session=session).select_related("session"):
+        call = summary_call_from_record((event.kept or {}).get("compaction_call"))
+        if call is None or call.in_curve:
+            continue
+        cost = summary_call_cost(event)
+        if cost.usd is None:
+            return Cost(None, session.model, f"summary call: {cost.reason}")
+        usd += cost.usd
+    return Cost(round(usd, 6), session.model)
 
 
 def observed_spans(session: AgentSession) -> QuerySet[CompactionSpan]:

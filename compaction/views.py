@@ -162,6 +162,7 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
             cost.call.duration_ms / 1000 if cost and cost.call and cost.call.duration_ms else None
         ),
         "summary_call_note": cost.note if cost else None,
+        "summary_call_cost": selectors.summary_call_cost(span.event) if span.event else None,
         "history": _history(span),
         "sections": _structured(span),
         "retention": retention,

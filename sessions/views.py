@@ -135,6 +135,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "session": session,
         "analysis": analysis,
         "billed": compaction_selectors.session_billed(session, analysis),
+        "cost": compaction_selectors.session_cost(session),
         "spans": spans,
         "page": page,
         "entries": entries,

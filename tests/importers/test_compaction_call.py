@@ -219,3 +219,54 @@ def test_the_replay_comparison_counts_the_observed_summary_call(client: Client) 
     summary_billed = summary["context_tokens"] + summary["output_tokens"]
     assert rows["Billed tokens"]["observed"] == calls_billed + summary_billed
     assert rows["Summarizer cost (input tokens)"]["observed"] == summary["context_tokens"]
+
+
+def _price(model: str) -> dict[str, float]:
+    from django.conf import settings
+
+    return dict(settings.MODEL_PRICES[model])
+
+
+def _usd(usage: dict[str, Any], price: dict[str, float]) -> float:
+    return (
+        usage["input_tokens"] * price["input"]
+        + usage["output_tokens"] * price["output"]
+        + usage.get("cache_read_input_tokens", 0) * price["cache_read"]
+        + usage.get("cache_creation_input_tokens", 0) * price["cache_write"]
+    ) / 1e6
+
+
+def test_the_session_and_span_pages_show_the_cost_in_money(client: Client) -> None:
+    project = make_project()
+    claude_code_import(project=project, paths=[MANUAL])
+    session = AgentSession.objects.get(project=project, parent__isnull=True)
+    compaction_services.session_analyse(session_id=session.pk)
+    assert session.model == "claude-opus-4-6"
+    price = _price("claude-opus-4-6")
+    last_usage: dict[str, dict[str, Any]] = {}
+    for r in records(MANUAL):
+        main = r.get("type") == "assistant" and not r.get("isSidechain")
+        if main and r["message"].get("model") != "<synthetic>":
+            last_usage[r["message"]["id"]] = r["message"]["usage"]
+    reply = [r for r in records(_call_file(MANUAL)) if r["type"] == "assistant"][-1]
+    summary_usd = _usd(reply["message"]["usage"], price)
+    expected = sum(_usd(u, price) for u in last_usage.values()) + summary_usd
+    client.force_login(make_user(project=project))
+
+    page = client.get(f"/sessions/{session.pk}/").content.decode()
+    span = CompactionSpan.objects.get(session=session, origin="observed")
+    span_page = client.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
+
+    assert f'${expected:.2f} <span class="muted">at claude-opus-4-6 prices' in page
+    seconds = _expected(MANUAL)["duration_ms"] / 1000
+    assert f"output tokens, {seconds:.1f} s, ${summary_usd:.2f}" in span_page
+
+
+def test_a_model_without_a_price_has_no_cost_and_says_why(client: Client, settings) -> None:
+    settings.MODEL_PRICES = {}
+    project = make_project()
+    claude_code_import(project=project, paths=[MANUAL])
+    session = AgentSession.objects.get(project=project, parent__isnull=True)
+    client.force_login(make_user(project=project))
+    page = client.get(f"/sessions/{session.pk}/").content.decode()
+    assert "no price for &#x27;claude-opus-4-6&#x27; in MODEL_PRICES" in page

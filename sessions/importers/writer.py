@@ -54,6 +54,21 @@ def _safe_message(wire: dict[str, Any], file: FileReport, line: int | None) -> M
     return MessageIn.model_validate({**wire, "content": fixed})
 
 
+def _adds_summary_call(event: CompactionIn, stored_digest: str) -> bool:
+    """The stored compaction is this one without its summary call (the ``agent-acompact-*``
+    file was not imported with the transcript last time): recording the call is no rewrite."""
+    if not event.kept or "compaction_call" not in event.kept:
+        return False
+    without = {k: v for k, v in event.kept.items() if k != "compaction_call"}
+    bare = event.model_copy(update={"kept": without})
+    # without the call, the duration may have been unknown (the call's start gives it)
+    untimed = bare.model_copy(update={"duration_ms": None})
+    return stored_digest in (
+        services._compaction_hash(bare),
+        services._compaction_hash(untimed),
+    )
+
+
 def session_parent_set(*, project: Project, external_id: str, parent_external_id: str) -> None:
     """Link a child session (a subagent) to its parent, creating the parent if needed."""
     parent, _ = AgentSession.objects.get_or_create(project=project, external_id=parent_external_id)
@@ -191,11 +206,15 @@ class SessionWriter:
             for event in self._compactions:
                 digest = stored_events.get((event.seq, event.strategy))
                 if digest is not None and digest != services._compaction_hash(event):
+                    reason = None
                     if event.seq >= open_events:
+                        reason = "was measured on a response still being written"
+                    elif _adds_summary_call(event, digest):
+                        reason = "gains the summary call imported with the file this time"
+                    if reason is not None:
                         self._replacing_events.add((event.seq, event.strategy))
                         self.report.replaced.append(
-                            f"{event.strategy} compaction at seq {event.seq} was measured on a "
-                            "response still being written: replaced"
+                            f"{event.strategy} compaction at seq {event.seq} {reason}: replaced"
                         )
                         kept.append(event)
                         continue

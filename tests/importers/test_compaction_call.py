@@ -270,3 +270,25 @@ def test_a_model_without_a_price_has_no_cost_and_says_why(client: Client, settin
     client.force_login(make_user(project=project))
     page = client.get(f"/sessions/{session.pk}/").content.decode()
     assert "no price for &#x27;claude-opus-4-6&#x27; in MODEL_PRICES" in page
+
+
+def test_a_summary_call_imported_after_its_transcript_is_recorded_then(tmp_path: Path) -> None:
+    lone = Path(shutil.copy(AUTO, tmp_path / AUTO.name))
+    project = make_project()
+    claude_code_import(project=project, paths=[lone])
+    session_id = _session_id(AUTO)
+    assert _compactions(project, session_id)[0]["compaction_call"] is None
+    subagents = tmp_path / AUTO.name.removesuffix(".jsonl.gz") / "subagents"
+    subagents.mkdir(parents=True)
+    shutil.copy(_call_file(AUTO), subagents)
+
+    again = claude_code_import(project=project, paths=[lone])
+
+    (item,) = _compactions(project, session_id)
+    assert item["compaction_call"] == _expected(AUTO)
+    report = again.sessions[session_id]
+    assert report.kept_stored == []
+    assert report.messages == 0
+    (note,) = report.replaced
+    assert "gains the summary call" in note
+    assert AgentSession.objects.get(project=project, external_id=session_id).compaction_count == 1

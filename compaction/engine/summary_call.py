@@ -22,6 +22,8 @@ from typing import Any, Literal
 # Fewer characters per output token than this is not text any tokenizer produces; a logged
 # count below summary_chars / this is too low to be the real count.
 MAX_CHARS_PER_OUTPUT_TOKEN = 12.0
+# What English prose and code usually take, for the estimate the note gives.
+TYPICAL_CHARS_PER_TOKEN = 4.0
 # Below this length a summary is too short to judge its token count by.
 MIN_JUDGED_CHARS = 400
 # How long before its boundary the summary call may have finished and still be matched by time.
@@ -124,10 +126,12 @@ def output_tokens_note(*, output_tokens: int, summary_chars: int) -> str | None:
     least = math.ceil(summary_chars / MAX_CHARS_PER_OUTPUT_TOKEN)
     if output_tokens >= least:
         return None
+    typical = math.ceil(summary_chars / TYPICAL_CHARS_PER_TOKEN)
     return (
         f"Logged output tokens are too low: {output_tokens:,} for a summary of "
-        f"{summary_chars:,} characters, which takes at least {least:,} tokens. The harness "
-        "logged the count from the start of the stream, so billed tokens are understated."
+        f"{summary_chars:,} characters, which takes at least {least:,} tokens (about "
+        f"{typical:,} at {TYPICAL_CHARS_PER_TOKEN:g} characters a token). The harness logged "
+        "the count from the start of the stream, so billed tokens and cost are understated."
     )
 
 

@@ -141,22 +141,22 @@ class SessionWriter:
         results after it, may have been written since; and the compactions after the response
         before it (their ``tokens_after`` is that last response's context, or unknown)."""
         if self._open_tail is None:
-            unbounded = (2**31, 2**31)
-            if not self.replace_open_tail or self._stored_maximum() is None:
-                self._open_tail = unbounded
-                return unbounded
-            stored = Message.objects.filter(
-                session__project=self.project, session__external_id=self.external_id
+            top = self._stored_maximum()
+            if not self.replace_open_tail or top is None:
+                self._open_tail = (2**31, 2**31)  # nothing stored, or nothing replaceable
+                return self._open_tail
+            calls = Message.objects.filter(
+                session__project=self.project,
+                session__external_id=self.external_id,
+                role=MessageRole.ASSISTANT,
             )
-            calls = stored.filter(role=MessageRole.ASSISTANT)
             last = calls.aggregate(top=Max("seq"))["top"]
+            previous = None
             if last is None:
-                last = self._stored_maximum()
-                previous = None
+                last = top  # no response yet: only the last message can still grow
             else:
                 previous = calls.filter(seq__lt=last).aggregate(top=Max("seq"))["top"]
-            assert last is not None
-            self._open_tail = (last, -1 if previous is None else previous + 1)
+            self._open_tail = (last, 0 if previous is None else previous + 1)
         return self._open_tail
 
     def _drop_changed(self) -> None:

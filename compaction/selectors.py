@@ -78,6 +78,7 @@ class Cost:
     usd: float | None
     model: str | None
     reason: str = ""
+    calls_without_usage: int = 0  # not counted: their tokens are unknown
 
 
 def _price(model: str | None) -> pricing.Price | None:
@@ -121,6 +122,7 @@ def session_cost(session: AgentSession) -> Cost:
     total = _priced(counts, session.model or None)
     if total.usd is None:
         return total
+    unknown = calls.filter(input_tokens__isnull=True).count()
     usd = total.usd
     for event in CompactionEvent.objects.filter(session=session).select_related("session"):
         call = summary_call_from_record((event.kept or {}).get("compaction_call"))
@@ -130,7 +132,7 @@ def session_cost(session: AgentSession) -> Cost:
         if cost.usd is None:
             return Cost(None, session.model, f"summary call: {cost.reason}")
         usd += cost.usd
-    return Cost(round(usd, 6), session.model)
+    return Cost(round(usd, 6), session.model, calls_without_usage=unknown)
 
 
 def observed_spans(session: AgentSession) -> QuerySet[CompactionSpan]:

@@ -13,11 +13,18 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from compaction import selectors
 from compaction import services as compaction_services
 from compaction.models import CompactionSpan
 from sessions.importers.claude_code import claude_code_import
 from sessions.models import AgentSession, CompactionEvent, Project
-from tests.factories import make_key, make_project, make_user
+from tests.factories import (
+    coding_session_messages,
+    make_key,
+    make_project,
+    make_session,
+    make_user,
+)
 from tests.importers.corpus import AUTO, MANUAL, SPOTTER, context, read_lines, records
 
 pytestmark = [
@@ -292,3 +299,26 @@ def test_a_summary_call_imported_after_its_transcript_is_recorded_then(tmp_path:
     (note,) = report.replaced
     assert "gains the summary call" in note
     assert AgentSession.objects.get(project=project, external_id=session_id).compaction_count == 1
+
+
+def test_calls_without_usage_are_left_out_of_the_cost_and_said_so() -> None:
+    messages = coding_session_messages(turns=3)
+    calls = [m for m in messages if m["role"] == "assistant"]
+    del calls[-1]["usage"]
+    session = make_session(
+        make_project(), messages=messages, session={"model": "claude-sonnet-4-5-20250929"}
+    )
+
+    cost = selectors.session_cost(session)
+
+    counted = [c["usage"] for c in calls[:-1]]
+    expected = (
+        sum(
+            u["input_tokens"] * 3 + u["output_tokens"] * 15 + u["cache_read_input_tokens"] * 0.3
+            for u in counted
+        )
+        / 1e6
+    )
+    assert cost.usd == pytest.approx(expected)
+    assert cost.model == "claude-sonnet-4-5-20250929"
+    assert cost.calls_without_usage == 1

@@ -9,6 +9,7 @@ from ninja import Router, Status
 from compaction import selectors, services
 from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
 from compaction.schemas import (
+    CompactionCallOut,
     CompactionOut,
     Curve,
     CurvePointOut,
@@ -37,6 +38,7 @@ def session_curve(request: KeyRequest, external_id: str) -> Curve:
         project=request.auth, external_id=external_id
     )
     analysis = selectors.analysis_for(session)
+    billed = selectors.session_billed(session, analysis)
     return Curve(
         status=analysis.status if analysis else "pending",
         current=analysis.is_current if analysis else False,
@@ -44,6 +46,8 @@ def session_curve(request: KeyRequest, external_id: str) -> Curve:
         if session.context_window is None
         else session.context_window,
         points=[CurvePointOut(**p) for p in selectors.analysis_curve(analysis)],
+        billed_tokens_total=billed.tokens,
+        compaction_calls_billed_tokens=billed.summary_calls,
     )
 
 
@@ -54,6 +58,7 @@ def _compaction_out(event: Any) -> CompactionOut:
         if event.replaced_from_seq is not None
         else None
     )
+    cost = selectors.compaction_cost(event)
     return CompactionOut(
         seq=event.seq,
         trigger=event.trigger,
@@ -70,6 +75,8 @@ def _compaction_out(event: Any) -> CompactionOut:
         lost=[item["text"] for item in selectors.span_retention(span) if not item["kept"]]
         if span
         else [],
+        compaction_call=CompactionCallOut(**cost.call.to_dict()) if cost.call else None,
+        compaction_call_note=cost.note,
     )
 
 

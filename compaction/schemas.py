@@ -24,11 +24,27 @@ class Curve(Schema):
     current: bool = Field(..., description="False while newer batches await analysis.")
     context_window: int
     points: list[CurvePointOut]
+    billed_tokens_total: int = Field(
+        0,
+        description="Everything charged: the points' billed tokens plus the calls that wrote "
+        "compaction summaries (in no point: they are not context).",
+    )
+    compaction_calls_billed_tokens: int = Field(
+        0, description="The part of billed_tokens_total spent writing compaction summaries."
+    )
 
 
 class Replaced(Schema):
     from_seq: int
     to_seq: int
+
+
+class CompactionCallOut(Schema):
+    """The model call that wrote the summary (Claude Code's ``agent-acompact-*``)."""
+
+    context_tokens: int
+    output_tokens: int
+    duration_ms: int | None
 
 
 class CompactionOut(Schema):
@@ -45,6 +61,12 @@ class CompactionOut(Schema):
     failure_reason: str | None = None
     retention_score: float | None = None
     lost: list[str] = Field(default_factory=list)
+    compaction_call: CompactionCallOut | None = Field(
+        None, description="The call that wrote the summary, or null when the trace has none."
+    )
+    compaction_call_note: str | None = Field(
+        None, description="Set when the call's logged figures cannot be trusted, and why."
+    )
 
 
 class PolicyIn(Schema):

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, cast
 
-from django.db.models import QuerySet
+from django.conf import settings
+from django.db.models import QuerySet, Sum
 from django.urls import reverse
 
+from compaction.engine import pricing
 from compaction.engine.analysis import PolicyRow, ReplayEvals
 from compaction.engine.evals import RetentionItemDict
 from compaction.engine.replay import TotalsDict
+from compaction.engine.summary_call import (
+    SummaryCall,
+    output_tokens_note,
+    summary_call_from_record,
+)
 from compaction.engine.tokens import CurvePointDict
 from compaction.models import CompactionSpan, Experiment, ReplayRun, SessionAnalysis, SpanOrigin
 from sessions.errors import NotFound
-from sessions.models import AgentSession, CompactionEvent, Project
+from sessions.models import AgentSession, CompactionEvent, Message, MessageRole, Project
 
 
 def analysis_for(session: AgentSession) -> SessionAnalysis | None:
@@ -24,6 +32,111 @@ def observed_compactions(session: AgentSession) -> QuerySet[CompactionEvent]:
     return (
         CompactionEvent.objects.filter(session=session).select_related("span").order_by("seq", "pk")
     )
+
+
+@dataclass(frozen=True)
+class CompactionCost:
+    """The summary call of one observed compaction, and what to say about its figures."""
+
+    call: SummaryCall | None
+    note: str | None
+
+
+def compaction_cost(event: CompactionEvent) -> CompactionCost:
+    """What the importer recorded of the call that wrote this compaction's summary."""
+    call = summary_call_from_record((event.kept or {}).get("compaction_call"))
+    if call is None:
+        return CompactionCost(None, None)
+    note = output_tokens_note(output_tokens=call.output_tokens, summary_chars=len(event.summary))
+    return CompactionCost(call, note)
+
+
+def summary_calls(session: AgentSession) -> list[SummaryCall]:
+    """The recorded calls that wrote the session's compaction summaries."""
+    found = []
+    for kept in CompactionEvent.objects.filter(session=session).values_list("kept", flat=True):
+        call = summary_call_from_record((kept or {}).get("compaction_call"))
+        if call is not None:
+            found.append(call)
+    return found
+
+
+@dataclass(frozen=True)
+class BilledTotal:
+    """Everything a session was charged: its calls, plus the calls that wrote summaries."""
+
+    tokens: int
+    summary_calls: int  # summary calls in no call of the curve (Claude Code's acompact)
+
+
+def session_billed(session: AgentSession, analysis: SessionAnalysis | None) -> BilledTotal:
+    summaries = sum(c.billed_tokens for c in summary_calls(session) if not c.in_curve)
+    calls = sum(int(p["billed_tokens"]) for p in (analysis.curve if analysis else []))
+    return BilledTotal(calls + summaries, summaries)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Money spent, or why it cannot be said."""
+
+    usd: float | None
+    model: str | None
+    reason: str = ""
+    calls_without_usage: int = 0  # not counted: their tokens are unknown
+
+
+def _price(model: str | None) -> pricing.Price | None:
+    return pricing.price_for(model, pricing.price_table(settings.MODEL_PRICES))
+
+
+def _priced(counts: pricing.TokenCounts, model: str | None) -> Cost:
+    if counts.total == 0:
+        return Cost(None, model, "no call reported usage")
+    price = _price(model)
+    if price is None:
+        reason = f"no price for {model!r} in MODEL_PRICES" if model else "the model is unknown"
+        return Cost(None, model, reason)
+    return Cost(pricing.cost_usd(counts, price), model)
+
+
+def summary_call_cost(event: CompactionEvent) -> Cost:
+    """The money the call that wrote this compaction's summary cost."""
+    raw = (event.kept or {}).get("compaction_call")
+    if not isinstance(raw, dict):
+        return Cost(None, None, "no summary call in the trace")
+    model = raw.get("model") if isinstance(raw.get("model"), str) else None
+    return _priced(pricing.counts_from_wire(raw.get("usage")), model or event.session.model)
+
+
+def session_cost(session: AgentSession) -> Cost:
+    """What the session's calls cost at its model's prices, summary calls included (those in
+    no call of the curve; a server-side compaction's iteration is inside its call)."""
+    calls = Message.objects.filter(session=session, role=MessageRole.ASSISTANT)
+    sums = calls.filter(input_tokens__isnull=False).aggregate(
+        i=Sum("input_tokens"),
+        o=Sum("output_tokens"),
+        r=Sum("cache_read_input_tokens"),
+        w=Sum("cache_creation_input_tokens"),
+    )
+    counts = pricing.TokenCounts(sums["i"] or 0, sums["o"] or 0, sums["r"] or 0, sums["w"] or 0)
+    for iterations in calls.filter(iterations__isnull=False).values_list("iterations", flat=True):
+        for it in iterations if isinstance(iterations, list) else []:
+            if isinstance(it, dict) and it.get("type") != "message":
+                counts = counts + pricing.counts_from_wire(it)
+    total = _priced(counts, session.model or None)
+    if total.usd is None:
+        return total
+    unknown = calls.filter(input_tokens__isnull=True).count()
+    usd = total.usd
+    for event in CompactionEvent.objects.filter(session=session).select_related("session"):
+        call = summary_call_from_record((event.kept or {}).get("compaction_call"))
+        if call is None or call.in_curve:
+            continue
+        cost = summary_call_cost(event)
+        if cost.usd is None:
+            return Cost(None, session.model, f"summary call: {cost.reason}")
+        usd += cost.usd
+    return Cost(round(usd, 6), session.model, calls_without_usage=unknown)
 
 
 def observed_spans(session: AgentSession) -> QuerySet[CompactionSpan]:

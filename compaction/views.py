@@ -78,9 +78,16 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
         selectors.span_retention(span),
         key=lambda item: (item["kept"], KIND_ORDER.get(item["kind"], 9), item.get("seq") or 0),
     )
+    cost = selectors.compaction_cost(span.event) if span.event is not None else None
     context = {
         "session": session,
         "span": span,
+        "summary_call": cost.call if cost else None,
+        "summary_call_seconds": (
+            cost.call.duration_ms / 1000 if cost and cost.call and cost.call.duration_ms else None
+        ),
+        "summary_call_note": cost.note if cost else None,
+        "summary_call_cost": selectors.summary_call_cost(span.event) if span.event else None,
         "history": _history(span),
         "sections": sections.sections(span.summary_sections, span.summary),
         "retention": retention,
@@ -169,6 +176,12 @@ def _comparison(run: ReplayRun) -> list[dict[str, Any]]:
     evals = selectors.replay_evals(run)
     totals = selectors.replay_totals(run)
     observed = evals["observed"] if evals else None
+    # The agent's own summary calls are in no call of the observed curve; the replay counts
+    # its summarizer in its billed total, so the observed side must count them too.
+    summaries = selectors.summary_calls(run.session)
+    observed_billed = observed["billed_tokens"] if observed else None
+    if observed_billed is not None:
+        observed_billed += sum(c.billed_tokens for c in summaries if not c.in_curve)
     rows = [
         ("Model calls", observed and observed["calls"], totals and totals["calls"]),
         (
@@ -176,11 +189,7 @@ def _comparison(run: ReplayRun) -> list[dict[str, Any]]:
             observed and observed["input_tokens"],
             totals and totals["input_tokens"],
         ),
-        (
-            "Billed tokens",
-            observed and observed["billed_tokens"],
-            totals and totals["billed_tokens"],
-        ),
+        ("Billed tokens", observed_billed, totals and totals["billed_tokens"]),
         (
             "Compactions (summaries)",
             observed and observed["compactions"],
@@ -189,7 +198,7 @@ def _comparison(run: ReplayRun) -> list[dict[str, Any]]:
         ("Peak context", observed and observed["peak_context"], totals and totals["peak_context"]),
         (
             "Summarizer cost (input tokens)",
-            0,
+            sum(call.context_tokens for call in summaries),
             totals and totals["summarizer_cost"]["input_tokens"],
         ),
     ]

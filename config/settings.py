@@ -5,7 +5,7 @@ from pathlib import Path
 import dj_database_url
 import django_stubs_ext
 
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_int, env_json_object, env_list, env_str
 
 # Lets admin and other generic classes be subscripted (ModelAdmin[Project]) at run time.
 django_stubs_ext.monkeypatch()
@@ -163,6 +163,32 @@ CELERY_BEAT_SCHEDULE = {
 REPLAY_STALE_SECONDS = env_int("REPLAY_STALE_SECONDS", 300)
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")
 ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL", "claude-sonnet-4-5")
+
+# Cost in money: USD per million tokens (input, output, cache read, cache write at the
+# 5-minute rate), Anthropic's list prices as of early 2026. A model matches its key, or its key
+# plus a date (claude-sonnet-4-5-20250929); an unknown model has no cost, never a guessed one.
+# SAWTOOTH_MODEL_PRICES (a JSON object of the same shape) adds or replaces entries.
+_OPUS_4 = {"input": 15.0, "output": 75.0, "cache_read": 1.5, "cache_write": 18.75}
+_OPUS_4_5 = {"input": 5.0, "output": 25.0, "cache_read": 0.5, "cache_write": 6.25}
+_SONNET = {"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75}
+_HAIKU_4_5 = {"input": 1.0, "output": 5.0, "cache_read": 0.1, "cache_write": 1.25}
+_HAIKU_3_5 = {"input": 0.8, "output": 4.0, "cache_read": 0.08, "cache_write": 1.0}
+MODEL_PRICES: dict[str, dict[str, float]] = {
+    "claude-opus-4-6": _OPUS_4_5,
+    "claude-opus-4-5": _OPUS_4_5,
+    "claude-opus-4-1": _OPUS_4,
+    "claude-opus-4-0": _OPUS_4,
+    "claude-opus-4": _OPUS_4,
+    "claude-sonnet-4-6": _SONNET,
+    "claude-sonnet-4-5": _SONNET,
+    "claude-sonnet-4-0": _SONNET,
+    "claude-sonnet-4": _SONNET,
+    "claude-3-7-sonnet": _SONNET,
+    "claude-3-5-sonnet": _SONNET,
+    "claude-haiku-4-5": _HAIKU_4_5,
+    "claude-3-5-haiku": _HAIKU_3_5,
+    **env_json_object("SAWTOOTH_MODEL_PRICES", {}),
+}
 
 LOGGING = {
     "version": 1,

@@ -96,6 +96,35 @@ class IngestResult:
     received: int
     duplicates: int
     compactions: int
+    replaced: int = 0
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Stored rows a batch supersedes: an importer's only way to rewrite what is stored.
+
+    A file import names the tail it stored from a transcript that was still being written
+    (its last response had more lines to come); everything else stored is never rewritten.
+    """
+
+    message_seqs: frozenset[int] = frozenset()
+    compactions: frozenset[tuple[int, str]] = frozenset()  # (seq, strategy)
+
+    def __bool__(self) -> bool:
+        return bool(self.message_seqs or self.compactions)
+
+
+def _replaced_delete(session: AgentSession, replacement: Replacement) -> tuple[int, int]:
+    """Delete the superseded rows; return (messages, compactions) deleted."""
+    stale = Message.objects.filter(session=session, seq__in=sorted(replacement.message_seqs))
+    messages = stale.count()
+    stale.delete()
+    events = 0
+    for seq, strategy in sorted(replacement.compactions):
+        found = CompactionEvent.objects.filter(session=session, seq=seq, strategy=strategy)
+        events += found.count()
+        found.delete()  # cascades to the observed span, which the analysis rebuilds
+    return messages, events
 
 
 def message_hash(*, role: str, blocks: list[dict[str, Any]]) -> str:
@@ -272,8 +301,17 @@ def _new_probes(session: AgentSession, batch: EventBatch) -> list[Probe]:
 
 
 @transaction.atomic(durable=True)
-def events_ingest(*, project: Project, external_id: str, batch: EventBatch) -> IngestResult:
-    """Store a batch whole or not at all. Identical resends count as duplicates."""
+def events_ingest(
+    *,
+    project: Project,
+    external_id: str,
+    batch: EventBatch,
+    replacing: Replacement | None = None,
+) -> IngestResult:
+    """Store a batch whole or not at all. Identical resends count as duplicates.
+
+    ``replacing`` (importers only, never the HTTP API) names stored rows the batch
+    supersedes; they are deleted in the same transaction, under the session lock."""
     limit = settings.INGEST_MAX_MESSAGES_PER_BATCH
     if len(batch.messages) > limit:
         raise PayloadTooLarge(f"messages: {len(batch.messages)} in one batch, the limit is {limit}")
@@ -282,6 +320,7 @@ def events_ingest(*, project: Project, external_id: str, batch: EventBatch) -> I
     session, _ = AgentSession.objects.get_or_create(project=project, external_id=external_id)
     # Lock the session row so concurrent batches for one session apply one after the other.
     session = AgentSession.objects.select_for_update().get(pk=session.pk)
+    gone_messages, gone_events = _replaced_delete(session, replacing) if replacing else (0, 0)
 
     messages, duplicates = _new_messages(session, by_seq)
     compactions = _new_compactions(session, batch.compactions)
@@ -294,11 +333,11 @@ def events_ingest(*, project: Project, external_id: str, batch: EventBatch) -> I
     if session.started_at is None:
         stamps = [m.timestamp for m in messages if m.timestamp is not None]
         session.started_at = min(stamps) if stamps else None
-    session.message_count += len(messages)
-    session.compaction_count += len(compactions)
+    session.message_count += len(messages) - gone_messages
+    session.compaction_count += len(compactions) - gone_events
     session.updated_at = timezone.now()
     session.save()
-    if messages or compactions or probes:
+    if messages or compactions or probes or gone_messages or gone_events:
         compaction_services.analysis_request(session_id=session.pk)
 
     return IngestResult(
@@ -306,4 +345,5 @@ def events_ingest(*, project: Project, external_id: str, batch: EventBatch) -> I
         received=len(messages),
         duplicates=duplicates + repeats,
         compactions=len(compactions),
+        replaced=gone_messages + gone_events,
     )

@@ -134,6 +134,8 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "session": session,
         "analysis": analysis,
+        "billed": compaction_selectors.session_billed(session, analysis),
+        "cost": compaction_selectors.session_cost(session),
         "spans": spans,
         "page": page,
         "entries": entries,

@@ -202,6 +202,13 @@ def _reported_compactions(
                     "tokens_after": context_tokens(message_its[-1]) if message_its else None,
                     "error": None if content is not None else "compaction returned no content",
                     "summary_seq": "answer",
+                    # the compaction iteration is the call that wrote the summary; the
+                    # answer's billed tokens already count it (in_curve)
+                    "kept": (
+                        {"compaction_call": {"usage": compaction_its[0], "in_curve": True}}
+                        if compaction_its
+                        else {}
+                    ),
                 }
             )
     management = response.get("context_management")

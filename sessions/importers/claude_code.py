@@ -10,7 +10,8 @@ any size imports in bounded memory.
   (``isSidechain``) and each such chain becomes a child ``<sessionId>:sidechain-<root uuid>``.
 * ``agent-acompact-<id>.jsonl`` is the summarisation call of a compaction, not a session: its
   usage is recorded as the cost of the compaction it produced (``kept["compaction_call"]``),
-  matched by the boundary's ``logicalParentUuid``.
+  matched by the boundary's ``logicalParentUuid``, or by time when the uuids are missing
+  (``compaction.engine.summary_call``).
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ import os
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from compaction.engine import claude_code as cc
 from compaction.engine.messages import message_to_wire, usage_from_wire
+from compaction.engine.summary_call import CallRef, match_summary_call, millis_between
 from compaction.engine.tokens import billed_tokens, context_size
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import (
@@ -139,6 +140,10 @@ class CompactionCall:
     model: str | None
     usage: dict[str, Any] | None
 
+    @property
+    def ref(self) -> CallRef:
+        return CallRef(self.path.name, self.prompt_parent_uuid, self.finished_at)
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "agent_id": self.agent_id,
@@ -146,11 +151,13 @@ class CompactionCall:
             "model": self.model,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
+            "duration_ms": millis_between(self.started_at, self.finished_at),
             "usage": self.usage,
         }
         if self.usage is not None:
             usage = usage_from_wire(self.usage)
             out["context_tokens"] = context_size(usage)
+            out["output_tokens"] = usage.output_tokens
             out["billed_tokens"] = billed_tokens(usage)
         return out
 
@@ -182,37 +189,34 @@ def read_compaction_call(path: Path) -> CompactionCall:
     return CompactionCall(path, agent_id, prompt_parent, started, finished, model, usage)
 
 
-def _millis_between(start: str | None, end: str | None) -> int | None:
-    if not start or not end:
-        return None
-    try:
-        delta = datetime.fromisoformat(end) - datetime.fromisoformat(start)
-    except ValueError:
-        return None
-    millis = int(delta.total_seconds() * 1000)
-    return millis if millis >= 0 else None
-
-
 # --- one transcript ------------------------------------------------------------------------
 
 
-def compaction_wire(record: cc.CompactionRecord, calls: Sequence[CompactionCall]) -> dict[str, Any]:
+def compaction_wire(
+    record: cc.CompactionRecord,
+    calls: Sequence[CompactionCall],
+    claimed: set[str] | None = None,
+) -> dict[str, Any]:
+    """The wire compaction of one boundary, with the summary call that wrote it (matched by
+    uuid, else by time; a call serves one compaction, noted in ``claimed``)."""
     observed = record.observed
     kept: dict[str, Any] = dict(record.details)
     duration = observed.duration_ms
-    call = next(
-        (
-            c
-            for c in calls
-            if record.logical_parent_uuid is not None
-            and c.prompt_parent_uuid == record.logical_parent_uuid
-        ),
-        None,
-    )
-    if call is not None:
-        kept["compaction_call"] = call.to_dict()
+    claimed = set() if claimed is None else claimed
+    match = None
+    if observed.strategy == "summarize":
+        match = match_summary_call(
+            logical_parent_uuid=record.logical_parent_uuid,
+            timestamp=record.timestamp,
+            calls=[c.ref for c in calls],
+            claimed=claimed,
+        )
+    call = next((c for c in calls if match is not None and c.path.name == match.key), None)
+    if call is not None and match is not None:
+        claimed.add(match.key)
+        kept["compaction_call"] = {**call.to_dict(), "matched_by": match.by}
         if duration is None:
-            duration = _millis_between(call.started_at, record.timestamp)
+            duration = millis_between(call.started_at, record.timestamp)
     wire = observed.to_dict()
     wire.update(summary=observed.summary or "", summary_seq=record.summary_seq, kept=kept)
     wire["duration_ms"] = duration
@@ -248,6 +252,7 @@ class _Stream:
         self.chunk_bytes = chunk_bytes
         self.writer: SessionWriter | None = None
         self.last_line: int | None = None
+        self.claimed_calls: set[str] = set()
 
     def _writer(self) -> SessionWriter:
         if self.writer is None:
@@ -262,6 +267,7 @@ class _Stream:
                 file=self.file,
                 chunk_messages=self.chunk_messages,
                 chunk_bytes=self.chunk_bytes,
+                replace_open_tail=True,  # a live transcript's last response may be unfinished
             )
         return self.writer
 
@@ -274,7 +280,7 @@ class _Stream:
         writer = self._writer()
         writer.add_bytes(size)
         for record in compactions:
-            writer.add_compaction(compaction_wire(record, self.calls))
+            writer.add_compaction(compaction_wire(record, self.calls, self.claimed_calls))
         for message in messages:
             writer.add_message(message_to_wire(message), line=self.last_line)
 

@@ -27,6 +27,7 @@ class SessionReport:
     duplicates: int = 0
     compactions: int = 0
     kept_stored: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -37,6 +38,7 @@ class SessionReport:
             "duplicates": self.duplicates,
             "compactions": self.compactions,
             "kept_stored": self.kept_stored,
+            "replaced": self.replaced,
         }
 
 
@@ -147,6 +149,8 @@ class ImportReport:
                 )
                 for text in s.kept_stored:
                     out.append(f"    kept stored: {text}")
+                for text in s.replaced:
+                    out.append(f"    replaced: {text}")
             if f.ignored:
                 listed = ", ".join(f"{k} {v}" for k, v in sorted(f.ignored.items()))
                 out.append(f"  not messages: {listed}")

@@ -4,6 +4,14 @@ A writer collects one session's wire messages and compactions and stores them in
 each chunk is atomic, so an import that stops halfway keeps whole chunks, and re-running it
 stores only what is missing. Seqs come from the source file, so a re-import produces the
 same messages and they count as duplicates.
+
+A stored message that differs from the file is kept and reported, with one exception: the
+*open tail* of a transcript that was still being written when it was last imported. Claude
+Code writes one response over several lines, so a file read mid-response stores that response
+with only its first blocks (and the tool results written so far). With ``replace_open_tail``
+the stored messages from the last stored response on, and the compactions whose figures came
+from it, are replaced by the file's complete version: importing a live transcript twice
+equals one import of the whole file.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from pydantic import ValidationError
 from compaction.engine.names import trigger_name
 from sessions import services
 from sessions.importers.report import FileReport, SessionReport
-from sessions.models import AgentSession, Message, Project
+from sessions.models import AgentSession, Message, MessageRole, Project
 from sessions.schemas import CompactionIn, EventBatch, MessageIn, SessionIn
 
 CHUNK_MESSAGES = 1000
@@ -42,6 +50,21 @@ def _safe_message(wire: dict[str, Any], file: FileReport, line: int | None) -> M
     return MessageIn.model_validate({**wire, "content": fixed})
 
 
+def _adds_summary_call(event: CompactionIn, stored_digest: str) -> bool:
+    """The stored compaction is this one without its summary call (the ``agent-acompact-*``
+    file was not imported with the transcript last time): recording the call is no rewrite."""
+    if not event.kept or "compaction_call" not in event.kept:
+        return False
+    without = {k: v for k, v in event.kept.items() if k != "compaction_call"}
+    bare = event.model_copy(update={"kept": without})
+    # without the call, the duration may have been unknown (the call's start gives it)
+    untimed = bare.model_copy(update={"duration_ms": None})
+    return stored_digest in (
+        services.compaction_hash(bare),
+        services.compaction_hash(untimed),
+    )
+
+
 def session_parent_set(*, project: Project, external_id: str, parent_external_id: str) -> None:
     """Link a child session (a subagent) to its parent, creating the parent if needed."""
     parent, _ = AgentSession.objects.get_or_create(project=project, external_id=parent_external_id)
@@ -62,6 +85,7 @@ class SessionWriter:
         file: FileReport,
         chunk_messages: int = CHUNK_MESSAGES,
         chunk_bytes: int = CHUNK_BYTES,
+        replace_open_tail: bool = False,
     ) -> None:
         self.project = project
         self.external_id = external_id
@@ -73,6 +97,10 @@ class SessionWriter:
         self._compactions: list[CompactionIn] = []
         self._bytes = 0
         self._stored_max: int | None = -2  # -2: not looked up yet
+        self.replace_open_tail = replace_open_tail
+        self._open_tail: tuple[int, int] | None = None  # looked up before the first write
+        self._replacing_seqs: set[int] = set()
+        self._replacing_events: set[tuple[int, str]] = set()
         if external_id not in file.sessions:
             file.sessions.append(external_id)
 
@@ -103,8 +131,35 @@ class SessionWriter:
             ).aggregate(top=Max("seq"))["top"]
         return self._stored_max
 
+    def _stored_open_tail(self) -> tuple[int, int]:
+        """(first message seq, first compaction seq) of what the last import could not know
+        was complete: from the last stored response on, since more lines of it, and more tool
+        results after it, may have been written since; and the compactions after the response
+        before it (their ``tokens_after`` is that last response's context, or unknown)."""
+        if self._open_tail is None:
+            top = self._stored_maximum()
+            if not self.replace_open_tail or top is None:
+                self._open_tail = (2**31, 2**31)  # nothing stored, or nothing replaceable
+                return self._open_tail
+            calls = Message.objects.filter(
+                session__project=self.project,
+                session__external_id=self.external_id,
+                role=MessageRole.ASSISTANT,
+            )
+            last = calls.aggregate(top=Max("seq"))["top"]
+            previous = None
+            if last is None:
+                last = top  # no response yet: only the last message can still grow
+            else:
+                previous = calls.filter(seq__lt=last).aggregate(top=Max("seq"))["top"]
+            self._open_tail = (last, 0 if previous is None else previous + 1)
+        return self._open_tail
+
     def _drop_changed(self) -> None:
-        """Leave out what is stored already with other content (the file changed since)."""
+        """Leave out what is stored already with other content (the file changed since),
+        unless it is the open tail of a file that was still being written: mark that for
+        replacement."""
+        open_messages, open_events = self._stored_open_tail()
         top = self._stored_maximum()
         if top is not None and self._messages and self._messages[0].seq <= top:
             stored = services.stored_message_hashes(
@@ -116,6 +171,14 @@ class SessionWriter:
             for m in self._messages:
                 digest = services.message_hash(role=m.role, blocks=m.blocks())
                 if services.stored_differently(stored, m.seq, digest):
+                    if m.seq >= open_messages:
+                        self._replacing_seqs.add(m.seq)
+                        self.report.replaced.append(
+                            f"message seq {m.seq} was still being written at the last import: "
+                            "replaced by the complete version"
+                        )
+                        keep.append(m)
+                        continue
                     self.report.kept_stored.append(
                         f"message seq {m.seq} differs from the file (it changed since the last "
                         "import)"
@@ -131,6 +194,18 @@ class SessionWriter:
             for event in self._compactions:
                 key = (event.seq, event.strategy)
                 if services.stored_differently(stored_events, key, services.compaction_hash(event)):
+                    reason = None
+                    if event.seq >= open_events:
+                        reason = "was measured on a response still being written"
+                    elif _adds_summary_call(event, stored_events[key]):
+                        reason = "gains the summary call imported with the file this time"
+                    if reason is not None:
+                        self._replacing_events.add((event.seq, event.strategy))
+                        self.report.replaced.append(
+                            f"{event.strategy} compaction at seq {event.seq} {reason}: replaced"
+                        )
+                        kept.append(event)
+                        continue
                     self.report.kept_stored.append(
                         f"{event.strategy} compaction at seq {event.seq} differs from the file"
                     )
@@ -148,9 +223,17 @@ class SessionWriter:
             messages=self._messages,
             compactions=self._compactions,
         )
-        result = services.events_ingest(
-            project=self.project, external_id=self.external_id, batch=batch
+        replacing = services.Replacement(
+            message_seqs=frozenset(self._replacing_seqs),
+            compactions=frozenset(self._replacing_events),
         )
+        result = services.events_ingest(
+            project=self.project,
+            external_id=self.external_id,
+            batch=batch,
+            replacing=replacing or None,
+        )
+        self._replacing_seqs, self._replacing_events = set(), set()
         self.report.messages += result.received
         self.report.duplicates += result.duplicates
         self.report.compactions += result.compactions

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -187,21 +188,149 @@ def test_importing_a_longer_version_adds_only_what_is_new(tmp_path: Path) -> Non
     assert rest.sessions[grown.external_id].kept_stored == []
 
 
-def test_a_response_cut_mid_way_is_kept_as_stored_and_reported(tmp_path: Path) -> None:
-    lines = read_lines(AUTO)
-    # the first line of a response that Claude Code split over several lines
-    ids = [json.loads(line).get("message", {}).get("id") for line in lines]
-    cut = next(
-        i + 1
-        for i, mid in enumerate(ids)
-        if mid and json.loads(lines[i])["type"] == "assistant" and ids.count(mid) > 1
+def _stored_rows(session: AgentSession) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    messages = list(
+        Message.objects.filter(session=session)
+        .order_by("seq")
+        .values_list(
+            "seq",
+            "role",
+            "content",
+            "content_hash",
+            "input_tokens",
+            "output_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+            "timestamp",
+        )
     )
+    events = list(
+        CompactionEvent.objects.filter(session=session)
+        .order_by("seq", "strategy")
+        .values_list(
+            "seq",
+            "trigger",
+            "strategy",
+            "tokens_before",
+            "tokens_after",
+            "summary",
+            "summary_seq",
+            "replaced_from_seq",
+            "replaced_to_seq",
+            "kept",
+            "duration_ms",
+            "error",
+            "content_hash",
+        )
+    )
+    return messages, events
+
+
+def _live_cut(lines: list[bytes], *, where: str) -> tuple[int, str]:
+    """(line count, message id): a live transcript read while Claude Code was still writing
+    one response over several lines. ``tool calls``: right after the first tool_use of a
+    response with at least three; ``after compaction``: right after the first line of the
+    first response after the compaction (whose context is its tokens_after)."""
+    boundary = next(
+        i for i, line in enumerate(lines) if json.loads(line).get("subtype") == "compact_boundary"
+    )
+    by_id: dict[str, list[tuple[int, bool]]] = {}
+    for i, line in enumerate(lines):
+        r = json.loads(line)
+        if r.get("type") != "assistant" or r.get("isSidechain"):
+            continue
+        if where == "after compaction" and i < boundary:
+            continue
+        tool = any(b.get("type") == "tool_use" for b in r["message"]["content"])
+        by_id.setdefault(r["message"]["id"], []).append((i, tool))
+    if where == "tool calls":
+        return next(
+            (at[0] + 1, mid)
+            for mid, parts in by_id.items()
+            if len(at := [i for i, tool in parts if tool]) >= 3
+        )
+    return next((parts[0][0] + 1, mid) for mid, parts in by_id.items() if len(parts) > 1)
+
+
+@pytest.mark.parametrize("where", ["tool calls", "after compaction"])
+def test_a_live_transcript_imported_twice_equals_one_import_of_the_whole_file(
+    tmp_path: Path, where: str
+) -> None:
+    lines = read_lines(AUTO)
+    cut, message_id = _live_cut(lines, where=where)
+    whole = _prefix_file(tmp_path, AUTO, len(lines))
+    (tmp_path / "live").mkdir()
+    live = _prefix_file(tmp_path / "live", AUTO, cut)
+
     project = make_project()
-    claude_code_import(project=project, paths=[_prefix_file(tmp_path, AUTO, cut)])
-    again = claude_code_import(project=project, paths=[_prefix_file(tmp_path, AUTO, len(lines))])
-    (note,) = next(iter(again.sessions.values())).kept_stored
+    first = claude_code_import(project=project, paths=[live])
+    external_id = next(iter(first.sessions))
+    growing = AgentSession.objects.get(project=project, external_id=external_id)
+    cut_call = Message.objects.filter(session=growing, role="assistant").order_by("-seq")[0]
+    whole_parts = [
+        json.loads(line)["message"]
+        for line in lines
+        if json.loads(line).get("message", {}).get("id") == message_id
+    ]
+    assert len(cut_call.content) < sum(len(m["content"]) for m in whole_parts)  # live moment
+    again = claude_code_import(project=project, paths=[whole])
+
+    reference = make_project()
+    claude_code_import(project=reference, paths=[whole])
+    once = AgentSession.objects.get(project=reference, external_id=external_id)
+    growing.refresh_from_db()
+
+    assert _stored_rows(growing) == _stored_rows(once)
+    assert growing.message_count == once.message_count
+    assert growing.compaction_count == once.compaction_count == 1
+    complete = Message.objects.get(session=growing, seq=cut_call.seq)
+    assert [b["type"] for b in complete.content] == [
+        b["type"] for m in whole_parts for b in m["content"]
+    ]
+    assert complete.output_tokens == whole_parts[-1]["usage"]["output_tokens"]
+    report = again.sessions[external_id]
+    assert report.kept_stored == []
+    assert any(f"message seq {cut_call.seq}" in text for text in report.replaced)
+
+    analysed = compaction_services.session_analyse(session_id=growing.pk)
+    single = compaction_services.session_analyse(session_id=once.pk)
+    assert analysed is not None
+    assert single is not None
+    assert analysed.orphans == single.orphans == []
+    assert analysed.curve == single.curve
+    assert analysed.call_count == single.call_count
+
+
+def test_a_changed_message_before_the_open_tail_is_kept_as_stored_and_reported(
+    tmp_path: Path,
+) -> None:
+    lines = read_lines(AUTO)
+    project = make_project()
+    claude_code_import(project=project, paths=[_prefix_file(tmp_path, AUTO, len(lines))])
+    session = AgentSession.objects.get(project=project, parent__isnull=True)
+    stored_before = _stored_rows(session)
+    # the file now says something else about its first response, long finished
+    first_id = next(
+        r["message"]["id"] for line in lines if (r := json.loads(line)).get("type") == "assistant"
+    )
+    changed = []
+    for line in lines:
+        r = json.loads(line)
+        if r.get("type") == "assistant" and r["message"]["id"] == first_id:
+            r["message"]["content"].append({"type": "text", "text": "rewritten afterwards"})
+            line = (json.dumps(r) + "\n").encode()
+        changed.append(line)
+    edited = tmp_path / "edited" / AUTO.name.removesuffix(".gz")
+    edited.parent.mkdir()
+    edited.write_bytes(b"".join(changed))
+
+    again = claude_code_import(project=project, paths=[edited])
+
+    (note,) = again.sessions[session.external_id].kept_stored
     assert "differs from the file" in note
-    assert again.messages > 0
+    assert again.sessions[session.external_id].replaced == []
+    assert again.messages == 0
+    assert _stored_rows(session) == stored_before
 
 
 # --- malformed input -----------------------------------------------------------------------

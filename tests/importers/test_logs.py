@@ -17,7 +17,7 @@ from sessions.importers.claude_code import claude_code_import
 from sessions.importers.report import ImportReport
 from sessions.importers.trajectories import trajectories_import
 from sessions.models import AgentSession, CompactionEvent, Message
-from tests.factories import make_project
+from tests.factories import make_key, make_project
 from tests.importers.corpus import CORPUS
 
 pytestmark = [
@@ -112,6 +112,42 @@ def test_iterations_give_the_context_before_and_after_a_server_compaction(tmp_pa
     assert (event.tokens_before, event.tokens_after) == (150_000, 2_500)
     answer = Message.objects.get(role="assistant")
     assert [it["type"] for it in answer.iterations] == ["compaction", "message"]
+
+
+def test_the_compaction_iteration_is_the_summary_call_and_is_billed_once(tmp_path, client) -> None:
+    response = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "compaction", "content": "Goal: go."}, {"type": "text", "text": "ok"}],
+        "usage": {
+            "input_tokens": 12,
+            "output_tokens": 9,
+            "iterations": [
+                {"type": "compaction", "input_tokens": 150_000, "output_tokens": 2_000},
+                {"type": "message", "input_tokens": 2_500, "output_tokens": 9},
+            ],
+        },
+    }
+    project = make_project()
+    anthropic_logs_import(project=project, paths=[_log(tmp_path, response)])
+    session = AgentSession.objects.get()
+    compaction_services.session_analyse(session_id=session.pk)
+    auth = {"Authorization": f"Bearer {make_key(project)}"}
+    base = f"/api/v1/sessions/{session.external_id}"
+
+    (item,) = client.get(f"{base}/compactions", headers=auth).json()
+    curve = client.get(f"{base}/curve", headers=auth).json()
+
+    assert item["compaction_call"] == {
+        "context_tokens": 150_000,
+        "output_tokens": 2_000,
+        "duration_ms": None,
+    }
+    (point,) = curve["points"]
+    assert point["context_tokens"] == 2_500
+    assert point["billed_tokens"] == 12 + 9 + 150_000 + 2_000  # the iteration, in the call
+    assert curve["compaction_calls_billed_tokens"] == 0  # so not a second time
+    assert curve["billed_tokens_total"] == point["billed_tokens"]
 
 
 def test_applied_context_edits_are_recorded(tmp_path) -> None:

@@ -16,6 +16,7 @@ UNITS = [
 ]
 STAGE_CHOICES = [
     ("clear_tool_results,summarize", "Clear old tool results, then summarize"),
+    ("clear_tool_results", "Clear old tool results only"),
     ("summarize", "Summarize only"),
     ("clear_tool_results,drop_turns", "Clear old tool results, then drop the oldest turns"),
     ("sliding_window", "Sliding window (last turns only)"),
@@ -56,6 +57,13 @@ class PolicyForm(forms.Form):
         label="Cut at",
         help_text="Agents that run one prompt for hours need step boundaries to compact at all.",
     )
+    step_fallback = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Fall back to step boundaries",
+        help_text="When a turn is the whole history, cut between model calls; a tool call "
+        "always stays with its result.",
+    )
     stages = forms.ChoiceField(choices=STAGE_CHOICES, initial=STAGE_CHOICES[0][0])
     summarizer = forms.ChoiceField(choices=SUMMARIZERS, initial="extractive")
 
@@ -81,6 +89,7 @@ class PolicyForm(forms.Form):
             "keep_last": data["keep_last"],
             "pin_head": data["pin_head"],
             "unit": data["unit"],
+            "step_fallback": data["step_fallback"],
             "stages": data["stages"].split(","),
             "summarizer": data["summarizer"],
             "context_window": self.window,

@@ -593,14 +593,19 @@ def experiment_aggregate(runs: Sequence[ReplayRun]) -> dict[str, Any]:
                 ),
                 "retention_score": sum(retention) / len(retention) if retention else None,
                 "failed_splices": sum(r.evals["failed_splices"] for r in done),
+                "overflow_calls": sum(r.totals.get("overflow_calls", 0) for r in done),
+                "overflowed_runs": sum(1 for r in done if r.totals.get("overflow_calls")),
             }
         )
     return {"policies": rows}
 
 
 def _policy_key(policy: dict[str, Any]) -> str:
+    unit = policy.get("unit", "turn")
+    # runs stored before the step fallback existed have no key: they cut at turns only
+    strict = unit == "turn" and not policy.get("step_fallback", False)
     return (
         f"hard {policy.get('hard_limit'):,} · soft {policy.get('soft_limit'):,} · "
-        f"keep {policy.get('keep_last')} {policy.get('unit', 'turn')}s · "
+        f"keep {policy.get('keep_last')} {unit}s{' only' if strict else ''} · "
         f"{' + '.join(policy.get('stages') or ())} · {policy.get('summarizer')}"
     )

@@ -218,6 +218,7 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
     observed = list(selectors.observed_spans(run.session))
     replayed = list(selectors.replay_spans(run))
     policy = run.policy
+    health = selectors.replay_health(run, observed_spans=observed, analysis=analysis)
     context.update(
         observed_spans=observed,
         replayed_spans=replayed,
@@ -233,12 +234,13 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
                 selectors.span_marker(s) for s in replayed if s.stage != "clear_tool_results"
             ],
         ),
-        comparison=_comparison(run),
+        health=health,
+        comparison=_comparison(run, health),
     )
     return context
 
 
-def _comparison(run: ReplayRun) -> list[dict[str, Any]]:
+def _comparison(run: ReplayRun, health: selectors.ReplayHealth) -> list[dict[str, Any]]:
     observed = run.evals.get("observed", {})
     totals = run.totals
     rows = [
@@ -247,6 +249,7 @@ def _comparison(run: ReplayRun) -> list[dict[str, Any]]:
         ("Billed tokens", observed.get("billed_tokens"), totals.get("billed_tokens")),
         ("Compactions (summaries)", observed.get("compactions"), totals.get("compactions")),
         ("Peak context", observed.get("peak_context"), totals.get("peak_context")),
+        ("Calls over the window", health.observed_overflow_calls, health.overflow_calls),
         (
             "Summarizer cost (input tokens)",
             0,

@@ -7,8 +7,8 @@ limits are crossed. Everything returned has ``to_dict()`` with JSON-ready values
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, TypedDict
 
 from compaction.engine.evals import (
@@ -20,7 +20,7 @@ from compaction.engine.evals import (
     retention,
     splice_effectiveness,
 )
-from compaction.engine.messages import CompactionBlock, Message, Usage
+from compaction.engine.messages import CompactionBlock, Message, Usage, usage_from_wire
 from compaction.engine.strategies import (
     Policy,
     StrategyResult,
@@ -192,6 +192,24 @@ class Verdict:
         return {"status": self.status, "healthy": self.healthy, "reasons": list(self.reasons)}
 
 
+def overflows(context_tokens: int, context_window: int) -> bool:
+    """A call whose context exceeds the model's window: the API refuses it.
+
+    >>> overflows(200_001, 200_000), overflows(200_000, 200_000)
+    (True, False)
+    """
+    return context_tokens > context_window
+
+
+def overflow_calls(context_tokens: Iterable[int], context_window: int) -> int:
+    """How many calls of a curve overflowed the window (observed or replayed alike).
+
+    >>> overflow_calls([150_000, 257_000, 201_000], 200_000)
+    2
+    """
+    return sum(1 for n in context_tokens if overflows(n, context_window))
+
+
 def _calls(n: int) -> str:
     return f"{n:,} call{'s' if n != 1 else ''}"
 
@@ -239,6 +257,21 @@ class Totals:
         }
         base.update(values)
         return cls(**base)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, context_window: int = 200_000) -> Totals:
+        """Read stored totals back; fields older runs did not store take their defaults.
+
+        >>> t = Totals.empty(overflow_calls=2, peak_context=9, context_window=5)
+        >>> Totals.from_dict(t.to_dict()) == t
+        True
+        """
+        known = {f.name for f in fields(cls)} - {"summarizer_cost"}
+        values: dict[str, Any] = {k: data[k] for k in known if data.get(k) is not None}
+        values.setdefault("context_window", context_window)
+        cost = data.get("summarizer_cost")
+        values["summarizer_cost"] = usage_from_wire(cost) if isinstance(cost, Mapping) else Usage()
+        return cls.empty(**values)
 
     @property
     def verdict(self) -> Verdict:
@@ -503,7 +536,7 @@ def replay(
             billed_total += billed
             raw_input += raw_size
             peak = max(peak, size)
-            if size > policy.context_window:
+            if overflows(size, policy.context_window):
                 overflow += 1
                 if first_overflow is None:
                     first_overflow = m.seq

@@ -1,4 +1,4 @@
-"""Replay and experiment pages say when a policy overflowed and when retention cannot be compared."""
+"""Replay and experiment pages say when a policy overflowed and when retention is not comparable."""
 
 from __future__ import annotations
 

@@ -98,6 +98,7 @@ class Span:
             "changed": seq_ranges(r.changed),
             "cleared": r.cleared,
             "rounds": r.rounds,
+            "notes": list(r.notes),
             "cost": r.cost.to_dict() if r.cost is not None else None,
             "splice": self.splice.to_dict(),
             "pairs": self.pairs.to_dict(),

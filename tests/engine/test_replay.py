@@ -13,7 +13,7 @@ from compaction.engine.messages import (
     is_prompt,
     is_tool_result_carrier,
 )
-from compaction.engine.replay import replay
+from compaction.engine.replay import Totals, replay, summaries_comparable
 from compaction.engine.strategies import STEP_NOTE, Policy
 from compaction.engine.tokens import attribute_usage, calibrate, context_size
 from tests.engine.builders import History
@@ -208,3 +208,57 @@ def test_without_the_fallback_a_one_prompt_session_overflows_and_the_verdict_say
     assert not verdict.healthy
     assert f"{len(over)} calls over the 100,000-token window" in verdict.reasons[0]
     assert result.totals.to_dict()["verdict"]["healthy"] is False
+
+
+@needs_corpus
+def test_a_policy_that_could_not_hold_its_hard_limit_under_the_window_is_a_warning():
+    policy = replace(ONE_PROMPT_POLICY, context_window=200_000, step_fallback=False)
+    result = replay_one_prompt(policy)
+    assert result.totals.overflow_calls == 0
+    over = [p for p in result.curve if p.context_tokens > policy.hard_limit]
+    assert result.totals.over_hard_limit_calls == len(over) > 0
+    verdict = result.totals.verdict
+    assert verdict.status == "over_hard_limit"
+    assert not verdict.healthy
+    assert verdict.reasons == (
+        f"{len(over)} calls above the hard limit: the policy could not cut enough",
+    )
+
+
+def test_totals_stored_before_the_verdict_existed_read_back_with_one():
+    old = {
+        "calls": 3,
+        "input_tokens": 600,
+        "output_tokens": 30,
+        "billed_tokens": 630,
+        "uncompacted_input_tokens": 600,
+        "compactions": 0,
+        "clears": 0,
+        "summarizer_cost": {"input_tokens": 0, "output_tokens": 0},
+        "peak_context": 250,
+        "max_fill": 1.25,
+        "overflow_calls": 1,
+        "orphan_pairs": 0,
+    }
+    totals = Totals.from_dict(old, context_window=200)
+    assert totals.context_window == 200
+    assert totals.verdict.status == "overflow"
+    assert "1 call over the 200-token window" in totals.verdict.reasons[0]
+
+
+@pytest.mark.parametrize(
+    ("summarizer", "observed", "comparable", "says"),
+    [
+        ("extractive", 1, False, "Retention is not comparable"),
+        ("anthropic", 1, True, "Both sides were summarized by a model"),
+        ("server_compaction", 2, True, "Both sides were summarized by a model"),
+        ("extractive", 0, False, "no observed summary"),
+        ("anthropic", 0, False, "no observed summary"),
+    ],
+)
+def test_replayed_retention_is_comparable_only_between_model_summaries(
+    summarizer, observed, comparable, says
+):
+    verdict = summaries_comparable(summarizer, observed_summaries=observed)
+    assert verdict.comparable is comparable
+    assert says in verdict.note

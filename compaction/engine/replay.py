@@ -81,6 +81,17 @@ class Span:
     pairs: PairReport
     retention: RetentionReport | None
 
+    @property
+    def failure(self) -> str:
+        """Why this step failed, or "". Clearing tool results is a small step by design, so the
+        "barely changed" rule applies only to splices that replace messages."""
+        reasons = []
+        if self.stage != "clear_tool_results" and self.splice.warning:
+            reasons.append(self.splice.warning)
+        if not self.pairs.ok:
+            reasons.append("splice left orphan tool pairs")
+        return "; ".join(reasons)
+
     def to_dict(self) -> dict[str, Any]:
         r = self.result
         return {
@@ -106,7 +117,7 @@ class Span:
         }
 
 
-VerdictStatus = Literal["healthy", "over_hard_limit", "overflow", "orphan_pairs"]
+VerdictStatus = Literal["healthy", "over_hard_limit", "failed_splices", "overflow", "orphan_pairs"]
 
 
 class VerdictDict(TypedDict):
@@ -135,13 +146,15 @@ class TotalsDict(TypedDict):
     first_overflow_seq: int | None
     over_hard_limit_calls: int
     orphan_pairs: int
+    failed_splices: int
     verdict: VerdictDict
 
 
 @dataclass(frozen=True)
 class Verdict:
     """Whether a replayed policy held: ``overflow`` and ``orphan_pairs`` are failures (the API
-    would have refused those calls), ``over_hard_limit`` a warning, else ``healthy``.
+    would have refused those calls), ``failed_splices`` too (a splice that barely shrank the
+    context), ``over_hard_limit`` a warning, else ``healthy``.
 
     >>> Verdict.of(Totals.empty(overflow_calls=3, peak_context=257_000)).status
     'overflow'
@@ -173,6 +186,11 @@ class Verdict:
                 f"{totals.orphan_pairs} tool_use/tool_result half-pair"
                 f"{'s' if totals.orphan_pairs != 1 else ''} left by a splice"
             )
+        if totals.failed_splices:
+            reasons.append(
+                f"{totals.failed_splices} splice{'s' if totals.failed_splices != 1 else ''} "
+                "failed (barely shrank the context or broke a tool pair)"
+            )
         if totals.over_hard_limit_calls and not totals.overflow_calls:
             reasons.append(
                 f"{_calls(totals.over_hard_limit_calls)} above the hard limit: the policy "
@@ -183,6 +201,8 @@ class Verdict:
             status = "overflow"
         elif totals.orphan_pairs:
             status = "orphan_pairs"
+        elif totals.failed_splices:
+            status = "failed_splices"
         elif totals.over_hard_limit_calls:
             status = "over_hard_limit"
         else:
@@ -238,6 +258,7 @@ class Totals:
     context_window: int = 200_000
     first_overflow_seq: int | None = None
     over_hard_limit_calls: int = 0
+    failed_splices: int = 0
 
     @classmethod
     def empty(cls, **values: Any) -> Totals:
@@ -295,6 +316,7 @@ class Totals:
             "first_overflow_seq": self.first_overflow_seq,
             "over_hard_limit_calls": self.over_hard_limit_calls,
             "orphan_pairs": self.orphan_pairs,
+            "failed_splices": self.failed_splices,
             "verdict": self.verdict.to_dict(),
         }
 
@@ -568,6 +590,7 @@ def replay(
         context_window=policy.context_window,
         first_overflow_seq=first_overflow,
         over_hard_limit_calls=over_hard,
+        failed_splices=sum(1 for s in spans if s.failure),
     )
     return ReplayResult(
         policy=policy,

@@ -262,3 +262,22 @@ def test_replayed_retention_is_comparable_only_between_model_summaries(
     verdict = summaries_comparable(summarizer, observed_summaries=observed)
     assert verdict.comparable is comparable
     assert says in verdict.note
+
+
+def test_a_splice_that_barely_shrank_the_context_fails_the_verdict():
+    # keep 20 turns of 30 under a limit they almost fill: each summary saves little
+    policy = Policy(
+        soft_limit=30_000,
+        hard_limit=31_000,
+        keep_last=20,
+        context_window=40_000,
+        stages=("summarize",),
+        summary_reserve=0,
+    )
+    result = replay(long_session(), policy)
+    failed = [s for s in result.spans if s.failure]
+    assert failed
+    assert all(s.splice.barely_changed for s in failed)
+    assert result.totals.failed_splices == len(failed)
+    assert result.totals.verdict.status == "failed_splices"
+    assert result.totals.to_dict()["failed_splices"] == len(failed)

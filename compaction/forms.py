@@ -18,6 +18,7 @@ UNITS = [
 ]
 STAGE_CHOICES = [
     (f"{Stage.CLEAR_TOOL_RESULTS},{Stage.SUMMARIZE}", "Clear old tool results, then summarize"),
+    (Stage.CLEAR_TOOL_RESULTS.value, "Clear old tool results only"),
     (Stage.SUMMARIZE.value, "Summarize only"),
     (
         f"{Stage.CLEAR_TOOL_RESULTS},{Stage.DROP_TURNS}",
@@ -64,6 +65,13 @@ class PolicyForm(forms.Form):
         label="Cut at",
         help_text="Agents that run one prompt for hours need step boundaries to compact at all.",
     )
+    step_fallback = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Fall back to step boundaries",
+        help_text="When a turn is the whole history, cut between model calls; a tool call "
+        "always stays with its result.",
+    )
     stages = forms.ChoiceField(choices=STAGE_CHOICES, initial=STAGE_CHOICES[0][0])
     summarizer = forms.ChoiceField(choices=SUMMARIZERS, initial="extractive")
 
@@ -89,6 +97,7 @@ class PolicyForm(forms.Form):
             "keep_last": data["keep_last"],
             "pin_head": data["pin_head"],
             "unit": data["unit"],
+            "step_fallback": data["step_fallback"],
             "stages": data["stages"].split(","),
             "summarizer": data["summarizer"],
             "context_window": self.window,

@@ -92,6 +92,10 @@ class PolicyIn(Schema):
     unit: Unit | None = Field(
         default=None, description="Cut only at prompts (turn) or also mid-turn (step)."
     )
+    step_fallback: StrictBool | None = Field(
+        default=None,
+        description="With unit=turn, cut at step boundaries when a turn is too big to cut around.",
+    )
     summarizer: SummarizerName | None = None
     stages: list[Stage] | None = Field(
         default=None, description="Applied in order once hard_limit is crossed."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -10,6 +11,7 @@ from django.db.models import QuerySet, Sum
 from django.urls import reverse
 
 from compaction.engine import pricing
+from compaction.engine import replay as replay_engine
 from compaction.engine.analysis import PolicyRow, ReplayEvals
 from compaction.engine.evals import RetentionItemDict
 from compaction.engine.replay import TotalsDict
@@ -211,3 +213,44 @@ def replay_evals(run: ReplayRun) -> ReplayEvals | None:
 def experiment_rows(experiment: Experiment) -> list[PolicyRow]:
     """One row per policy once the experiment is done, else []."""
     return cast(list[PolicyRow], experiment.aggregate.get("policies", []))
+
+
+@dataclass(frozen=True)
+class ReplayHealth:
+    """What the replay page says before any number: did the policy hold, and can its summaries
+    be compared with the observed ones. Both rules are the engine's."""
+
+    status: str
+    healthy: bool
+    reasons: tuple[str, ...]
+    overflow_calls: int
+    observed_overflow_calls: int | None
+    max_fill: float
+    observed_max_fill: float | None
+    comparable: bool
+    comparison_note: str
+
+
+def replay_health(
+    run: ReplayRun, *, observed_spans: Sequence[CompactionSpan], analysis: SessionAnalysis | None
+) -> ReplayHealth:
+    window = int(run.policy.get("context_window") or run.session.context_window or 200_000)
+    totals = replay_engine.Totals.from_dict(run.totals, context_window=window)
+    verdict = totals.verdict
+    observed = [int(p["context_tokens"]) for p in analysis.curve] if analysis else None
+    comparison = replay_engine.summaries_comparable(
+        run.summarizer, observed_summaries=sum(1 for s in observed_spans if s.summary)
+    )
+    return ReplayHealth(
+        status=verdict.status,
+        healthy=verdict.healthy,
+        reasons=verdict.reasons,
+        overflow_calls=totals.overflow_calls,
+        observed_overflow_calls=(
+            replay_engine.overflow_calls(observed, window) if observed is not None else None
+        ),
+        max_fill=totals.max_fill,
+        observed_max_fill=max(observed, default=0) / window if observed is not None else None,
+        comparable=comparison.comparable,
+        comparison_note=comparison.note,
+    )

@@ -152,6 +152,7 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
     observed = list(selectors.observed_spans(run.session))
     replayed = list(selectors.replay_spans(run))
     policy = run.policy
+    health = selectors.replay_health(run, observed_spans=observed, analysis=analysis)
     context.update(
         observed_spans=observed,
         replayed_spans=replayed,
@@ -167,12 +168,13 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
                 selectors.span_marker(s) for s in replayed if s.stage != Stage.CLEAR_TOOL_RESULTS
             ],
         ),
-        comparison=_comparison(run),
+        health=health,
+        comparison=_comparison(run, health),
     )
     return context
 
 
-def _comparison(run: ReplayRun) -> list[dict[str, Any]]:
+def _comparison(run: ReplayRun, health: selectors.ReplayHealth) -> list[dict[str, Any]]:
     evals = selectors.replay_evals(run)
     totals = selectors.replay_totals(run)
     observed = evals["observed"] if evals else None
@@ -196,6 +198,7 @@ def _comparison(run: ReplayRun) -> list[dict[str, Any]]:
             totals and totals["compactions"],
         ),
         ("Peak context", observed and observed["peak_context"], totals and totals["peak_context"]),
+        ("Calls over the window", health.observed_overflow_calls, health.overflow_calls),
         (
             "Summarizer cost (input tokens)",
             sum(call.context_tokens for call in summaries),

@@ -136,6 +136,8 @@ class PolicyRow(TypedDict):
     compactions_per_session: float | None
     retention_score: float | None
     failed_splices: int
+    overflow_calls: int
+    overflowed_runs: int
 
 
 class ExperimentAggregate(TypedDict):
@@ -240,14 +242,8 @@ def observed_failure(compaction: ObservedCompaction, splice: evals.SpliceReport 
 
 
 def replayed_failure(span: replay.Span) -> str:
-    """Why a replayed step failed, or "". Clearing tool results is a small step by design, so
-    the "barely changed" rule applies only to splices that replace messages."""
-    reasons = []
-    if span.stage != Stage.CLEAR_TOOL_RESULTS and span.splice.warning:
-        reasons.append(span.splice.warning)
-    if not span.pairs.ok:
-        reasons.append("splice left orphan tool pairs")
-    return "; ".join(reasons)
+    """Why a replayed step failed, or "": the replay engine's rule (``Span.failure``)."""
+    return span.failure
 
 
 # --- analysis ----------------------------------------------------------------------------------
@@ -593,11 +589,14 @@ def policy_key(policy: Mapping[str, Any]) -> str:
 
     >>> policy_key({"hard_limit": 120000, "soft_limit": 90000, "keep_last": 6, "unit": "turn",
     ...             "stages": ["summarize"], "summarizer": "extractive"})
-    'hard 120,000 · soft 90,000 · keep 6 turns · summarize · extractive'
+    'hard 120,000 · soft 90,000 · keep 6 turns only · summarize · extractive'
     """
+    unit = policy.get("unit", "turn")
+    # runs stored before the step fallback existed have no key: they cut at turns only
+    strict = unit == "turn" and not policy.get("step_fallback", False)
     return (
         f"hard {policy.get('hard_limit'):,} · soft {policy.get('soft_limit'):,} · "
-        f"keep {policy.get('keep_last')} {policy.get('unit', 'turn')}s · "
+        f"keep {policy.get('keep_last')} {unit}s{' only' if strict else ''} · "
         f"{' + '.join(policy.get('stages') or ())} · {policy.get('summarizer')}"
     )
 
@@ -644,6 +643,8 @@ def experiment_aggregate(runs: Sequence[RunOutcome]) -> ExperimentAggregate:
                 ),
                 "retention_score": sum(retention) / len(retention) if retention else None,
                 "failed_splices": sum(r.evals["failed_splices"] for r in done),
+                "overflow_calls": sum(r.totals.get("overflow_calls", 0) for r in done),
+                "overflowed_runs": sum(1 for r in done if r.totals.get("overflow_calls")),
             }
         )
     return {"policies": rows}

@@ -7,9 +7,9 @@ limits are crossed. Everything returned has ``to_dict()`` with JSON-ready values
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, TypedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal, TypedDict
 
 from compaction.engine.evals import (
     PairReport,
@@ -20,7 +20,8 @@ from compaction.engine.evals import (
     retention,
     splice_effectiveness,
 )
-from compaction.engine.messages import CompactionBlock, Message, Usage, UsageDict
+from compaction.engine.messages import CompactionBlock, Message, Usage, UsageDict, usage_from_wire
+from compaction.engine.names import Stage
 from compaction.engine.strategies import (
     Policy,
     StrategyResult,
@@ -81,6 +82,17 @@ class Span:
     pairs: PairReport
     retention: RetentionReport | None
 
+    @property
+    def failure(self) -> str:
+        """Why this step failed, or "". Clearing tool results is a small step by design, so the
+        "barely changed" rule applies only to splices that replace messages."""
+        reasons = []
+        if self.stage != Stage.CLEAR_TOOL_RESULTS and self.splice.warning:
+            reasons.append(self.splice.warning)
+        if not self.pairs.ok:
+            reasons.append("splice left orphan tool pairs")
+        return "; ".join(reasons)
+
     def to_dict(self) -> dict[str, Any]:
         r = self.result
         return {
@@ -98,11 +110,23 @@ class Span:
             "changed": seq_ranges(r.changed),
             "cleared": r.cleared,
             "rounds": r.rounds,
+            "notes": list(r.notes),
             "cost": r.cost.to_dict() if r.cost is not None else None,
             "splice": self.splice.to_dict(),
             "pairs": self.pairs.to_dict(),
             "retention": self.retention.to_dict() if self.retention is not None else None,
         }
+
+
+VerdictStatus = Literal["healthy", "over_hard_limit", "failed_splices", "overflow", "orphan_pairs"]
+
+
+class VerdictDict(TypedDict):
+    """The stored shape of :meth:`Verdict.to_dict` (inside the replay's totals)."""
+
+    status: str
+    healthy: bool
+    reasons: list[str]
 
 
 class TotalsDict(TypedDict):
@@ -118,13 +142,107 @@ class TotalsDict(TypedDict):
     summarizer_cost: UsageDict
     peak_context: int
     max_fill: float
+    context_window: int
     overflow_calls: int
+    first_overflow_seq: int | None
+    over_hard_limit_calls: int
     orphan_pairs: int
+    failed_splices: int
+    verdict: VerdictDict
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a replayed policy held: ``overflow`` and ``orphan_pairs`` are failures (the API
+    would have refused those calls), ``failed_splices`` too (a splice that barely shrank the
+    context), ``over_hard_limit`` a warning, else ``healthy``.
+
+    >>> Verdict.of(Totals.empty(overflow_calls=3, peak_context=257_000)).status
+    'overflow'
+    """
+
+    status: VerdictStatus
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def healthy(self) -> bool:
+        return self.status == "healthy"
+
+    @classmethod
+    def of(cls, totals: Totals) -> Verdict:
+        reasons: list[str] = []
+        if totals.overflow_calls:
+            where = (
+                f", the first before seq {totals.first_overflow_seq}"
+                if totals.first_overflow_seq is not None
+                else ""
+            )
+            reasons.append(
+                f"{_calls(totals.overflow_calls)} over the {totals.context_window:,}-token window"
+                f"{where} (peak {totals.peak_context:,} tokens, {totals.max_fill:.0%} full): the "
+                "API would have refused them"
+            )
+        if totals.orphan_pairs:
+            reasons.append(
+                f"{totals.orphan_pairs} tool_use/tool_result half-pair"
+                f"{'s' if totals.orphan_pairs != 1 else ''} left by a splice"
+            )
+        if totals.failed_splices:
+            reasons.append(
+                f"{totals.failed_splices} splice{'s' if totals.failed_splices != 1 else ''} "
+                "failed (barely shrank the context or broke a tool pair)"
+            )
+        if totals.over_hard_limit_calls and not totals.overflow_calls:
+            reasons.append(
+                f"{_calls(totals.over_hard_limit_calls)} above the hard limit: the policy "
+                "could not cut enough"
+            )
+        status: VerdictStatus
+        if totals.overflow_calls:
+            status = "overflow"
+        elif totals.orphan_pairs:
+            status = "orphan_pairs"
+        elif totals.failed_splices:
+            status = "failed_splices"
+        elif totals.over_hard_limit_calls:
+            status = "over_hard_limit"
+        else:
+            status = "healthy"
+        return cls(status, tuple(reasons))
+
+    def to_dict(self) -> VerdictDict:
+        return {"status": self.status, "healthy": self.healthy, "reasons": list(self.reasons)}
+
+
+def overflows(context_tokens: int, context_window: int) -> bool:
+    """A call whose context exceeds the model's window: the API refuses it.
+
+    >>> overflows(200_001, 200_000), overflows(200_000, 200_000)
+    (True, False)
+    """
+    return context_tokens > context_window
+
+
+def overflow_calls(context_tokens: Iterable[int], context_window: int) -> int:
+    """How many calls of a curve overflowed the window (observed or replayed alike).
+
+    >>> overflow_calls([150_000, 257_000, 201_000], 200_000)
+    2
+    """
+    return sum(1 for n in context_tokens if overflows(n, context_window))
+
+
+def _calls(n: int) -> str:
+    return f"{n:,} call{'s' if n != 1 else ''}"
 
 
 @dataclass(frozen=True)
 class Totals:
-    """Run-level numbers: input over the run, what the summarizer cost, peaks."""
+    """Run-level numbers: input over the run, what the summarizer cost, peaks and overflow.
+
+    ``overflow_calls`` are calls whose context exceeded ``context_window`` (the API refuses
+    them), ``over_hard_limit_calls`` those the policy let past its own hard limit.
+    """
 
     calls: int
     input_tokens: int
@@ -138,6 +256,49 @@ class Totals:
     max_fill: float
     overflow_calls: int
     orphan_pairs: int
+    context_window: int = 200_000
+    first_overflow_seq: int | None = None
+    over_hard_limit_calls: int = 0
+    failed_splices: int = 0
+
+    @classmethod
+    def empty(cls, **values: Any) -> Totals:
+        """All zeros but ``values``; for examples and tests."""
+        base: dict[str, Any] = {
+            "calls": 0,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "billed_tokens": 0,
+            "uncompacted_input_tokens": 0,
+            "compactions": 0,
+            "clears": 0,
+            "summarizer_cost": Usage(),
+            "peak_context": 0,
+            "max_fill": 0.0,
+            "overflow_calls": 0,
+            "orphan_pairs": 0,
+        }
+        base.update(values)
+        return cls(**base)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, context_window: int = 200_000) -> Totals:
+        """Read stored totals back; fields older runs did not store take their defaults.
+
+        >>> t = Totals.empty(overflow_calls=2, peak_context=9, context_window=5)
+        >>> Totals.from_dict(t.to_dict()) == t
+        True
+        """
+        known = {f.name for f in fields(cls)} - {"summarizer_cost"}
+        values: dict[str, Any] = {k: data[k] for k in known if data.get(k) is not None}
+        values.setdefault("context_window", context_window)
+        cost = data.get("summarizer_cost")
+        values["summarizer_cost"] = usage_from_wire(cost) if isinstance(cost, Mapping) else Usage()
+        return cls.empty(**values)
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict.of(self)
 
     def to_dict(self) -> TotalsDict:
         return {
@@ -151,8 +312,13 @@ class Totals:
             "summarizer_cost": self.summarizer_cost.to_dict(),
             "peak_context": self.peak_context,
             "max_fill": round(self.max_fill, 6),
+            "context_window": self.context_window,
             "overflow_calls": self.overflow_calls,
+            "first_overflow_seq": self.first_overflow_seq,
+            "over_hard_limit_calls": self.over_hard_limit_calls,
             "orphan_pairs": self.orphan_pairs,
+            "failed_splices": self.failed_splices,
+            "verdict": self.verdict.to_dict(),
         }
 
 
@@ -179,6 +345,57 @@ class ReplayResult:
             "spans": [s.to_dict() for s in self.spans],
             "totals": self.totals.to_dict(),
         }
+
+
+# Summarizers that copy from the history instead of writing: their retention is high by
+# construction (every rule sentence and path is carried over verbatim).
+EXTRACTIVE_SUMMARIZERS = frozenset({"extractive"})
+
+
+@dataclass(frozen=True)
+class Comparability:
+    """Whether replayed summaries can be compared with the observed ones, and the sentence
+    that says so on the replay page.
+
+    >>> summaries_comparable("extractive", observed_summaries=1).comparable
+    False
+    """
+
+    comparable: bool
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"comparable": self.comparable, "note": self.note}
+
+
+def summaries_comparable(summarizer: str, *, observed_summaries: int) -> Comparability:
+    """The rule for comparing a replay's summaries with what the harness wrote.
+
+    Observed summaries come from the agent's model. The offline extractive summarizer copies
+    rules and file paths verbatim, so its retention is not a measure of a summary a model
+    would write: retention is comparable only between two model-written summaries.
+
+    >>> summaries_comparable("anthropic", observed_summaries=2).comparable
+    True
+    >>> summaries_comparable("anthropic", observed_summaries=0).note
+    'The session has no observed summary to compare the replayed ones with.'
+    """
+    if observed_summaries == 0:
+        return Comparability(
+            False, "The session has no observed summary to compare the replayed ones with."
+        )
+    if summarizer in EXTRACTIVE_SUMMARIZERS:
+        return Comparability(
+            False,
+            "Retention is not comparable: the observed summaries were written by a model, the "
+            f"replayed ones by the offline {summarizer} summarizer, which copies rules and "
+            "file paths verbatim, so it keeps them by construction. A higher score here does "
+            "not mean a better summary; replay with a model summarizer to compare like with "
+            "like.",
+        )
+    return Comparability(
+        True, "Both sides were summarized by a model, so their retention can be compared."
+    )
 
 
 def _without_compaction_blocks(m: Message) -> Message | None:
@@ -247,7 +464,8 @@ def replay(
     spans: list[Span] = []
     summarizer_cost = Usage()
     calls = input_total = output_total = billed_total = raw_input = 0
-    peak = overflow = orphans_total = compactions = clears = 0
+    peak = overflow = over_hard = orphans_total = compactions = clears = 0
+    first_overflow: int | None = None
     window = max(1, policy.context_window)
 
     for raw in source:
@@ -342,8 +560,12 @@ def replay(
             billed_total += billed
             raw_input += raw_size
             peak = max(peak, size)
-            if size > policy.context_window:
+            if overflows(size, policy.context_window):
                 overflow += 1
+                if first_overflow is None:
+                    first_overflow = m.seq
+            if size > policy.hard_limit:
+                over_hard += 1
             if progress is not None and calls % every == 0:
                 progress(calls, total_calls)
         n = cached.count_message(m)
@@ -366,6 +588,10 @@ def replay(
         max_fill=peak / window,
         overflow_calls=overflow,
         orphan_pairs=orphans_total,
+        context_window=policy.context_window,
+        first_overflow_seq=first_overflow,
+        over_hard_limit_calls=over_hard,
+        failed_splices=sum(1 for s in spans if s.failure),
     )
     return ReplayResult(
         policy=policy,

@@ -5,6 +5,11 @@ plus a record of what it did. Cuts happen only where no tool pair can split (a t
 with ``unit="step"`` any message that is not a tool_result carrier), a summary is merged into a
 neighbouring user message so no two user messages stand in a row, and the pinned head (system
 messages and the first prompt) is kept verbatim.
+
+Real coding sessions run one to three prompts over a hundred and more model calls, so a turn is
+often the whole history. With ``unit="turn"`` and ``step_fallback`` (the default) a strategy
+that cannot bring the context under its limit at turn boundaries cuts at step boundaries
+instead (a step is an assistant message with the tool results that answer it).
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ from compaction.engine.messages import (
     is_tool_result_carrier,
 )
 from compaction.engine.names import STAGES, UNITS
-from compaction.engine.summarizers import ExtractiveSummarizer, Summarizer, Summary
+from compaction.engine.summarizers import ExtractiveSummarizer, Summarizer, Summary, pinned_task
 from compaction.engine.tokens import CharCounter, TokenCounter
 
+STEP_NOTE = "turn boundaries could not fit the limit: cut at a step boundary"
 PLACEHOLDER = "[content removed; call the tool again if you need it]"
 EDITING_PLACEHOLDER = "[tool result cleared by context editing]"
 
@@ -46,6 +52,9 @@ class Policy:
     * ``older_than``: tool results in the newest ``older_than`` units are never cleared.
     * ``unit``: ``turn`` cuts only at prompts; ``step`` may also cut inside a long turn,
       before any assistant message (what Claude Code does when one prompt runs for hours).
+    * ``step_fallback``: with ``unit="turn"``, cut at step boundaries when turn boundaries
+      cannot bring the context under the limit (one prompt is one turn, the whole history);
+      ``keep_last`` and ``older_than`` then count steps. A tool pair is never split.
 
     >>> Policy.from_dict({"hard_limit": 120000, "keep_last": 4}).keep_last
     4
@@ -57,6 +66,7 @@ class Policy:
     pin_head: bool = True
     older_than: int = 2
     unit: Literal["turn", "step"] = "turn"
+    step_fallback: bool = True
     summarizer: str = "extractive"
     stages: tuple[str, ...] = ("clear_tool_results", "summarize")
     context_window: int = 200_000
@@ -270,7 +280,9 @@ def clear_tool_results(
     """Replace the body of old tool results with a pointer; the call and the block stay.
 
     Results in the newest ``policy.older_than`` units are left alone. Oldest first, and with a
-    ``limit`` only until the context fits it. For incremental callers: ``tokens`` is the known
+    ``limit`` only until the context fits it. With the step fallback, when clearing outside the
+    newest turns is not enough (or they are the whole body), the newest ``older_than`` steps
+    are what stays untouched. For incremental callers: ``tokens`` is the known
     size of ``messages`` (base included), and messages before index ``scan_from`` are known
     to hold no result left to clear.
 
@@ -287,31 +299,49 @@ def clear_tool_results(
     counter = counter or CharCounter()
     before = tokens if tokens is not None else _count(counter, messages, base_tokens)
     h = split_head(messages, policy)
-    protected_from = _protected_from(messages, h, policy)
+    start = max(h, scan_from)
+    protected_from = _protected_from(messages, h, policy.older_than, policy.unit)
     total = before
     cleared = 0
     changed: list[int] = []
     out = list(messages)
-    for i in range(max(h, scan_from), protected_from):
-        if limit is not None and total <= limit:
-            break
-        m = messages[i]
-        if m.role != "user" or not is_tool_result_carrier(m):
-            continue
-        new_blocks: list[Block] = []
-        touched = False
-        for b in m.content:
-            if isinstance(b, ToolResultBlock) and b.content != policy.placeholder:
-                new_blocks.append(ToolResultBlock(b.tool_use_id, policy.placeholder, b.is_error))
-                touched = True
-                cleared += 1
-            else:
-                new_blocks.append(b)
-        if touched:
-            new = replace(m, content=tuple(new_blocks))
-            total += counter.count_message(new) - counter.count_message(m)
-            out[i] = new
-            changed.append(m.seq)
+    notes: tuple[str, ...] = ()
+
+    def clear_range(lo: int, hi: int) -> None:
+        nonlocal total, cleared
+        for i in range(lo, hi):
+            if limit is not None and total <= limit:
+                return
+            m = messages[i]
+            if m.role != "user" or not is_tool_result_carrier(m):
+                continue
+            new_blocks: list[Block] = []
+            touched = False
+            for b in m.content:
+                if isinstance(b, ToolResultBlock) and b.content != policy.placeholder:
+                    new_blocks.append(
+                        ToolResultBlock(b.tool_use_id, policy.placeholder, b.is_error)
+                    )
+                    touched = True
+                    cleared += 1
+                else:
+                    new_blocks.append(b)
+            if touched:
+                new = replace(m, content=tuple(new_blocks))
+                total += counter.count_message(new) - counter.count_message(m)
+                out[i] = new
+                changed.append(m.seq)
+
+    clear_range(start, protected_from)
+    if policy.unit == "turn" and policy.step_fallback:
+        # Without a limit, fall back only when the newest turns are the whole body.
+        short = total > limit if limit is not None else protected_from <= start
+        step_from = _protected_from(messages, h, policy.older_than, "step")
+        if short and step_from > protected_from:
+            before_fallback = cleared
+            clear_range(max(start, protected_from), step_from)
+            if cleared > before_fallback:
+                notes = ("cleared inside the newest turns, at step boundaries",)
     return StrategyResult(
         stage="clear_tool_results",
         messages=tuple(out),
@@ -320,22 +350,23 @@ def clear_tool_results(
         applied=cleared > 0,
         changed=tuple(changed),
         cleared=cleared,
+        notes=notes,
     )
 
 
-def _protected_from(messages: Sequence[Message], head_end: int, policy: Policy) -> int:
-    """Index of the first message of the newest ``policy.older_than`` units (scans backwards)."""
-    if policy.older_than == 0:
+def _protected_from(messages: Sequence[Message], head_end: int, older_than: int, unit: str) -> int:
+    """Index of the first message of the newest ``older_than`` units (scans backwards)."""
+    if older_than == 0:
         return len(messages)
     found = 0
     for i in range(len(messages) - 1, head_end - 1, -1):
         m = messages[i]
         starts_unit = (
-            is_prompt(m) if policy.unit == "turn" else not is_tool_result_carrier(m)
+            is_prompt(m) if unit == "turn" else not is_tool_result_carrier(m)
         ) or i == head_end
         if starts_unit:
             found += 1
-            if found == policy.older_than:
+            if found == older_than:
                 return i
     return head_end
 
@@ -424,7 +455,8 @@ def drop_turns(
 ) -> StrategyResult:
     """Drop the oldest whole units after the pinned head until the context fits ``limit``.
 
-    The newest ``policy.keep_last`` units always stay.
+    The newest ``policy.keep_last`` units always stay. With the step fallback, when dropping
+    whole turns cannot fit the limit, the oldest steps go instead, down to ``keep_last`` steps.
 
     >>> ms = [Message(i, "user" if i % 2 == 0 else "assistant", (TextBlock("x" * 400),))
     ...       for i in range(8)]
@@ -437,23 +469,25 @@ def drop_turns(
     before = _count(counter, messages, base_tokens)
     h = split_head(messages, policy)
     head, body = list(messages[:h]), list(messages[h:])
-    starts = unit_starts(body, policy.unit)
     sizes = [counter.count_message(m) for m in body]
-    total = before
-    dropped_units = 0
-    cut = 0
-    max_drop = max(0, len(starts) - policy.keep_last)
-    while total > limit and dropped_units < max_drop:
-        nxt = starts[dropped_units + 1] if dropped_units + 1 < len(starts) else len(body)
-        total -= sum(sizes[cut:nxt])
-        cut = nxt
-        dropped_units += 1
+    unit = policy.unit
+    cut, dropped_units, total = _oldest_cut(
+        unit_starts(body, unit), sizes, before, limit, policy.keep_last
+    )
+    if total > limit and unit == "turn" and policy.step_fallback:
+        unit = "step"
+        cut, dropped_units, total = _oldest_cut(
+            unit_starts(body, unit), sizes, before, limit, policy.keep_last
+        )
     if cut == 0:
         return StrategyResult("drop_turns", tuple(messages), before, before, False)
     note = None
     out = _join(head, body[cut:], note, body[0].seq)
     after = _count(counter, out, base_tokens)
     removed, changed = _diff(messages, out)
+    notes = [f"dropped {dropped_units} oldest {unit}s"]
+    if unit != policy.unit:
+        notes.append(STEP_NOTE)
     return StrategyResult(
         stage="drop_turns",
         messages=tuple(out),
@@ -464,8 +498,24 @@ def drop_turns(
         changed=changed,
         kept_head=(head[0].seq, head[-1].seq) if head else None,
         kept_tail=(body[cut].seq, body[-1].seq) if cut < len(body) else None,
-        notes=(f"dropped {dropped_units} oldest {policy.unit}s",),
+        notes=tuple(notes),
     )
+
+
+def _oldest_cut(
+    starts: Sequence[int], sizes: Sequence[int], total: int, limit: int, keep_last: int
+) -> tuple[int, int, int]:
+    """(cut index, units dropped, size after) dropping the oldest units until under ``limit``,
+    always keeping the newest ``keep_last`` units."""
+    dropped_units = 0
+    cut = 0
+    max_drop = max(0, len(starts) - keep_last)
+    while total > limit and dropped_units < max_drop:
+        nxt = starts[dropped_units + 1] if dropped_units + 1 < len(starts) else len(sizes)
+        total -= sum(sizes[cut:nxt])
+        cut = nxt
+        dropped_units += 1
+    return cut, dropped_units, total
 
 
 # --- stage 3: summarize the middle ---------------------------------------------------------------
@@ -485,7 +535,9 @@ def summarize(
     The cut keeps as many of the newest ``keep_last`` units as fit under ``limit`` (with
     ``summary_reserve`` tokens set aside for the synopsis), and never fewer than one. When the
     result still overflows, the synopsis and more units are summarized again, up to
-    ``max_rounds`` times. The synopsis lands in the first kept prompt.
+    ``max_rounds`` times. The synopsis lands in the first kept prompt. With the step fallback,
+    when one turn is the whole body or the newest turn alone overflows, the cut is at a step
+    boundary and ``keep_last`` counts steps.
 
     >>> ms = [Message(0, "user", (TextBlock("Ship v2. Do not touch auth."),)),
     ...       Message(1, "assistant", (TextBlock("x" * 4000),)),
@@ -507,31 +559,54 @@ def summarize(
     rounds = 0
     tail_first: int | None = None
     after = before
+    task = pinned_task(messages)
+    use_steps = policy.unit == "step"
+    can_fall_back = policy.unit == "turn" and policy.step_fallback
+    fell_back = False
     while rounds < policy.max_rounds:
         h = split_head(current, policy)
         head, body = current[:h], current[h:]
-        starts = unit_starts(body, policy.unit)
-        if len(starts) < 2:
-            break
         sizes = [counter.count_message(m) for m in body]
         suffix = [0] * (len(body) + 1)
         for i in range(len(body) - 1, -1, -1):
             suffix[i] = suffix[i + 1] + sizes[i]
         fixed = base_tokens + counter.count(head) + policy.summary_reserve
+        starts = unit_starts(body, "step" if use_steps else "turn")
+        if (
+            not use_steps
+            and can_fall_back
+            and (len(starts) < 2 or fixed + suffix[starts[-1]] > limit)
+        ):
+            # one turn is the whole body, or even the newest turn alone does not fit
+            use_steps = fell_back = True
+            keep = policy.keep_last
+            starts = unit_starts(body, "step")
+        if len(starts) < 2:
+            break
         kept = min(keep, len(starts) - 1)
         while kept > 1 and fixed + suffix[starts[-kept]] > limit:
             kept -= 1
         cut = starts[-kept]
         old = body[:cut]
-        result = summarizer.summarize(old)
+        if isinstance(summarizer, ExtractiveSummarizer):
+            # the task sits in the pinned head, outside the slab being summarized
+            result = summarizer.summarize(old, task=task)
+        else:
+            result = summarizer.summarize(old)
         cost = result.cost if cost is None else (cost + result.cost if result.cost else cost)
         summary, summary_text = result.summary, result.text
         current = _join(head, body[cut:], result.text, old[0].seq)
         tail_first = body[cut].seq
         rounds += 1
         after = _count(counter, current, base_tokens)
-        if after <= limit or kept <= 1:
+        if after <= limit:
             break
+        if kept <= 1:
+            if use_steps or not can_fall_back:
+                break
+            use_steps = fell_back = True
+            keep = policy.keep_last
+            continue
         keep = kept - 1
     if rounds == 0:
         return StrategyResult("summarize", tuple(messages), before, before, False)
@@ -551,6 +626,7 @@ def summarize(
         summary_text=summary_text,
         cost=cost,
         rounds=rounds,
+        notes=(STEP_NOTE,) if fell_back else (),
     )
 
 
@@ -580,16 +656,20 @@ def sliding_window(
     while h < len(messages) and messages[h].role == "system":
         h += 1
     head, body = list(messages[:h]), list(messages[h:])
-    starts = unit_starts(body, policy.unit)
-    if not starts:
+    if not body:
         return StrategyResult("sliding_window", tuple(messages), before, before, False)
-    idx = max(0, len(starts) - policy.keep_last)
-    if limit is not None:
-        sizes = [counter.count_message(m) for m in body]
-        fixed = base_tokens + counter.count(head)
-        while idx < len(starts) - 1 and fixed + sum(sizes[starts[idx] :]) > limit:
-            idx += 1
-    cut = starts[idx]
+    sizes = [counter.count_message(m) for m in body]
+    fixed = base_tokens + counter.count(head)
+    cut = _window_cut(unit_starts(body, policy.unit), sizes, fixed, limit, policy.keep_last)
+    fell_back = False
+    if (
+        limit is not None
+        and policy.unit == "turn"
+        and policy.step_fallback
+        and fixed + sum(sizes[cut:]) > limit
+    ):
+        cut = _window_cut(unit_starts(body, "step"), sizes, fixed, limit, policy.keep_last)
+        fell_back = True
     if cut == 0:
         return StrategyResult("sliding_window", tuple(messages), before, before, False)
     out = _join(head, body[cut:], None, body[0].seq)
@@ -604,7 +684,19 @@ def sliding_window(
         removed=removed,
         changed=changed,
         kept_tail=(body[cut].seq, body[-1].seq),
+        notes=(STEP_NOTE,) if fell_back else (),
     )
+
+
+def _window_cut(
+    starts: Sequence[int], sizes: Sequence[int], fixed: int, limit: int | None, keep_last: int
+) -> int:
+    """Index of the first kept message: the newest ``keep_last`` units, fewer if over ``limit``."""
+    idx = max(0, len(starts) - keep_last)
+    if limit is not None:
+        while idx < len(starts) - 1 and fixed + sum(sizes[starts[idx] :]) > limit:
+            idx += 1
+    return starts[idx]
 
 
 # --- the ladder ----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
+from compaction.engine import harness
 from compaction.engine import text as txt
 from compaction.engine.messages import (
     CompactionBlock,
@@ -293,14 +294,64 @@ def file_actions(block: ToolUseBlock) -> list[tuple[str, str]]:
 # --- the extractive summarizer -----------------------------------------------------------------
 
 
+# Where a tool result says the file was not there (some harnesses do not set is_error).
+_FAILED_RESULT = re.compile(
+    r"^\s*<tool_use_error>|\bFile does not exist\b|\bNo such file or directory\b|"
+    r"\bEISDIR\b|\bis a directory\b|\bFile not found\b",
+    re.IGNORECASE,
+)
+# Devices and temp files are not work the summary should name (prefixes matched, not opened).
+_NOT_FILES = ("/dev/", "/proc/", "/sys/", "/tmp/", "/private/tmp/", "/var/folders/")  # noqa: S108
+_SEARCH_TOOL = re.compile(r"(?:^|[^a-z])(?:grep|glob|search|find|ls|list)", re.IGNORECASE)
+_FILE_NAME = re.compile(r"[^/]*[^/.]\.[A-Za-z0-9_+-]{1,12}$|(?:[A-Z][A-Za-z]+file|README|LICENSE)$")
+
+
+def touched_file(tool: str, action: str, path: str) -> bool:
+    """Whether a file tool's ``path`` names a real file: reads and edits only, never a device,
+    a temp file or ``.``; a search tool's path counts only when it names a file, not a folder.
+
+    >>> touched_file("Read", "read", "lib/billing/client.ex"), touched_file("Bash", "use", "a.py")
+    (True, False)
+    >>> touched_file("Grep", "read", "lib/billing"), touched_file("Write", "edit", "/dev/null")
+    (False, False)
+    """
+    if action not in ("read", "edit") or not path.strip() or path.rstrip("/") in ("", ".", ".."):
+        return False
+    if path.endswith("/") or path.startswith(_NOT_FILES) or any(c in path for c in "*?{}"):
+        return False
+    if action == "read" and _SEARCH_TOOL.search(tool):
+        return bool(_FILE_NAME.search(path))
+    return True
+
+
+def pinned_task(messages: Sequence[Message]) -> str:
+    """The session's task: the goal of a summary spliced in earlier, else the first prompt in
+    the user's own words (harness records such as ``<task-notification>`` are skipped).
+
+    >>> pinned_task([Message(0, "user", (TextBlock("<command-name>/clear</command-name>"),)),
+    ...              Message(1, "user", (TextBlock("Implement spotter-gqc."),))])
+    'Implement spotter-gqc.'
+    """
+    for m in messages:
+        for s in summary_blocks(m):
+            if s.goal:
+                return s.goal
+        text = harness.prompt_text(m, skip=(SUMMARY_HEADER,))
+        if text.strip():
+            return txt.clip(text, 500)
+    return ""
+
+
 @dataclass
 class ExtractiveSummarizer:
     """Deterministic, offline summary built from cues in the messages (no network).
 
-    Goal from the first prompt; constraints from imperative sentences of the user (English and
-    Portuguese); decisions and done items from the assistant's own words; files from tool
-    inputs; errors from failed tool results; state and next steps from the latest turns.
-    Summaries spliced in by earlier compactions are folded in, so a fact survives recursion.
+    Goal from the pinned task (``task``, else the first prompt in the user's own words);
+    constraints from imperative sentences of the user (English and Portuguese), never from
+    harness records; decisions from the assistant's choices, not its narration ("Let me
+    check..."); done items from its own words; files from the reads and edits that succeeded;
+    errors from failed tool results; state and next steps from the latest turns. Summaries
+    spliced in by earlier compactions are folded in, so a fact survives recursion.
 
     >>> ms = [Message(0, "user", (TextBlock("Migrate billing. Não altere a API pública."),))]
     >>> ExtractiveSummarizer().summarize(ms).summary.constraints
@@ -316,10 +367,12 @@ class ExtractiveSummarizer:
     max_next: int = 8
     sentence_chars: int = 300
 
-    def summarize(self, messages: Sequence[Message]) -> SummaryResult:
+    def summarize(self, messages: Sequence[Message], *, task: str = "") -> SummaryResult:
+        """Summarize ``messages``; ``task`` is the session's pinned task when the caller
+        keeps it outside them (see :func:`pinned_task`)."""
         previous = Summary()
         has_previous = False
-        goal = ""
+        goal = txt.clip(task, 500) if task.strip() else ""
         constraints: list[str] = []
         decisions: list[str] = []
         done: list[str] = []
@@ -327,16 +380,13 @@ class ExtractiveSummarizer:
         errors: list[str] = []
         assistant_texts: list[str] = []
         tool_names: dict[str, str] = {}
+        pending: dict[str, list[tuple[str, str]]] = {}
         for m in messages:
             for s in summary_blocks(m):
                 previous = previous.merge(s) if has_previous else s
                 has_previous = True
             if is_prompt(m):
-                prose = "\n".join(
-                    b.text
-                    for b in m.content
-                    if isinstance(b, TextBlock) and not b.text.startswith(SUMMARY_HEADER)
-                )
+                prose = harness.prompt_text(m, skip=(SUMMARY_HEADER,))
                 if not goal and prose.strip():
                     goal = txt.clip(prose, 500)
                 constraints.extend(txt.constraint_sentences(prose, self.sentence_chars))
@@ -348,11 +398,19 @@ class ExtractiveSummarizer:
                     done.extend(txt.done_sentences(prose, self.sentence_chars))
                 for use in m.tool_uses():
                     tool_names[use.id] = use.name
-                    for action, path in file_actions(use):
+                    pending[use.id] = [
+                        (action, path)
+                        for action, path in file_actions(use)
+                        if touched_file(use.name, action, path)
+                    ]
+            for result in m.tool_results():
+                failed = result.is_error or bool(_FAILED_RESULT.search(result.text[:300]))
+                # a file counts once its tool said it worked
+                for action, path in pending.pop(result.tool_use_id, []):
+                    if not failed:
                         verbs = files.setdefault(path, [])
                         if action not in verbs:
                             verbs.append(action)
-            for result in m.tool_results():
                 if result.is_error:
                     first = next((ln for ln in result.text.splitlines() if ln.strip()), "")
                     name = tool_names.get(result.tool_use_id, "tool")

@@ -39,9 +39,24 @@ def _is_rule(clause: str) -> bool:
     return bool(_STRONG_CUES.search(clause) or _WEAK_CUES.search(clause))
 
 
-_DECISION_CUES = re.compile(
-    r"\b(i'll|i will|let's|let me|we'll|decided|decision|going to|instead|chose|choose|"
-    r"plan is|will use|vou|vamos|decidi|decidimos|em vez de|escolhi|usarei)\b",
+# A decision names a choice ("decided", "instead of", "rather than", "em vez de"), or states an
+# intention with a scope ("I'll adapt only the client", "we'll keep the names"). Narration of
+# the next action ("Let me check the config.", "I'll add it.", "Now let me read:") is not one.
+_CHOICE_CUES = re.compile(
+    r"\b(decided|decide to|decision|chose|choose|chosen|opted|opt for|going with|settled on|"
+    r"plan is|approach is|instead of|rather than|in favou?r of|trade-?off|"
+    r"decidi|decidimos|escolhi|escolhemos|optei|optamos|em vez d[eoa]s?|ao inv[ée]s d[eoa]s?)\b",
+    re.IGNORECASE,
+)
+_INTENT_OPENER = re.compile(
+    r"^(?:(?:now|ok|okay|so|first|next|then|great|good|perfect|alright|right)[,!.]?\s+)*"
+    r"(?:i['\u2019]ll|i will|we['\u2019]ll|we will|let['\u2019]s|i['\u2019]m going to|"
+    r"we['\u2019]re going to|vou|vamos)\b",
+    re.IGNORECASE,
+)
+_SCOPE_CUES = re.compile(
+    r"\b(only|instead|rather|not|never|without|keep|avoid|stick with|"
+    r"apenas|somente|só|sem|não|nao|nunca|manter|evitar)\b",
     re.IGNORECASE,
 )
 _DONE_CUES = re.compile(
@@ -124,8 +139,24 @@ def constraint_sentences(text: str, max_len: int = 300) -> list[str]:
     return out
 
 
+def is_decision(sentence: str) -> bool:
+    """A choice the assistant made, not narration of its next step.
+
+    >>> is_decision("Let me check the config."), is_decision("I'll add it next to the header.")
+    (False, False)
+    >>> is_decision("I'll adapt only the client."), is_decision("Use httpx instead of requests.")
+    (True, True)
+    """
+    s = sentence.strip()
+    if s.endswith(("?", ":")):
+        return False  # a question, or the lead-in to a tool call
+    if _CHOICE_CUES.search(s):
+        return True
+    return bool(_INTENT_OPENER.match(s) and _SCOPE_CUES.search(s))
+
+
 def decision_sentences(text: str, max_len: int = 300) -> list[str]:
-    return [s for s in sentences(text) if len(s) <= max_len and _DECISION_CUES.search(s)]
+    return [s for s in sentences(text) if len(s) <= max_len and is_decision(s)]
 
 
 def done_sentences(text: str, max_len: int = 300) -> list[str]:

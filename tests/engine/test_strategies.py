@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from compaction.engine.messages import Message, TextBlock, check_pairs, is_prompt
 from compaction.engine.strategies import (
     PLACEHOLDER,
+    STEP_NOTE,
     Policy,
     PolicyError,
     clear_tool_results,
@@ -58,14 +59,17 @@ policies = st.builds(
     pin_head=st.booleans(),
     older_than=st.integers(1, 3),
     unit=st.sampled_from(["turn", "step"]),
+    step_fallback=st.booleans(),
     summary_reserve=st.sampled_from([0, 200]),
 )
 
 
 def newest_unit(messages, policy):
+    """The newest unit a strategy must keep whole: a turn, or a step when a turn-cutting
+    policy may fall back to steps (it does when the turns cannot fit the budget)."""
     h = split_head(messages, policy)
     body = messages[h:]
-    starts = unit_starts(body, policy.unit)
+    starts = unit_starts(body, "step" if policy.step_fallback else policy.unit)
     return list(body[starts[-1] :]) if starts else []
 
 
@@ -188,12 +192,23 @@ def test_naive_one_message_at_a_time_trim_leaves_an_orphan_at_some_budget():
 
 def test_trim_clear_then_drop_never_leaves_an_orphan_at_any_budget():
     messages = tool_heavy_history()
-    policy = Policy(keep_last=1, pin_head=False, older_than=1)
+    policy = Policy(keep_last=1, pin_head=False, older_than=1, step_fallback=False)
     for budget in BUDGETS:
         cleared = clear_tool_results(messages, policy, limit=budget)
         dropped = drop_turns(cleared.messages, policy, limit=budget)
         assert check_pairs(dropped.messages) == [], budget
         assert dropped.messages[-2:] == tuple(messages[-2:])
+
+
+def test_trim_clear_then_drop_with_the_step_fallback_keeps_the_newest_step_and_every_pair():
+    messages = tool_heavy_history()
+    policy = Policy(keep_last=1, pin_head=False, older_than=1)
+    for budget in BUDGETS:
+        cleared = clear_tool_results(messages, policy, limit=budget)
+        dropped = drop_turns(cleared.messages, policy, limit=budget)
+        assert check_pairs(dropped.messages) == [], budget
+        assert dropped.messages[-1] == messages[-1]
+        assert dropped.tokens_after <= max(budget, COUNTER.count(dropped.messages[-2:]))
 
 
 def test_compact_never_leaves_an_orphan_and_keeps_the_old_decision_in_the_synopsis():
@@ -316,3 +331,82 @@ def test_strategies_do_not_mutate_their_input():
     for strategy in STRATEGIES:
         run(strategy, messages, Policy(keep_last=1, older_than=1), 100)
     assert [Message(m.seq, m.role, m.content) for m in messages] == snapshot
+
+
+# --- one prompt is one turn: the step fallback ----------------------------------------------------
+
+
+def one_prompt_history(calls=12, size=2000):
+    """A coding session as Claude Code runs one: one prompt, then call after call."""
+    h = History().system("agent").user("Implement spotter-gqc. Never push to main.")
+    for i in range(calls):
+        h.tool("read_file", f"body {i}\n" + "r" * size, path=f"lib/m{i}.ex")
+    h.assistant("Implemented; tests pass.")
+    return h.messages
+
+
+@pytest.mark.parametrize("strategy", ["drop", "summarize", "window"])
+def test_a_turn_policy_cannot_cut_a_one_prompt_session_without_the_fallback(strategy):
+    messages = one_prompt_history()
+    policy = Policy(keep_last=2, step_fallback=False)
+    assert not run(strategy, messages, policy, 5000).applied
+
+
+@pytest.mark.parametrize("strategy", ["drop", "summarize", "window"])
+def test_the_step_fallback_cuts_a_one_prompt_session_at_a_step_boundary(strategy):
+    messages = one_prompt_history()
+    policy = Policy(keep_last=2)
+    out = run(strategy, messages, policy, 5000)
+    assert out.applied
+    assert STEP_NOTE in out.notes
+    assert out.tokens_after <= 5000
+    assert_valid(list(out.messages))
+    first_kept = next(m for m in messages if m.seq == out.kept_tail[0])
+    assert first_kept.role == "assistant"
+    assert list(out.messages[-3:]) == messages[-3:]
+
+
+def test_the_summary_of_a_one_prompt_session_keeps_the_pinned_task_and_its_rule():
+    messages = one_prompt_history()
+    out = summarize(messages, Policy(keep_last=2), limit=5000)
+    assert out.messages[1].seq == 1  # the pinned prompt, with the synopsis merged in
+    assert "Never push to main." in out.messages[1].text
+    assert out.summary.goal.startswith("Implement spotter-gqc.")
+
+
+def test_clearing_falls_back_to_steps_when_the_newest_turns_are_the_whole_body():
+    messages = one_prompt_history()
+    by_turn = clear_tool_results(messages, Policy(older_than=2, step_fallback=False), limit=5000)
+    assert not by_turn.applied
+    by_step = clear_tool_results(messages, Policy(older_than=2), limit=5000)
+    assert by_step.applied
+    assert by_step.tokens_after <= 5000
+    # oldest first, and the newest two steps (the last call and its result, the answer) stay
+    assert by_step.messages[-3:] == tuple(messages[-3:])
+    assert by_step.messages[3].content[0].content == PLACEHOLDER
+
+
+def test_the_fallback_is_not_used_when_whole_turns_fit():
+    h = History().user("Task one.")
+    for i in range(4):
+        h.tool("read_file", "t" * 2000, path=f"a{i}.py")
+    h.assistant("one done").user("Task two.").tool("read_file", "small", path="b.py")
+    h.assistant("two done")
+    policy = Policy(keep_last=1, pin_head=False, summary_reserve=0)
+    out = summarize(h.messages, policy, limit=3000)
+    assert out.applied
+    assert out.notes == ()
+    assert out.kept_tail[0] == h.messages[-4].seq  # the prompt of the newest turn
+
+
+def test_the_fallback_cuts_inside_the_newest_turn_when_it_alone_overflows():
+    h = History().user("Task one.").assistant("one done").user("Task two.")
+    for i in range(8):
+        h.tool("read_file", "u" * 2000, path=f"c{i}.py")
+    h.assistant("two done")
+    policy = Policy(keep_last=2, pin_head=False, summary_reserve=0)
+    out = summarize(h.messages, policy, limit=3000)
+    assert out.applied
+    assert STEP_NOTE in out.notes
+    assert out.tokens_after <= 3000
+    assert check_pairs(out.messages) == []

@@ -62,6 +62,7 @@ _PATH = re.compile(
     r"(?<![\w@/.-])[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|rs|go|"
     r"java|rb|ex|exs|sh|sql|html|css|cfg|ini|lock|c|h|cpp|hpp|kt|swift|php|cs)\b"
 )
+PATH_PATTERN = _PATH
 # Identifiers worth keeping exact: snake_case, CamelCase, dotted names, call-like names, ids
 # with digits (issue keys, ticket numbers). Plain English words never match.
 _IDENT = re.compile(

@@ -16,7 +16,6 @@ with the same polarity ("do not" = "don't" = "never"), and is lost when that lin
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -339,6 +338,7 @@ _NOISE_IDENTIFIERS = frozenset(
     )
 )
 _URL = re.compile(r"\b\w+://\S+")
+_VERSION = re.compile(r"^[vV]\d+$")  # "API v2" names a version, not a thing to remember
 
 
 def find_task_ids(text: str) -> list[str]:
@@ -371,7 +371,7 @@ def find_identifiers(prose: str) -> list[str]:
     found = [*txt.find_identifiers(bare), *branches, *find_task_ids(bare)]
     out: dict[str, None] = {}
     for ident in found:
-        if ident.casefold() not in _NOISE_IDENTIFIERS:
+        if ident.casefold() not in _NOISE_IDENTIFIERS and not _VERSION.match(ident):
             out.setdefault(ident, None)
     return list(out)
 
@@ -420,11 +420,24 @@ def _prompt_path_ok(path: str) -> bool:
     return path.startswith(("/", "~", "./")) or path.count("/") >= 2
 
 
+# A folder written with its trailing slash ("only touch lib/ and priv/").
+_FOLDER = re.compile(r"(?<![\w@/.:-])(?:~/|\./|/)?(?:[\w.@+-]+/)+(?=[\s,;:)'\"`]|$)")
+
+
+def _prompt_paths(prose: str) -> list[str]:
+    """Paths and folders of a prompt, a folder keeping the slash it was written with."""
+    found = [
+        p + "/" if f"{p}/" in prose and not looks_like_file(p) else p for p in txt.find_paths(prose)
+    ]
+    found += [m.group(0) for m in _FOLDER.finditer(prose)]
+    return list(dict.fromkeys(found))
+
+
 @lru_cache(maxsize=4096)
 def _prose_facts(prose: str) -> tuple[tuple[FactKind, str], ...]:
     out: list[tuple[FactKind, str]] = []
     out += [("constraint", s) for s in txt.constraint_sentences(prose)]
-    out += [("path", p) for p in txt.find_paths(prose) if _prompt_path_ok(p)]
+    out += [("path", p) for p in _prompt_paths(prose) if _prompt_path_ok(p)]
     out += [("identifier", i) for i in find_identifiers(prose)]
     return tuple(out)
 
@@ -637,6 +650,12 @@ def rule_words(text: str) -> frozenset[str]:
 _COVER = 0.75
 
 
+def _needed(n: int) -> int:
+    """Content words a line must share with a rule of ``n``: all of one or two, else about
+    three in four (2 of 3, 3 of 4, 4 of 5, 6 of 8)."""
+    return n if n <= 2 else int(_COVER * n + 0.5)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """A fact checked against a context: kept or not, with the line or the reason."""
@@ -664,7 +683,7 @@ class ContextIndex:
         self._line_words: list[frozenset[str]] = []
         names = self.names
         # one C-speed split of the whole text; the name pattern runs on distinct words only
-        for word in set(self.folded.split()):
+        for word in dict.fromkeys(self.folded.split()):  # first appearance first
             for tok in _TOKEN.findall(word):
                 if tok not in names:
                     self._add(names, tok, word)
@@ -720,14 +739,19 @@ class ContextIndex:
         return self._by_word
 
     def _line(self, raw: str) -> str:
-        """The line of the context where a token first appears, for the evidence."""
+        """The line of the context where a token first appears, for the evidence (a window
+        around the token when the line is long)."""
         pos = self.folded.find(raw)
         if pos < 0:
             return raw
         source = self.text if len(self.text) == len(self.folded) else self.folded
         start = source.rfind("\n", 0, pos) + 1
         end = source.find("\n", pos)
-        return _clip_line(source[start : end if end >= 0 else len(source)])
+        end = end if end >= 0 else len(source)
+        if end - start > 200:
+            start = max(start, pos - 80)
+            end = min(end, start + 200)
+        return _clip_line(source[start:end])
 
     def check(self, fact: Fact, *, root: str | None = None) -> Verdict:
         if fact.kind == "path":
@@ -782,7 +806,7 @@ class ContextIndex:
         content = words - {_NOT}
         negated = _NOT in words
         rule_reverses = bool(_REVERSALS.search(txt.normalize(rule)))
-        need = max(1, math.ceil(_COVER * len(content) - 1e-9))
+        need = _needed(len(content))
         best: int | None = None
         kept_at: int | None = None
         for i, _ in sorted(hits.items(), key=lambda kv: (-kv[1], kv[0])):

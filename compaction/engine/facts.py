@@ -606,7 +606,7 @@ _STOPWORDS = _wordset(
     "em no na nos nas para que by from any all so just also must should shall always "
     "ever will would can could may might have has had was were which who whom what when "
     "there here then than into onto over about before after earlier later now again one "
-    "rule rules sempre deve devem precisa precisam voce voces"
+    "rule rules use using used usar sempre deve devem precisa precisam voce voces"
 )
 _WORD = re.compile(r"~not|[\w][\w'./-]*")
 

@@ -184,7 +184,7 @@ def test_llm_judge_is_asked_only_about_facts_not_found_offline():
         Message(5, "user", (TextBlock("Use billing/api.py."),)),
     ]
     after = [
-        Message(9, "user", (TextBlock("Migrate billing. Keep public signatures unchanged."),)),
+        Message(9, "user", (TextBlock("Migrate billing. Public signatures are frozen."),)),
         Message(10, "user", (TextBlock("Files: billing/api.py"),)),
     ]
     handler = Recorder((200, message_response('{"kept": [true]}', input_tokens=300)))

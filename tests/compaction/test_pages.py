@@ -6,6 +6,7 @@ import json
 
 import pytest
 from django.test import Client
+from django.utils.html import escape
 
 from compaction import services
 from compaction.models import CompactionSpan, ReplayRun
@@ -236,10 +237,10 @@ def test_span_page_shows_why_each_fact_was_kept_or_lost(viewer: Client, session)
     assert not lost["kept"]
     assert lost["evidence"]  # the reason nothing matched
     body = response.content.decode()
-    assert f'<span class="evidence muted small">{lost["evidence"]}' in body.replace("&#x27;", "'")
+    assert f'<span class="evidence muted small">{escape(lost["evidence"])}' in body
     kept = [item for item in response.context["retention"] if item["kept"]]
     assert kept, "the summary's goal keeps the task"
-    assert f"found: {kept[0]['evidence']}" in body
+    assert f"found: {escape(kept[0]['evidence'])}" in body
 
 
 def test_span_page_escapes_evidence_taken_from_the_trace(viewer: Client, session):

@@ -650,6 +650,13 @@ def rule_words(text: str) -> frozenset[str]:
 _COVER = 0.75
 
 
+def _display_words(rule: str) -> list[str]:
+    """The content words of a rule as written, for an evidence message."""
+    norm = _NEGATIONS.sub(" ", txt.normalize(rule))
+    words = [w.strip("'.-/") for w in _WORD.findall(norm)]
+    return list(dict.fromkeys(w for w in words if w and w not in _STOPWORDS))
+
+
 def _needed(n: int) -> int:
     """Content words a line must share with a rule of ``n``: all of one or two, else about
     three in four (2 of 3, 3 of 4, 4 of 5, 6 of 8)."""
@@ -830,7 +837,7 @@ class ContextIndex:
                 if negated
                 else f"closest line: {_clip_line(self.prose_lines[best])}",
             )
-        return Verdict(False, f"no line has most of: {', '.join(sorted(content)[:8])}")
+        return Verdict(False, f"no line has most of: {', '.join(_display_words(rule)[:8])}")
 
 
 def context_index(messages: Iterable[Message]) -> ContextIndex:

@@ -383,7 +383,18 @@ _FAILED_MARKERS = re.compile(
     r"\benoent\b|path does not exist",
     re.IGNORECASE,
 )
-_FAILED_KEYS = ("exist", "xist", "such file", "tool_use_error", "irectory", "EISDIR", "ENOENT")
+_FAILED_SCREEN = re.compile(
+    r"xist|XIST|uch file|UCH FILE|tool_use_error|irector|IRECTOR|EISDIR|ENOENT"
+)
+_PATH_KEY_SET = frozenset(PATH_KEYS)
+
+
+@lru_cache(maxsize=1024)
+def _is_search(tool_name: str) -> bool:
+    name = tool_name.casefold()
+    return any(w in name for w in _SEARCH_WORDS)
+
+
 _SEARCH_WORDS = ("grep", "glob", "search", "find", "list", "ls")
 
 
@@ -448,7 +459,7 @@ def _result_failed(block: ToolResultBlock) -> bool:
     content = block.content
     head = content[:300] if isinstance(content, str) else block.text[:300]
     # cheap screen first: most results name none of the markers' key words
-    if not any(k in head for k in _FAILED_KEYS):
+    if _FAILED_SCREEN.search(head) is None:
         return False
     return _FAILED_MARKERS.search(head) is not None
 
@@ -458,14 +469,14 @@ def message_facts(message: Message) -> MessageFacts:
     if message.role == "assistant":
         uses: list[tuple[str, Fact]] = []
         for use in message.tool_uses():
-            if not any(k in use.input for k in PATH_KEYS):
+            if _PATH_KEY_SET.isdisjoint(use.input):
                 continue  # a path only in a shell command is not a file read or edited
-            name = use.name.casefold()
-            search = any(w in name for w in _SEARCH_WORDS)
             for action, path in file_actions(use):
                 if action == "use" or is_temp_path(path):
                     continue
-                if not looks_like_file(path) and (search or action == "read" or "/" not in path):
+                if not looks_like_file(path) and (
+                    action == "read" or "/" not in path or _is_search(use.name)
+                ):
                     continue  # a folder searched or listed, or ".", is not a file read
                 uses.append((use.id, Fact("path", path, message.seq)))
         return MessageFacts(uses=tuple(uses)) if uses else _NO_FACTS

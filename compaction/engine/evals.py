@@ -8,18 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from compaction.engine import text as txt
-from compaction.engine.facts import (
-    ContextIndex,
-    checkout_root,
-    context_index,
-    same_rule,
-)
+from compaction.engine.fact_index import ContextIndex, checkout_root, context_index
+from compaction.engine.fact_index import path_forms as path_forms
 from compaction.engine.facts import Fact as Fact
 from compaction.engine.facts import FactCache as FactCache
 from compaction.engine.facts import FactKind as FactKind
 from compaction.engine.facts import FactLedger as FactLedger
 from compaction.engine.facts import extract_facts as extract_facts
-from compaction.engine.facts import path_forms as path_forms
 from compaction.engine.messages import Message, Orphan, Usage, check_pairs
 from compaction.engine.summarizers import (
     DEFAULT_MODEL,
@@ -240,7 +235,7 @@ def retention(
         checked.extend(
             f
             for f in extracted
-            if f.kind != "constraint" or not any(same_rule(p.text, f.text) for p in probe_list)
+            if f.kind != "constraint" or not any(txt.same_rule(p.text, f.text) for p in probe_list)
         )
     if _dropped_nothing(before, after):
         return RetentionReport(

@@ -214,6 +214,22 @@ def _clip_line(line: str) -> str:
     return txt.clip(" ".join(line.split()), 200)
 
 
+def _rule_window(line: str, rule: str) -> str:
+    """A long line cut around the first word of the rule it holds."""
+    flat = " ".join(line.split())
+    if len(flat) <= 200:
+        return flat
+    folded = flat.casefold()
+    pos = 0
+    for word in _display_words(rule):
+        found = re.search(r"(?<!\w)" + re.escape(word) + r"(?!\w)", folded)
+        if found:
+            pos = found.start()
+            break
+    start = max(0, min(pos - 60, len(flat) - 200))
+    return txt.clip(flat[start:], 200)
+
+
 class ContextIndex:
     """A compacted context tokenized once: a set of names (paths, their suffixes, dotted module
     parts, ids) with the line each first appears on, and, built on first use, an index of the
@@ -367,7 +383,7 @@ class ContextIndex:
             if best is None:
                 best = i
         if kept_at is not None:
-            return Verdict(True, _clip_line(self.prose_lines[kept_at]))
+            return Verdict(True, _rule_window(self.prose_lines[kept_at], rule))
         if best is not None:
             return Verdict(
                 False,

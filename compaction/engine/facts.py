@@ -180,6 +180,7 @@ _NOISE_IDENTIFIERS = frozenset(
     )
 )
 _URL = re.compile(r"\b\w+://\S+")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # personal data, not an id to keep
 _VERSION = re.compile(r"^[vV]\d+$")  # "API v2" names a version, not a thing to remember
 
 
@@ -202,12 +203,12 @@ def find_task_ids(text: str) -> list[str]:
 
 def find_identifiers(prose: str) -> list[str]:
     """Identifiers of a prompt: code names, ticket and task ids, branch names; not the pieces
-    of a path or URL (``claude-1000`` in ``/tmp/claude-1000/x``).
+    of a path, URL or e-mail address (``claude-1000`` in ``/tmp/claude-1000/x``).
 
     >>> find_identifiers("Fix BILL-42 in billing/charge_v2.py on branch fix-rounding: spotter-gqc")
     ['BILL-42', 'fix-rounding', 'spotter-gqc']
     """
-    without_urls = _URL.sub(" ", prose)
+    without_urls = _EMAIL.sub(" ", _URL.sub(" ", prose))
     branches = [m.group(1).rstrip(".,;:") for m in _BRANCH.finditer(without_urls)]
     bare = txt.PATH_PATTERN.sub(" ", without_urls)
     found = [*txt.find_identifiers(bare), *branches, *find_task_ids(bare)]
@@ -411,7 +412,17 @@ def extract_facts(messages: Sequence[Message], *, cache: FactCache | None = None
         for tool_id, fact in part.uses:
             if tool_id not in failed:
                 add(fact)
-    return facts
+    # a bare file name ("invoices.py") said in a prompt is the file read under that name
+    names = {
+        canon_path(f.text).rsplit("/", 1)[-1]
+        for f in facts
+        if f.kind == "path" and "/" in canon_path(f.text)
+    }
+    return [
+        f
+        for f in facts
+        if f.kind != "path" or "/" in canon_path(f.text) or canon_path(f.text) not in names
+    ]
 
 
 class FactLedger:

@@ -294,3 +294,48 @@ def test_a_ledger_gives_the_facts_before_each_compaction_without_re_extracting()
         f"{ROOT}billing/m0.py": True,
         f"{ROOT}billing/m1.py": False,
     }
+
+
+def test_demo_billing_compaction_checks_files_not_folders_failed_reads_or_versions():
+    from compaction.engine.messages import message_from_wire
+    from sessions.examples import example_sessions
+
+    (session,) = [s for s in example_sessions() if s.external_id == "example-billing-migration"]
+    messages = sorted(
+        (message_from_wire(m) for b in session.batches for m in b.get("messages", [])),
+        key=lambda m: m.seq,
+    )
+    (event,) = [c for b in session.batches for c in b.get("compactions", [])]
+    replaced = range(event["replaced"]["from_seq"], event["replaced"]["to_seq"] + 1)
+    before = [m for m in messages if m.seq < event["seq"]]
+    after = [m for m in before if m.seq not in replaced] + summary(event["summary"], event["seq"])
+    failed_reads = {
+        use.input["path"]
+        for m in before
+        for use in m.tool_uses()
+        for r in messages
+        for res in r.tool_results()
+        if res.tool_use_id == use.id and res.is_error and "path" in use.input
+    }
+    assert "docs/api-v2.md" in failed_reads
+
+    report = retention(
+        before,
+        after,
+        probes=[
+            Probe(event_probe, 26)
+            for event_probe in ("Do not change the public API of the billing module",)
+        ],
+    )
+    texts = {i.fact.text for i in report.items}
+    assert texts.isdisjoint({"billing", "docs", "tests", "tests/billing/fixtures", "v2", "."})
+    assert "docs/api-v2.md" not in texts  # its only read failed: File does not exist
+    assert "invoices.py" not in texts  # said bare in a prompt: it is billing/invoices.py
+    assert "billing/invoices.py" in texts
+    assert [f.text for f in report.lost] == [
+        "billing/__init__.py",
+        "tests/billing/fixtures/v2/charge.json",
+    ]
+    probe = report.items[0]
+    assert probe.kept
+    assert "not to change the public API of the billing module" in probe.evidence

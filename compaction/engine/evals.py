@@ -173,7 +173,7 @@ DROPPED_NOTHING = "the splice dropped no message"
 
 def _dropped_nothing(before: Sequence[Message], after: Sequence[Message]) -> bool:
     """Every message of ``before`` is still in ``after`` (same seq and role): nothing to lose."""
-    if not before:
+    if not before or len(after) < len(before):
         return False
     kept = {(m.seq, m.role) for m in after}
     return all((m.seq, m.role) in kept for m in before)

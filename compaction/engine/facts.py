@@ -10,6 +10,7 @@ How they are checked: :mod:`compaction.engine.fact_index`.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -250,6 +251,7 @@ class MessageFacts:
     facts: tuple[Fact, ...] = ()
     uses: tuple[tuple[str, Fact], ...] = ()
     failed: frozenset[str] = frozenset()
+    answered: tuple[str, ...] = ()
 
 
 _NO_FACTS = MessageFacts()
@@ -328,7 +330,7 @@ def message_facts(message: Message) -> MessageFacts:
     results = [b for b in message.content if isinstance(b, ToolResultBlock)]
     if results:  # a tool-result carrier: no prompt, maybe failed calls
         failed = frozenset(b.tool_use_id for b in results if _result_failed(b))
-        return MessageFacts(failed=failed) if failed else _NO_FACTS
+        return MessageFacts(failed=failed, answered=tuple(b.tool_use_id for b in results))
     prose = prompt_prose(message)
     if not prose:
         return _NO_FACTS
@@ -367,6 +369,81 @@ def _path_keys(path: str) -> tuple[str, ...]:
     return keys or ("/".join(parts),)
 
 
+class _Combined:
+    """Facts of a history fed message by message, deduplicated, in order; a tool call's path
+    is added when its result arrives and did not fail."""
+
+    def __init__(self, failed: set[str]) -> None:
+        self.failed = failed
+        self.entries: list[tuple[int, Fact]] = []  # (seq it was settled at, fact)
+        self.seen: set[tuple[str, str]] = set()
+        self.path_seen: set[str] = set()
+        self.pending: dict[str, Fact] = {}
+        self.has_task = False
+
+    def add(self, fact: Fact, at: int) -> None:
+        if fact.kind == "path":
+            keys = _path_keys(fact.text)
+            if not keys[0] or canon_path(fact.text) in self.path_seen:
+                return
+            if any(k in self.path_seen for k in keys):
+                return
+            self.path_seen.update(keys)
+        else:
+            key = (fact.kind, txt.normalize(fact.text))
+            if not key[1] or key in self.seen:
+                return
+            self.seen.add(key)
+        self.entries.append((at, fact))
+
+    def feed(self, seq: int, part: MessageFacts) -> None:
+        if part.task is not None and not self.has_task:
+            self.has_task = True
+            # a first sentence that is itself a rule is checked once, as the rule
+            rules = [f.text for f in part.facts if f.kind == "constraint"]
+            if not any(txt.same_rule(part.task.text, r) for r in rules):
+                self.add(part.task, seq)
+        for fact in part.facts:
+            self.add(fact, seq)
+        for tool_id, fact in part.uses:
+            self.pending[tool_id] = fact
+        for tool_id in part.answered:
+            use = self.pending.pop(tool_id, None)
+            if use is not None and tool_id not in self.failed:
+                self.add(use, seq)
+
+    def flush(self, seq: int) -> None:
+        """Calls whose result has not arrived yet count as made (the result may be cut off)."""
+        for tool_id, fact in list(self.pending.items()):
+            if tool_id not in self.failed:
+                self.add(fact, seq)
+        self.pending.clear()
+
+    def snapshot(self, before_seq: int | None = None) -> list[Fact]:
+        end = (
+            len(self.entries)
+            if before_seq is None
+            else bisect.bisect_left(self.entries, before_seq, key=lambda e: e[0])
+        )
+        return _without_bare_names([f for _, f in self.entries[:end]])
+
+
+def _without_bare_names(facts: list[Fact]) -> list[Fact]:
+    """A bare file name ("invoices.py") said in a prompt is the file read under that name."""
+    names = {
+        canon_path(f.text).rsplit("/", 1)[-1]
+        for f in facts
+        if f.kind == "path" and "/" in canon_path(f.text)
+    }
+    if not names:
+        return facts
+    return [
+        f
+        for f in facts
+        if f.kind != "path" or "/" in canon_path(f.text) or canon_path(f.text) not in names
+    ]
+
+
 def extract_facts(messages: Sequence[Message], *, cache: FactCache | None = None) -> list[Fact]:
     """The task, rules and identifiers the user stated, and files read or edited successfully.
 
@@ -378,71 +455,27 @@ def extract_facts(messages: Sequence[Message], *, cache: FactCache | None = None
     [('task', 'Migrate billing.'), ('constraint', 'Do not change th'), ('path', 'billing/api.py')]
     """
     cache = cache if cache is not None else FactCache()
-    parts = [cache.of(m) for m in messages]
-    failed = cache.failed
-    facts: list[Fact] = []
-    seen: set[tuple[str, str]] = set()
-    path_seen: set[str] = set()
-    has_task = False
-
-    def add(fact: Fact) -> None:
-        if fact.kind == "path":
-            keys = _path_keys(fact.text)
-            if not keys[0] or any(k in path_seen for k in keys):
-                return
-            if canon_path(fact.text) in path_seen:
-                return
-            path_seen.update(keys)
-            facts.append(fact)
-            return
-        key = (fact.kind, txt.normalize(fact.text))
-        if key[1] and key not in seen:
-            seen.add(key)
-            facts.append(fact)
-
-    for part in parts:
-        if part.task is not None and not has_task:
-            has_task = True
-            # a first sentence that is itself a rule is checked once, as the rule
-            rules = [f.text for f in part.facts if f.kind == "constraint"]
-            if not any(txt.same_rule(part.task.text, r) for r in rules):
-                add(part.task)
-        for fact in part.facts:
-            add(fact)
-        for tool_id, fact in part.uses:
-            if tool_id not in failed:
-                add(fact)
-    # a bare file name ("invoices.py") said in a prompt is the file read under that name
-    names = {
-        canon_path(f.text).rsplit("/", 1)[-1]
-        for f in facts
-        if f.kind == "path" and "/" in canon_path(f.text)
-    }
-    return [
-        f
-        for f in facts
-        if f.kind != "path" or "/" in canon_path(f.text) or canon_path(f.text) not in names
-    ]
+    parts = [(m.seq, cache.of(m)) for m in messages]  # first, so every failure is known
+    combined = _Combined(cache.failed)
+    for seq, part in parts:
+        combined.feed(seq, part)
+    combined.flush(parts[-1][0] if parts else 0)
+    return combined.snapshot()
 
 
 class FactLedger:
     """Incremental extraction over a growing history: feed messages in order, read the facts
-    of everything fed so far. An analysis keeps one per session and snapshots it at each
-    compaction instead of re-extracting every earlier message."""
+    before any seq. An analysis keeps one per session and snapshots it at each compaction
+    (a binary search and a copy of the facts) instead of re-extracting every earlier message.
+    """
 
     def __init__(self) -> None:
         self.cache = FactCache()
-        self._messages: list[Message] = []
+        self._combined = _Combined(self.cache.failed)
 
     def feed(self, messages: Iterable[Message]) -> None:
         for m in messages:
-            self.cache.of(m)
-            self._messages.append(m)
+            self._combined.feed(m.seq, self.cache.of(m))
 
     def facts(self, *, before_seq: int | None = None) -> list[Fact]:
-        ms = (
-            self._messages
-            if before_seq is None
-            else [m for m in self._messages if m.seq < before_seq]
-        )
-        return extract_facts(ms, cache=self.cache)
+        return self._combined.snapshot(before_seq)

@@ -131,11 +131,13 @@ _EXTENSIONLESS_FILES = frozenset(
 )
 
 
+@lru_cache(maxsize=65536)
 def is_temp_path(path: str) -> bool:
     p = path.strip()
     return p.startswith(_TEMP_PREFIXES) or "/.cache/" in p or p.startswith("~/.cache/")
 
 
+@lru_cache(maxsize=65536)
 def looks_like_file(path: str) -> bool:
     """A path whose last part is a file name, not a folder or ``.``.
 
@@ -152,6 +154,7 @@ def looks_like_file(path: str) -> bool:
     return "." in name.strip(".") or name.casefold() in _EXTENSIONLESS_FILES
 
 
+@lru_cache(maxsize=65536)
 def canon_path(path: str) -> str:
     p = path.strip().casefold()
     while p.startswith(("./", "~/")):

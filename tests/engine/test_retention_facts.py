@@ -339,3 +339,15 @@ def test_demo_billing_compaction_checks_files_not_folders_failed_reads_or_versio
     probe = report.items[0]
     assert probe.kept
     assert "not to change the public API of the billing module" in probe.evidence
+
+
+def test_a_real_summary_names_a_dependency_file_only_by_its_module(real):
+    _, after, report = real["manual"]
+    path = (
+        "/home/USER/projects/spotter-worktrees/spotter-4te/deps/opentelemetry_bandit/lib/"
+        "opentelemetry_bandit.ex"
+    )
+    assert "opentelemetry_bandit.ex" not in after[0].text
+    (item,) = [i for i in report.items if i.fact.text == path]
+    assert item.kept
+    assert "opentelemetry_bandit" in item.evidence

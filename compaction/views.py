@@ -24,7 +24,7 @@ from sessions.models import AgentSession, Message, Role
 # How many replaced messages the span page shows at each end of the summarized middle.
 MIDDLE_EDGE = 40
 # Rules first: a lost constraint matters more than a file the summary did not name.
-KIND_ORDER = {"probe": 0, "constraint": 1, "identifier": 2, "path": 3}
+KIND_ORDER = {"probe": 0, "task": 1, "constraint": 2, "identifier": 3, "path": 4}
 
 
 def _projects(request: HttpRequest) -> Any:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from compaction.engine import evals, replay, tokens
+from compaction.engine.facts import RULE_KINDS
 from compaction.engine.messages import Message, ObservedCompaction, Orphan, TextBlock, UsageDict
 from compaction.engine.names import Stage
 from compaction.engine.strategies import Policy, seq_ranges
@@ -59,7 +60,7 @@ DEFAULT_WINDOW = 200_000
 SPARK_BUCKETS = 48
 # Only rules count as lost facts in a session's totals: files and identifiers a summary leaves
 # out are shown on the span page, but would drown the list's signal.
-LOST_FACT_KINDS = ("probe", "constraint")
+LOST_FACT_KINDS = RULE_KINDS
 
 
 # --- the stored shapes -----------------------------------------------------------------------
@@ -183,8 +184,14 @@ def after_context(messages: Sequence[Message], compaction: ObservedCompaction) -
     >>> [m.text for m in after_context(ms, done)]
     ['m2', 'S']
     """
-    kept: list[Message] = []
     start, end = compaction.replaced_from, compaction.replaced_to
+    if compaction.error or (
+        start is None and not compaction.summary and compaction.summary_seq is None
+    ):
+        # A compaction that failed, or that wrote no summary and says it replaced nothing,
+        # left the context as it was: nothing was dropped, so nothing can have been lost.
+        return [m for m in messages if m.seq < compaction.seq]
+    kept: list[Message] = []
     for m in messages:
         if m.seq >= compaction.seq:
             break
@@ -301,6 +308,7 @@ def _observed_span(
     curve: Sequence[tokens.CurvePoint],
     probes: Sequence[evals.Probe],
     rework: Sequence[evals.ReworkSignal],
+    ledger: evals.FactLedger,
 ) -> ObservedSpan:
     point_before, point_after = nearest_points(curve, compaction.seq)
     tokens_before, tokens_after = compaction.tokens_before, compaction.tokens_after
@@ -313,6 +321,7 @@ def _observed_span(
         [m for m in messages if m.seq < compaction.seq],
         after_context(messages, compaction),
         probes=[p for p in probes if p.seq is None or p.seq < compaction.seq],
+        facts=ledger.facts(before_seq=compaction.seq),
     )
     splice = None
     if tokens_before is not None and tokens_after is not None:
@@ -372,7 +381,7 @@ class Analysis:
 
     @property
     def lost_facts(self) -> int:
-        """Probes and constraints the observed compactions lost."""
+        """Rules (probes, the task, constraints) the observed compactions lost."""
         return sum(s.lost_facts for s in self.spans)
 
     def curve_dicts(self) -> list[tokens.CurvePointDict]:
@@ -407,8 +416,11 @@ def analyse(
     counter = calibrated_counter(messages, compactions)
     curve = tokens.observed_curve(messages, counter, context_window, context_starts=starts)
     rework = evals.rework_signals(messages, starts)
+    ledger = evals.FactLedger()  # facts extracted once per message, not once per compaction
+    ledger.feed(messages)
     spans = tuple(
-        _observed_span(i, c, messages, curve, probes, rework) for i, c in enumerate(compactions)
+        _observed_span(i, c, messages, curve, probes, rework, ledger)
+        for i, c in enumerate(compactions)
     )
     return Analysis(
         message_count=len(messages),

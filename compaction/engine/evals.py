@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypedDict
 
 from compaction.engine import text as txt
-from compaction.engine.messages import (
-    Message,
-    Orphan,
-    OrphanDict,
-    TextBlock,
-    check_pairs,
-    is_prompt,
-)
+from compaction.engine.fact_index import ContextIndex, checkout_root, context_index
+from compaction.engine.fact_index import path_forms as path_forms
+from compaction.engine.facts import Fact as Fact
+from compaction.engine.facts import FactCache as FactCache
+from compaction.engine.facts import FactDict as FactDict
+from compaction.engine.facts import FactKind as FactKind
+from compaction.engine.facts import FactLedger as FactLedger
+from compaction.engine.facts import extract_facts as extract_facts
+from compaction.engine.messages import Message, Orphan, OrphanDict, check_pairs
 from compaction.engine.summarizers import file_actions
 
 BARELY_CHANGED_RATIO = 0.9
@@ -47,6 +47,7 @@ class PairReport:
 def pair_validity(messages: Sequence[Message]) -> PairReport:
     """Check a context the way the API would; every orphan is listed.
 
+    >>> from compaction.engine.messages import TextBlock
     >>> pair_validity([Message(0, "user", (TextBlock("hi"),))]).ok
     True
     """
@@ -108,32 +109,12 @@ def splice_effectiveness(
     )
 
 
-FactKind = Literal["probe", "constraint", "path", "identifier"]
-
-
-class FactDict(TypedDict):
-    kind: FactKind
-    text: str
-    seq: int | None
-
-
 class RetentionItemDict(FactDict):
     """``RetentionItem.to_dict()``: one entry of ``CompactionSpan.retention``."""
 
     kept: bool
     method: Literal["containment", "judge"]
-
-
-@dataclass(frozen=True)
-class Fact:
-    """Something the agent must still know after a compaction."""
-
-    kind: FactKind
-    text: str
-    seq: int | None = None
-
-    def to_dict(self) -> FactDict:
-        return {"kind": self.kind, "text": self.text, "seq": self.seq}
+    evidence: str
 
 
 @dataclass(frozen=True)
@@ -152,115 +133,6 @@ class Probe:
         return cls(text, seq if isinstance(seq, int) else None)
 
 
-def extract_facts(messages: Sequence[Message]) -> list[Fact]:
-    """Constraints and identifiers the user stated, and paths from prompts and tool calls.
-
-    >>> [f.kind for f in extract_facts([Message(3, "user", (TextBlock(
-    ...     "Do not change the public API of billing/api.py."),))])]
-    ['constraint', 'path']
-    """
-    facts: list[Fact] = []
-    seen: set[tuple[str, str]] = set()
-
-    def add(kind: FactKind, text: str, seq: int) -> None:
-        key = (kind, txt.normalize(text))
-        if key[1] and key not in seen:
-            seen.add(key)
-            facts.append(Fact(kind, text, seq))
-
-    for m in messages:
-        if is_prompt(m):
-            prose = "\n".join(b.text for b in m.content if isinstance(b, TextBlock))
-            for s in txt.constraint_sentences(prose):
-                add("constraint", s, m.seq)
-            for p in txt.find_paths(prose):
-                add("path", p, m.seq)
-            for ident in txt.find_identifiers(prose):
-                add("identifier", ident, m.seq)
-        elif m.role == "assistant":
-            for use in m.tool_uses():
-                for action, path in file_actions(use):
-                    # files the agent read or changed; not every path a shell command named
-                    if action != "use" and not path.startswith(_SYSTEM_PATHS):
-                        add("path", path, m.seq)
-    return facts
-
-
-_SYSTEM_PATHS = ("/dev/", "/proc/", "/sys/")
-
-
-# File names too common to stand for one file on their own.
-_GENERIC_NAMES = frozenset(
-    [
-        "__init__.py",
-        "__main__.py",
-        "conftest.py",
-        "setup.py",
-        "settings.py",
-        "models.py",
-        "views.py",
-        "urls.py",
-        "utils.py",
-        "main.py",
-        "main.go",
-        "main.rs",
-        "lib.rs",
-        "mod.rs",
-        "index.js",
-        "index.ts",
-        "index.tsx",
-        "index.html",
-        "readme.md",
-        "package.json",
-        "cargo.toml",
-        "pyproject.toml",
-        "mix.exs",
-        "config.exs",
-        "test_helper.exs",
-        "makefile",
-        "dockerfile",
-    ]
-)
-
-
-def path_forms(path: str) -> list[str]:
-    """A path and the shorter spellings a summary may use for it: relative to the checkout,
-    or the bare file name when that name is distinctive.
-
-    >>> path_forms("/home/u/proj/lib/billing/api_client.py")
-    ['/home/u/proj/lib/billing/api_client.py', 'lib/billing/api_client.py', \
-'billing/api_client.py', 'api_client.py']
-    >>> path_forms("src/billing/__init__.py")
-    ['src/billing/__init__.py', 'billing/__init__.py']
-    """
-    parts = [p for p in path.strip("/").split("/") if p]
-    forms = [path]
-    for n in (3, 2):
-        if len(parts) > n:
-            forms.append("/".join(parts[-n:]))
-    name = parts[-1] if parts else ""
-    if len(parts) > 1 and "." in name.strip(".") and name.lower() not in _GENERIC_NAMES:
-        forms.append(name)
-    return forms
-
-
-def _names_file(haystack: str, name: str) -> bool:
-    """The bare file name as a word of its own: "api.ex" is not named by "billing_api.ex"."""
-    pattern = r"(?<![\w.-])" + re.escape(txt.normalize(name)) + r"(?![\w-])"
-    return re.search(pattern, haystack) is not None
-
-
-def _kept(haystack: str, fact: Fact) -> bool:
-    if fact.kind == "path":
-        forms = path_forms(fact.text)
-        if "/" not in forms[-1] and len(forms) > 1:
-            return any(txt.contains(haystack, f) for f in forms[:-1]) or _names_file(
-                haystack, forms[-1]
-            )
-        return any(txt.contains(haystack, form) for form in forms)
-    return txt.contains(haystack, fact.text)
-
-
 class Judge(Protocol):
     """Decides, for each fact, whether a compacted context still conveys it."""
 
@@ -269,9 +141,13 @@ class Judge(Protocol):
 
 @dataclass(frozen=True)
 class RetentionItem:
+    """One fact's verdict, with its ``evidence``: the matching line of the compacted context,
+    or why nothing matched."""
+
     fact: Fact
     kept: bool
     method: Literal["containment", "judge"]
+    evidence: str = ""
 
     def to_dict(self) -> RetentionItemDict:
         fact = self.fact
@@ -281,6 +157,7 @@ class RetentionItem:
             "seq": fact.seq,
             "kept": self.kept,
             "method": self.method,
+            "evidence": self.evidence,
         }
 
 
@@ -308,8 +185,42 @@ class RetentionReport:
 
 
 def context_text(messages: Iterable[Message]) -> str:
-    """The normalized text of a context, for containment checks."""
+    """The normalized text of a context."""
     return txt.normalize("\n".join(m.text for m in messages))
+
+
+DROPPED_NOTHING = "the splice dropped no message"
+
+
+def _dropped_nothing(before: Sequence[Message], after: Sequence[Message]) -> bool:
+    """Every message of ``before`` is still in ``after`` (same seq and role): nothing to lose."""
+    if not before or len(after) < len(before):
+        return False
+    kept = {(m.seq, m.role) for m in after}
+    return all((m.seq, m.role) in kept for m in before)
+
+
+def check_facts(
+    facts: Sequence[Fact], after: Sequence[Message] | ContextIndex, *, judge: Judge | None = None
+) -> RetentionReport:
+    """Check facts against a compacted context (or its prebuilt :class:`ContextIndex`)."""
+    index = after if isinstance(after, ContextIndex) else context_index(after)
+    root = checkout_root(f.text for f in facts if f.kind == "path")
+    items: list[RetentionItem] = []
+    missing: list[int] = []
+    for i, f in enumerate(facts):
+        verdict = index.check(f, root=root)
+        items.append(RetentionItem(f, verdict.kept, "containment", verdict.evidence))
+        if not verdict.kept:
+            missing.append(i)
+    if judge is not None and missing:
+        answers = judge.judge([facts[i].text for i in missing], index.text)
+        for i, answer in zip(missing, answers, strict=False):
+            reason = "the judge found it" if answer else "the judge did not find it"
+            items[i] = RetentionItem(
+                facts[i], bool(answer), "judge", f"{reason}; offline: {items[i].evidence}"
+            )
+    return RetentionReport(tuple(items))
 
 
 def retention(
@@ -319,32 +230,39 @@ def retention(
     probes: Iterable[Probe] = (),
     auto: bool = True,
     judge: Judge | None = None,
+    facts: Sequence[Fact] | None = None,
+    cache: FactCache | None = None,
 ) -> RetentionReport:
     """Check each probe and auto-extracted fact of ``before`` against ``after``.
 
-    Offline the check is normalized containment (case, accents, spacing and edge punctuation
-    ignored). With a ``judge``, facts not found verbatim are asked to the judge.
+    Offline a path counts when ``after`` names it (path forms, distinctive file name, module or
+    class name, a file inside a folder), an id when it appears as a word, a rule when one line
+    holds most of its content words with the same polarity and does not reverse it. A probe
+    and the auto-extracted rule that says the same thing count once (as the probe). With a
+    ``judge``, facts not found offline are asked to the judge.
 
+    ``facts`` are pre-extracted auto facts of ``before`` (from a :class:`FactLedger`), used
+    instead of extracting them again; ``cache`` extracts each message once across calls.
+
+    >>> from compaction.engine.messages import TextBlock
     >>> before = [Message(3, "user", (TextBlock("Do not change the public API."),))]
     >>> retention(before, [], probes=[Probe("do not change the public API")]).score
     0.0
     """
-    facts = [Fact("probe", p.text, p.seq) for p in probes]
+    probe_list = list(probes)
+    checked = [Fact("probe", p.text, p.seq) for p in probe_list]
     if auto:
-        facts.extend(extract_facts(before))
-    haystack = context_text(after)
-    items: list[RetentionItem] = []
-    missing: list[int] = []
-    for i, f in enumerate(facts):
-        kept = _kept(haystack, f)
-        items.append(RetentionItem(f, kept, "containment"))
-        if not kept:
-            missing.append(i)
-    if judge is not None and missing:
-        verdicts = judge.judge([facts[i].text for i in missing], "\n".join(m.text for m in after))
-        for i, verdict in zip(missing, verdicts, strict=False):
-            items[i] = RetentionItem(facts[i], bool(verdict), "judge")
-    return RetentionReport(tuple(items))
+        extracted = facts if facts is not None else extract_facts(before, cache=cache)
+        checked.extend(
+            f
+            for f in extracted
+            if f.kind != "constraint" or not any(txt.same_rule(p.text, f.text) for p in probe_list)
+        )
+    if _dropped_nothing(before, after):
+        return RetentionReport(
+            tuple(RetentionItem(f, True, "containment", DROPPED_NOTHING) for f in checked)
+        )
+    return check_facts(checked, after, judge=judge)
 
 
 class ReworkDict(TypedDict):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, TypedDict
 
 from compaction.engine.evals import (
+    FactCache,
     PairReport,
     Probe,
     RetentionReport,
@@ -451,6 +452,7 @@ def replay(
         summarizer = summarizer_from_name(policy.summarizer)
     skip = set(skip_seqs)
     probe_list = list(probes)
+    fact_cache = FactCache()  # each message's facts are extracted once per replay
     source = [m for m in messages if m.seq not in skip]
     total_calls = sum(1 for m in source if m.role == "assistant")
     every = max(1, total_calls // 100)
@@ -509,7 +511,7 @@ def replay(
                 splice = r.stage != "clear_tool_results"
                 pairs = pair_validity(context) if evaluate and splice else PairReport(())
                 kept = (
-                    retention(before_ctx, context, probes=probe_list)
+                    retention(before_ctx, context, probes=probe_list, cache=fact_cache)
                     if evaluate and splice
                     else None
                 )

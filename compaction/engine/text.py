@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 _SPACE = re.compile(r"\s+")
@@ -77,6 +78,7 @@ _PATH = re.compile(
     r"(?<![\w@/.-])[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|rs|go|"
     r"java|rb|ex|exs|sh|sql|html|css|cfg|ini|lock|c|h|cpp|hpp|kt|swift|php|cs)\b"
 )
+PATH_PATTERN = _PATH
 # Identifiers worth keeping exact: snake_case, CamelCase, dotted names, call-like names, ids
 # with digits (issue keys, ticket numbers). Plain English words never match.
 _IDENT = re.compile(
@@ -215,3 +217,82 @@ def clip(text: str, limit: int) -> str:
     """
     text = text.strip()
     return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+# --- rule words: what a rule says, whatever the wording -------------------------------------
+
+NEGATIONS = re.compile(
+    r"\b(?:do not|does not|did not|don't|dont|doesn't|didn't|never|must not|mustn't|"
+    r"should not|shouldn't|cannot|can't|can not|won't|will not|not|no|avoid|avoiding|"
+    r"nao|nunca|jamais|evite|evitar|proibido|proibida|sem)\b"
+)
+RULE_NOT = "~not"
+
+
+def wordset(words: str) -> frozenset[str]:
+    """The words of a space-separated list."""
+    return frozenset(words.split())
+
+
+STOPWORDS = wordset(
+    "a an the to of in on at for and or is are be been being it its this that these those "
+    "with we you your our us i me my please por favor o os as de do da dos das e um uma "
+    "em no na nos nas para que by from any all so just also must should shall always "
+    "ever will would can could may might have has had was were which who whom what when "
+    "there here then than into onto over about before after earlier later now again one "
+    "rule rules use using used usar sempre deve devem precisa precisam voce voces"
+)
+RULE_WORD = re.compile(r"~not|[\w][\w'./-]*")
+
+
+def _stem(word: str) -> str:
+    word = word.strip("'.-/")
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+@lru_cache(maxsize=65536)
+def rule_words(text: str) -> frozenset[str]:
+    """Content words of a rule, stemmed, with every negation spelled as one word.
+
+    >>> sorted(rule_words("Don't change the public API")) == sorted(rule_words(
+    ...     "never changing the public APIs"))
+    True
+    """
+    norm = NEGATIONS.sub(f" {RULE_NOT} ", normalize(text).replace("\u2019", "'"))
+    out: set[str] = set()
+    for w in RULE_WORD.findall(norm):
+        if w == RULE_NOT:
+            out.add(RULE_NOT)
+            continue
+        if w in STOPWORDS:
+            continue
+        if w.startswith("un") and len(w) >= 7:
+            out.add(RULE_NOT)
+            w = w[2:]
+        stem = _stem(w)
+        if stem and stem not in STOPWORDS:
+            out.add(stem)
+    return frozenset(out)
+
+
+RULE_COVER = 0.75
+
+
+def same_rule(a: str, b: str) -> bool:
+    """A probe and an auto-extracted rule that say the same thing (count them once).
+
+    >>> same_rule("do not change the public API",
+    ...           "Before you go on: do not change the public API of the billing module.")
+    True
+    """
+    wa, wb = rule_words(a), rule_words(b)
+    if not wa or not wb:
+        return False
+    common = len(wa & wb)
+    return common >= RULE_COVER * len(wa) and common >= 0.5 * len(wb)

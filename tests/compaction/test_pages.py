@@ -6,6 +6,7 @@ import json
 
 import pytest
 from django.test import Client
+from django.utils.html import escape
 
 from compaction import services
 from compaction.models import CompactionSpan, ReplayRun
@@ -220,3 +221,35 @@ def test_experiment_form_rejects_a_bad_grid(viewer: Client, project):
     assert response.context["form"].errors["hard_limits"] == [
         "Hard limits: whole numbers separated by commas"
     ]
+
+
+def test_span_page_shows_why_each_fact_was_kept_or_lost(viewer: Client, session):
+    span = CompactionSpan.objects.get(session=session)
+    response = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/")
+    by_text = {item["text"]: item for item in response.context["retention"]}
+    lost = by_text[CONSTRAINT]
+    assert not lost["kept"]
+    assert lost["evidence"]  # the reason nothing matched
+    body = response.content.decode()
+    assert f'<span class="evidence muted small">{escape(lost["evidence"])}' in body
+    kept = [item for item in response.context["retention"] if item["kept"]]
+    assert kept, "the summary's goal keeps the task"
+    assert f"found: {escape(kept[0]['evidence'])}" in body
+
+
+def test_span_page_escapes_evidence_taken_from_the_trace(viewer: Client, session):
+    span = CompactionSpan.objects.get(session=session)
+    span.retention = [
+        {
+            "kind": "path",
+            "text": "billing/api.py",
+            "seq": 3,
+            "kept": True,
+            "method": "containment",
+            "evidence": "<script>alert(1)</script> billing/api.py",
+        }
+    ]
+    span.save()
+    body = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
+    assert "<script>alert(1)</script>" not in body
+    assert "found: &lt;script&gt;alert(1)&lt;/script&gt; billing/api.py" in body

@@ -303,12 +303,16 @@ def test_context_editing_count_sends_the_edit_and_reads_both_sizes():
 # --- the retention judge -----------------------------------------------------------------------
 
 
-def test_llm_judge_is_asked_only_about_facts_not_found_verbatim():
-    before = [Message(3, "user", (TextBlock("Do not change the public API. Use billing/api.py."),))]
-    after = [
-        Message(9, "user", (TextBlock("Keep public signatures unchanged. Files: billing/api.py"),))
+def test_llm_judge_is_asked_only_about_facts_not_found_offline():
+    before = [
+        Message(3, "user", (TextBlock("Migrate billing. Do not change the public API."),)),
+        Message(5, "user", (TextBlock("Use billing/api.py."),)),
     ]
-    handler = Recorder((200, message_response('{"kept": [true, true]}', input_tokens=300)))
+    after = [
+        Message(9, "user", (TextBlock("Migrate billing. Public signatures are frozen."),)),
+        Message(10, "user", (TextBlock("Files: billing/api.py"),)),
+    ]
+    handler = Recorder((200, message_response('{"kept": [true]}', input_tokens=300)))
     judge = AnthropicJudge(api_key="test-key", http_client=mock_client(handler))
     report = retention(
         before, after, probes=[Probe("do not change the public API", 3)], judge=judge
@@ -317,15 +321,16 @@ def test_llm_judge_is_asked_only_about_facts_not_found_verbatim():
     (request,) = handler.requests
     body = json.loads(request.content)
     assert body["system"] == JUDGE_PROMPT
-    asked = body["messages"][0]["content"]
-    assert "1. do not change the public API" in asked
-    assert "2. Do not change the public API." in asked
-    assert "billing/api.py" not in asked.split("<facts>")[1]  # found verbatim: not asked
+    asked = body["messages"][0]["content"].split("<facts>")[1]
+    # the probe's auto-extracted copy is not asked twice; what matched offline is not asked
+    assert asked.strip().splitlines() == ["1. do not change the public API", "</facts>"]
     assert [(i.fact.kind, i.kept, i.method) for i in report.items] == [
         ("probe", True, "judge"),
-        ("constraint", True, "judge"),
+        ("task", True, "containment"),
         ("path", True, "containment"),
     ]
+    assert report.items[0].evidence.startswith("the judge found it")
+    assert report.items[2].evidence == "Files: billing/api.py"
     assert judge.cost.input_tokens == 300
 
 

@@ -73,7 +73,11 @@ def test_the_offline_summary_keeps_the_seed_constraint_and_paths():
     out = summarize(ms, Policy(keep_last=2, pin_head=True, summary_reserve=0), limit=2000)
     report = retention(ms, list(out.messages), probes=[Probe.from_dict(SEED_PROBE)])
     assert report.lost == []
-    assert {i.fact.kind for i in report.items} >= {"probe", "constraint", "path"}
+    assert {i.fact.kind for i in report.items} >= {"probe", "task", "path"}
+    # the turn-3 rule is the probe's auto-extracted copy: it is checked once, as the probe
+    assert [i.fact.text for i in report.items if i.fact.kind in ("probe", "constraint")] == [
+        "do not change the public API"
+    ]
 
 
 def test_auto_extracted_facts_cover_constraints_paths_and_identifiers():
@@ -86,6 +90,7 @@ def test_auto_extracted_facts_cover_constraints_paths_and_identifiers():
             )
         ]
     )
+    # the first sentence is the task, but as a rule it is checked once, as the constraint
     assert [(f.kind, f.text) for f in facts] == [
         ("constraint", "Never rename charge_v2 in billing/api.py (ticket BILL-42)."),
         ("path", "billing/api.py"),

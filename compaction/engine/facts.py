@@ -1,0 +1,494 @@
+"""Facts a compaction must keep, extracted once per message.
+
+Facts: the task (the first real prompt), the rules the user stated, files read or edited
+successfully, and identifiers that matter (ticket and task ids, branch names, error codes, code
+names). Not facts: directories, ``.``, failed reads, temp paths, and harness records that Claude
+Code writes as user messages (``<task-notification>``, ``<system-reminder>``, command output).
+
+How they are checked: :mod:`compaction.engine.fact_index`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal, TypedDict
+
+from compaction.engine import text as txt
+from compaction.engine.messages import (
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    is_prompt,
+)
+from compaction.engine.summarizers import _PATH_KEYS as PATH_KEYS
+from compaction.engine.summarizers import SUMMARY_HEADER, file_actions
+
+FactKind = Literal["probe", "task", "constraint", "path", "identifier"]
+
+
+class FactDict(TypedDict):
+    """``Fact.to_dict()``."""
+
+    kind: FactKind
+    text: str
+    seq: int | None
+
+
+RULE_KINDS = frozenset({"probe", "task", "constraint"})
+
+
+@dataclass(frozen=True)
+class Fact:
+    """Something the agent must still know after a compaction."""
+
+    kind: FactKind
+    text: str
+    seq: int | None = None
+
+    def to_dict(self) -> FactDict:
+        return {"kind": self.kind, "text": self.text, "seq": self.seq}
+
+
+# --- harness records ---------------------------------------------------------------------------
+
+HARNESS_TAGS = (
+    "task-notification",
+    "system-reminder",
+    "command-name",
+    "command-message",
+    "command-args",
+    "command-contents",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "bash-input",
+    "bash-stdout",
+    "bash-stderr",
+    "user-prompt-submit-hook",
+    "user-memory-input",
+)
+_HARNESS_BLOCK = re.compile(
+    r"<(" + "|".join(HARNESS_TAGS) + r")\b[^>]*>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE
+)
+_HARNESS_PREFIXES = (
+    "[request interrupted by user",
+    "caveat: the messages below were generated",
+    "read the output file to retrieve the result",
+)
+# Summaries spliced in by a compaction: a source of rules and files, never the task.
+_SUMMARY_PREFIXES = (
+    "this session is being continued from a previous conversation",
+    SUMMARY_HEADER.casefold(),
+)
+
+
+def prompt_prose(message: Message) -> str:
+    """What the user wrote in a prompt: text blocks without harness records ("" for a record).
+
+    >>> prompt_prose(Message(4, "user", (TextBlock(
+    ...     "<task-notification><output-file>/tmp/x.output</output-file></task-notification>\\n"
+    ...     "Read the output file to retrieve the result: /tmp/x.output"),)))
+    ''
+    """
+    if not is_prompt(message):
+        return ""
+    raw = "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+    if "<" in raw:
+        raw = _HARNESS_BLOCK.sub(" ", raw)
+    lines = [
+        line
+        for line in raw.splitlines()
+        if not line.strip().casefold().startswith(_HARNESS_PREFIXES)
+    ]
+    return "\n".join(lines).strip()
+
+
+def is_summary(prose: str) -> bool:
+    return prose[:200].casefold().lstrip().startswith(_SUMMARY_PREFIXES)
+
+
+# --- paths ---------------------------------------------------------------------------------------
+
+_TEMP_PREFIXES = (
+    "/tmp/",  # noqa: S108 - recognising temp paths, not creating one
+    "/var/tmp/",  # noqa: S108
+    "/private/tmp/",
+    "/private/var/folders/",
+    "/var/folders/",
+    "/dev/",
+    "/proc/",
+    "/sys/",
+)
+_EXTENSIONLESS_FILES = frozenset(
+    [
+        "makefile",
+        "dockerfile",
+        "procfile",
+        "gemfile",
+        "rakefile",
+        "justfile",
+        "vagrantfile",
+        "brewfile",
+        "license",
+        "readme",
+        "codeowners",
+        "jenkinsfile",
+    ]
+)
+
+
+@lru_cache(maxsize=65536)
+def is_temp_path(path: str) -> bool:
+    p = path.strip()
+    return p.startswith(_TEMP_PREFIXES) or "/.cache/" in p or p.startswith("~/.cache/")
+
+
+@lru_cache(maxsize=65536)
+def looks_like_file(path: str) -> bool:
+    """A path whose last part is a file name, not a folder or ``.``.
+
+    >>> [looks_like_file(p) for p in ("lib/a.ex", "lib", ".", "lib/", "Makefile", ".env")]
+    [True, False, False, False, True, True]
+    """
+    if not path or path.endswith("/"):
+        return False
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    if name in ("", ".", ".."):
+        return False
+    if name.startswith("."):
+        return len(name) > 1 and "/" not in name
+    return "." in name.strip(".") or name.casefold() in _EXTENSIONLESS_FILES
+
+
+@lru_cache(maxsize=65536)
+def canon_path(path: str) -> str:
+    p = path.strip().casefold()
+    while p.startswith(("./", "~/")):
+        p = p[2:]
+    return p.strip("/")
+
+
+# --- identifiers ---------------------------------------------------------------------------------
+
+# Task ids without a digit (``proj-abc``, ``spotter-gqc``, ``spotter-gqc.6``): a lower-case
+# word, a hyphen and a short code that is not an English word of a compound.
+_TASK_ID = re.compile(r"(?<![\w./-])([a-z][a-z0-9]{1,20}-[a-z0-9]{2,8}(?:\.\d+)*)(?![\w/-])")
+
+
+_COMPOUND_TAILS = txt.wordset(
+    "in on up out off run end all set way to by of and or new old use the one two fix ups ins "
+    "ons bit box key run based safe side time like free aware only wide less tier site line "
+    "case mode type back down over load file term step word"
+)
+_BRANCH = re.compile(r"\bbranch(?:es)?\s+(?:named\s+|called\s+)?[`'\"]?([\w][\w./-]{2,})", re.I)
+_NOISE_IDENTIFIERS = frozenset(
+    n.casefold()
+    for n in txt.wordset(
+        "JavaScript TypeScript GitHub GitLab PostgreSQL MySQL SQLite LiveView OpenTelemetry "
+        "macOS iOS iPhone iPad YouTube LinkedIn ChatGPT OpenAI PyPI NumPy FastAPI NodeJS "
+        "WebSocket DevTools VSCode PowerShell GraphQL MongoDB DynamoDB CloudFlare DigitalOcean"
+    )
+)
+_URL = re.compile(r"\b\w+://\S+")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # personal data, not an id to keep
+_VERSION = re.compile(r"^[vV]\d+$")  # "API v2" names a version, not a thing to remember
+
+
+def find_task_ids(text: str) -> list[str]:
+    """Hyphenated task and ticket ids, with or without a digit.
+
+    >>> find_task_ids("Do spotter-gqc, proj-abc and spotter-4te.3; a well-known pre-commit")
+    ['spotter-gqc', 'proj-abc', 'spotter-4te.3']
+    """
+    out: list[str] = []
+    for m in _TASK_ID.finditer(text):
+        ident = m.group(1)
+        tail = ident.split("-", 1)[1].split(".", 1)[0]
+        has_digit = any(c.isdigit() for c in tail)
+        if tail in _COMPOUND_TAILS or (not has_digit and len(tail) > 4):
+            continue
+        out.append(ident)
+    return list(dict.fromkeys(out))
+
+
+def find_identifiers(prose: str) -> list[str]:
+    """Identifiers of a prompt: code names, ticket and task ids, branch names; not the pieces
+    of a path, URL or e-mail address (``claude-1000`` in ``/tmp/claude-1000/x``).
+
+    >>> find_identifiers("Fix BILL-42 in billing/charge_v2.py on branch fix-rounding: spotter-gqc")
+    ['BILL-42', 'fix-rounding', 'spotter-gqc']
+    """
+    without_urls = _EMAIL.sub(" ", _URL.sub(" ", prose))
+    branches = [m.group(1).rstrip(".,;:") for m in _BRANCH.finditer(without_urls)]
+    bare = txt.PATH_PATTERN.sub(" ", without_urls)
+    found = [*txt.find_identifiers(bare), *branches, *find_task_ids(bare)]
+    out: dict[str, None] = {}
+    for ident in found:
+        if ident.casefold() not in _NOISE_IDENTIFIERS and not _VERSION.match(ident):
+            out.setdefault(ident, None)
+    return list(out)
+
+
+# --- extraction, once per message ---------------------------------------------------------------
+
+_FAILED_MARKERS = re.compile(
+    r"file does not exist|no such file or directory|<tool_use_error>|\beisdir\b|is a directory|"
+    r"\benoent\b|path does not exist",
+    re.IGNORECASE,
+)
+_FAILED_SCREEN = re.compile(
+    r"xist|XIST|uch file|UCH FILE|tool_use_error|irector|IRECTOR|EISDIR|ENOENT"
+)
+_PATH_KEY_SET = frozenset(PATH_KEYS)
+
+
+@lru_cache(maxsize=1024)
+def _is_search(tool_name: str) -> bool:
+    name = tool_name.casefold()
+    return any(w in name for w in _SEARCH_WORDS)
+
+
+_SEARCH_WORDS = ("grep", "glob", "search", "find", "list", "ls")
+
+
+@dataclass(frozen=True)
+class MessageFacts:
+    """What one message contributes: rules and names of a prompt, candidate paths of tool
+    calls (kept only if their result did not fail), tool calls its results report failed."""
+
+    task: Fact | None = None
+    facts: tuple[Fact, ...] = ()
+    uses: tuple[tuple[str, Fact], ...] = ()
+    failed: frozenset[str] = frozenset()
+    answered: tuple[str, ...] = ()
+
+
+_NO_FACTS = MessageFacts()
+
+
+def _first_sentence(prose: str, limit: int = 240) -> str:
+    parts = txt.sentences(prose)
+    if not parts:
+        return ""
+    task = parts[0]
+    if len(task.split()) < 2 and len(parts) > 1:
+        task = f"{task} {parts[1]}"
+    return task if len(task) <= limit else txt.clip(task, limit)
+
+
+def _prompt_path_ok(path: str) -> bool:
+    if is_temp_path(path) or path.strip("./") == "":
+        return False
+    if path.endswith("/") or looks_like_file(path):
+        return True
+    # "and/or", "input/output": a bare pair of words is not a folder
+    return path.startswith(("/", "~", "./")) or path.count("/") >= 2
+
+
+# A folder written with its trailing slash ("only touch lib/ and priv/").
+_FOLDER = re.compile(r"(?<![\w@/.:-])(?:~/|\./|/)?(?:[\w.@+-]+/)+(?=[\s,;:)'\"`]|$)")
+
+
+def _prompt_paths(prose: str) -> list[str]:
+    """Paths and folders of a prompt, a folder keeping the slash it was written with."""
+    found = [
+        p + "/" if f"{p}/" in prose and not looks_like_file(p) else p for p in txt.find_paths(prose)
+    ]
+    found += [m.group(0) for m in _FOLDER.finditer(prose)]
+    return list(dict.fromkeys(found))
+
+
+@lru_cache(maxsize=4096)
+def _prose_facts(prose: str) -> tuple[tuple[FactKind, str], ...]:
+    out: list[tuple[FactKind, str]] = []
+    out += [("constraint", s) for s in txt.constraint_sentences(prose)]
+    out += [("path", p) for p in _prompt_paths(prose) if _prompt_path_ok(p)]
+    out += [("identifier", i) for i in find_identifiers(prose)]
+    return tuple(out)
+
+
+def _result_failed(block: ToolResultBlock) -> bool:
+    if block.is_error:
+        return True
+    content = block.content
+    head = content[:300] if isinstance(content, str) else block.text[:300]
+    # cheap screen first: most results name none of the markers' key words
+    if _FAILED_SCREEN.search(head) is None:
+        return False
+    return _FAILED_MARKERS.search(head) is not None
+
+
+def message_facts(message: Message) -> MessageFacts:
+    """The facts one message contributes (pure; cache it with :class:`FactCache`)."""
+    if message.role == "assistant":
+        uses: list[tuple[str, Fact]] = []
+        for use in message.tool_uses():
+            if _PATH_KEY_SET.isdisjoint(use.input):
+                continue  # a path only in a shell command is not a file read or edited
+            for action, path in file_actions(use):
+                if action == "use" or is_temp_path(path):
+                    continue
+                if not looks_like_file(path) and (
+                    action == "read" or "/" not in path or _is_search(use.name)
+                ):
+                    continue  # a folder searched or listed, or ".", is not a file read
+                uses.append((use.id, Fact("path", path, message.seq)))
+        return MessageFacts(uses=tuple(uses)) if uses else _NO_FACTS
+    if message.role != "user":
+        return _NO_FACTS
+    results = [b for b in message.content if isinstance(b, ToolResultBlock)]
+    if results:  # a tool-result carrier: no prompt, maybe failed calls
+        failed = frozenset(b.tool_use_id for b in results if _result_failed(b))
+        return MessageFacts(failed=failed, answered=tuple(b.tool_use_id for b in results))
+    prose = prompt_prose(message)
+    if not prose:
+        return _NO_FACTS
+    facts = tuple(Fact(kind, text, message.seq) for kind, text in _prose_facts(prose))
+    summary = is_summary(prose)
+    task = None if summary else Fact("task", _first_sentence(prose), message.seq)
+    return MessageFacts(task=task if task and task.text else None, facts=facts)
+
+
+class FactCache:
+    """Facts of each message object, computed once; hold one per session or replay.
+
+    Like the replay's token cache it keeps a reference to each message so that its ``id`` is
+    not reused, and it remembers every tool call reported failed, so a failed read stays
+    failed after its result was cleared from the context.
+    """
+
+    def __init__(self) -> None:
+        self._cache: dict[int, tuple[Message, MessageFacts]] = {}
+        self.failed: set[str] = set()
+
+    def of(self, message: Message) -> MessageFacts:
+        hit = self._cache.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        facts = message_facts(message)
+        self._cache[id(message)] = (message, facts)
+        self.failed |= facts.failed
+        return facts
+
+
+@lru_cache(maxsize=65536)
+def _path_keys(path: str) -> tuple[str, ...]:
+    parts = [p for p in canon_path(path).split("/") if p]
+    keys = tuple("/".join(parts[i:]) for i in range(len(parts)) if len(parts) - i >= 2)
+    return keys or ("/".join(parts),)
+
+
+class _Combined:
+    """Facts of a history fed message by message, deduplicated, in order; a tool call's path
+    is added when its result arrives and did not fail."""
+
+    def __init__(self, failed: set[str]) -> None:
+        self.failed = failed
+        self.entries: list[tuple[int, Fact]] = []  # (seq it was settled at, fact)
+        self.seen: set[tuple[str, str]] = set()
+        self.path_seen: set[str] = set()
+        self.pending: dict[str, Fact] = {}
+        self.has_task = False
+
+    def add(self, fact: Fact, at: int) -> None:
+        if fact.kind == "path":
+            keys = _path_keys(fact.text)
+            if not keys[0] or canon_path(fact.text) in self.path_seen:
+                return
+            if any(k in self.path_seen for k in keys):
+                return
+            self.path_seen.update(keys)
+        else:
+            key = (fact.kind, txt.normalize(fact.text))
+            if not key[1] or key in self.seen:
+                return
+            self.seen.add(key)
+        self.entries.append((at, fact))
+
+    def feed(self, seq: int, part: MessageFacts) -> None:
+        if part.task is not None and not self.has_task:
+            self.has_task = True
+            # a first sentence that is itself a rule is checked once, as the rule
+            rules = [f.text for f in part.facts if f.kind == "constraint"]
+            if not any(txt.same_rule(part.task.text, r) for r in rules):
+                self.add(part.task, seq)
+        for fact in part.facts:
+            self.add(fact, seq)
+        for tool_id, fact in part.uses:
+            self.pending[tool_id] = fact
+        for tool_id in part.answered:
+            use = self.pending.pop(tool_id, None)
+            if use is not None and tool_id not in self.failed:
+                self.add(use, seq)
+
+    def flush(self, seq: int) -> None:
+        """Calls whose result has not arrived yet count as made (the result may be cut off)."""
+        for tool_id, fact in list(self.pending.items()):
+            if tool_id not in self.failed:
+                self.add(fact, seq)
+        self.pending.clear()
+
+    def snapshot(self, before_seq: int | None = None) -> list[Fact]:
+        end = (
+            len(self.entries)
+            if before_seq is None
+            else bisect.bisect_left(self.entries, before_seq, key=lambda e: e[0])
+        )
+        return _without_bare_names([f for _, f in self.entries[:end]])
+
+
+def _without_bare_names(facts: list[Fact]) -> list[Fact]:
+    """A bare file name ("invoices.py") said in a prompt is the file read under that name."""
+    names = {
+        canon_path(f.text).rsplit("/", 1)[-1]
+        for f in facts
+        if f.kind == "path" and "/" in canon_path(f.text)
+    }
+    if not names:
+        return facts
+    return [
+        f
+        for f in facts
+        if f.kind != "path" or "/" in canon_path(f.text) or canon_path(f.text) not in names
+    ]
+
+
+def extract_facts(messages: Sequence[Message], *, cache: FactCache | None = None) -> list[Fact]:
+    """The task, rules and identifiers the user stated, and files read or edited successfully.
+
+    Each message is extracted once per ``cache``; a path named twice (absolute in a tool call,
+    relative in a prompt) counts once.
+
+    >>> [(f.kind, f.text[:16]) for f in extract_facts([Message(3, "user", (TextBlock(
+    ...     "Migrate billing. Do not change the public API of billing/api.py."),))])]
+    [('task', 'Migrate billing.'), ('constraint', 'Do not change th'), ('path', 'billing/api.py')]
+    """
+    cache = cache if cache is not None else FactCache()
+    parts = [(m.seq, cache.of(m)) for m in messages]  # first, so every failure is known
+    combined = _Combined(cache.failed)
+    for seq, part in parts:
+        combined.feed(seq, part)
+    combined.flush(parts[-1][0] if parts else 0)
+    return combined.snapshot()
+
+
+class FactLedger:
+    """Incremental extraction over a growing history: feed messages in order, read the facts
+    before any seq. An analysis keeps one per session and snapshots it at each compaction
+    (a binary search and a copy of the facts) instead of re-extracting every earlier message.
+    """
+
+    def __init__(self) -> None:
+        self.cache = FactCache()
+        self._combined = _Combined(self.cache.failed)
+
+    def feed(self, messages: Iterable[Message]) -> None:
+        for m in messages:
+            self._combined.feed(m.seq, self.cache.of(m))
+
+    def facts(self, *, before_seq: int | None = None) -> list[Fact]:
+        return self._combined.snapshot(before_seq)

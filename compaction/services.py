@@ -17,7 +17,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from compaction import charts, tasks
+from compaction import alerts, charts, tasks
 from compaction.engine import evals, replay, summarizers, tokens
 from compaction.engine.messages import Message as EngineMessage
 from compaction.engine.messages import TextBlock, message_from_wire
@@ -252,6 +252,7 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         locked.error = ""
         locked.finished_at = timezone.now()
         locked.save()
+    alerts.alerts_evaluate_session(session_id=session_id)
     return locked
 
 

@@ -164,6 +164,15 @@ REPLAY_STALE_SECONDS = env_int("REPLAY_STALE_SECONDS", 300)
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")
 ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL", "claude-sonnet-4-5")
 
+# Alerts: webhook deliveries retry with exponential backoff (base, 2x, 4x...), e-mail goes
+# through Django's mail backend (console by default), links point at SITE_URL.
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+WEBHOOK_BACKOFF_SECONDS = env_int("WEBHOOK_BACKOFF_SECONDS", 30)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "sawtooth@localhost")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

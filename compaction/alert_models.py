@@ -36,7 +36,7 @@ class AlertSeverity(models.TextChoices):
     CRITICAL = "critical", "Critical"
 
 
-SEVERITY_RANK = {AlertSeverity.INFO: 0, AlertSeverity.WARNING: 1, AlertSeverity.CRITICAL: 2}
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "critical": 2}
 
 
 class AlertState(models.TextChoices):

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from compaction import alerts_api
 from compaction import api as compaction_api
 from sessions import import_api, otlp_api
 from sessions import views as session_views
@@ -9,6 +10,7 @@ from sessions.api import api
 
 api.add_router("/", compaction_api.router)
 api.add_router("/", import_api.router)
+api.add_router("/", alerts_api.router)
 
 urlpatterns = [
     path("healthz", session_views.healthz, name="healthz"),

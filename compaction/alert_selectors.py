@@ -6,7 +6,19 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
@@ -130,16 +142,6 @@ def sessions_with_active_alerts(projects: QuerySet[Project]) -> QuerySet[Alert]:
     return Alert.objects.filter(project__in=projects, state__in=ACTIVE_STATES)
 
 
-def alert_span(alert: Alert) -> CompactionSpan | None:
-    """The observed span an alert's evidence points at first, for the "open span" link."""
-    spans = alert.evidence.get("spans") or []
-    if not spans:
-        return None
-    return CompactionSpan.objects.filter(
-        session_id=alert.session_id, origin=SpanOrigin.OBSERVED, seq=spans[0]
-    ).first()
-
-
 @dataclass(frozen=True)
 class DailyCounts:
     days: list[date]
@@ -178,3 +180,42 @@ def alerts_per_day(*, projects: QuerySet[Project], days: int) -> DailyCounts:
             compactions[index[day]] += n
             failed[index[day]] += f
     return DailyCounts(axis, opened, compactions, failed)
+
+
+def alert_span_links(alerts: list[Alert]) -> dict[int, int]:
+    """For each alert, the observed span its evidence points at first (one query)."""
+    wanted = {
+        a.pk: (a.session_id, a.evidence["spans"][0]) for a in alerts if a.evidence.get("spans")
+    }
+    if not wanted:
+        return {}
+    spans = CompactionSpan.objects.filter(
+        session_id__in={s for s, _ in wanted.values()}, origin=SpanOrigin.OBSERVED
+    ).values_list("session_id", "seq", "pk")
+    by_key = {(s, q): pk for s, q, pk in spans}
+    return {a: by_key[key] for a, key in wanted.items() if key in by_key}
+
+
+def assignee_names(*, projects: QuerySet[Project]) -> list[str]:
+    return sorted(
+        set(
+            Alert.objects.filter(project__in=projects, assignee__isnull=False).values_list(
+                "assignee__username", flat=True
+            )
+        )
+    )
+
+
+def sessions_with_alerts(
+    sessions: QuerySet[AgentSession], *, only_with_open: bool = False
+) -> QuerySet[AgentSession]:
+    """Annotate ``alert_severity``, the worst severity among each session's open or
+    acknowledged alerts (a subquery, so the list keeps its fixed number of queries)."""
+    active = Alert.objects.filter(session=OuterRef("pk"), state__in=ACTIVE_STATES)
+    worst = _with_rank(active).order_by(F("severity_rank").desc()).values("severity")[:1]
+    sessions = sessions.annotate(alert_severity=Subquery(worst))
+    if only_with_open:
+        sessions = sessions.filter(
+            Exists(Alert.objects.filter(session=OuterRef("pk"), state=AlertState.OPEN))
+        )
+    return sessions

@@ -34,6 +34,12 @@ class AlertSettingsForm(forms.ModelForm[AlertSettings]):
             "near_overflow_percent": "Near overflow: % of the window",
             "email_recipients": "E-mail new and reopened alerts to",
         }
+        help_texts = {
+            "repeated_compaction_count": "",
+            "thrash_compactions": "",
+            "thrash_window_calls": "",
+            "near_overflow_percent": "",
+        }
         widgets = {"email_recipients": forms.TextInput(attrs={"placeholder": "oncall@example.com"})}
 
     def clean_email_recipients(self) -> str:

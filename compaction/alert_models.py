@@ -54,13 +54,19 @@ class AlertSettings(models.Model):
 
     project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="alert_settings")
     repeated_compaction_count = models.PositiveIntegerField(
-        default=3, validators=[MinValueValidator(1)], help_text="Compactions per session."
+        default=3,
+        validators=[MinValueValidator(1)],
+        help_text="N: alert when a session compacts this many times.",
     )
     thrash_compactions = models.PositiveIntegerField(
-        default=2, validators=[MinValueValidator(2)], help_text="K compactions..."
+        default=2,
+        validators=[MinValueValidator(2)],
+        help_text="K: alert when this many compactions come...",
     )
     thrash_window_calls = models.PositiveIntegerField(
-        default=20, validators=[MinValueValidator(1)], help_text="...within W model calls."
+        default=20,
+        validators=[MinValueValidator(1)],
+        help_text="...within W model calls of each other.",
     )
     near_overflow_percent = models.PositiveIntegerField(
         default=95,

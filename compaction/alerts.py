@@ -7,11 +7,12 @@ analysis into the engine's inputs and saves what it finds.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from compaction import services, webhooks
@@ -28,6 +29,7 @@ from sessions.errors import BadRequest, Conflict
 from sessions.models import AgentSession, Project
 
 LOST_KINDS = engine.LOST_KINDS
+logger = logging.getLogger(__name__)
 
 
 def alert_thresholds(*, project: Project | int) -> engine.Thresholds:
@@ -154,8 +156,15 @@ def alerts_evaluate_session(*, session_id: int) -> list[Alert]:
     if analysis is None:
         return []
     session = analysis.session
-    inputs = alert_inputs(session=session, analysis=analysis)
-    findings = engine.evaluate(inputs, alert_thresholds(project=session.project_id))
+    try:
+        inputs = alert_inputs(session=session, analysis=analysis)
+        findings = engine.evaluate(inputs, alert_thresholds(project=session.project_id))
+    except DatabaseError:
+        raise  # infrastructure: the analysis task retries
+    except Exception:
+        # A rule bug must not undo or fail the analysis it follows; the log says which.
+        logger.exception("alert rules failed on session %s", session_id)
+        return []
     with transaction.atomic():
         return [_finding_save(session=session, finding=f) for f in findings]
 

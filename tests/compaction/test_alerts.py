@@ -169,6 +169,14 @@ def test_project_thresholds_apply() -> None:
     assert "repeated_compaction" in rules_of(session)
 
 
+def test_a_rule_that_raises_leaves_the_analysis_done_and_logs_it(caplog) -> None:
+    with mock.patch.object(alerts.engine, "evaluate", side_effect=ZeroDivisionError("boom")):
+        session = analysed_session(compactions=THREE)
+    assert session.analysis.status == "done"
+    assert not Alert.objects.filter(session=session).exists()
+    assert f"alert rules failed on session {session.pk}" in caplog.text
+
+
 @pytest.mark.skipif(not AUTO.exists(), reason="shared corpus not mounted")
 def test_a_real_claude_code_session_with_one_healthy_auto_compaction_raises_no_alert() -> None:
     claude_code_import(project=make_project(), paths=[AUTO])

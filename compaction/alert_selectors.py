@@ -27,10 +27,13 @@ from compaction.alert_models import (
     SEVERITY_RANK,
     Alert,
     AlertRule,
+    AlertSettings,
     AlertSeverity,
     AlertState,
 )
-from compaction.models import CompactionSpan, SpanOrigin
+from compaction.engine import alerts as engine
+from compaction.engine.messages import Orphan
+from compaction.models import CompactionSpan, ReplayRun, SpanOrigin
 from sessions.errors import BadRequest, NotFound
 from sessions.models import AgentSession, Project
 
@@ -219,3 +222,69 @@ def sessions_with_alerts(
             Exists(Alert.objects.filter(session=OuterRef("pk"), state=AlertState.OPEN))
         )
     return sessions
+
+
+def alert_thresholds(*, project: Project | int) -> engine.Thresholds:
+    """The project's thresholds, or the engine defaults when it has none saved."""
+    project_id = project if isinstance(project, int) else project.pk
+    found = AlertSettings.objects.filter(project_id=project_id).first()
+    return found.thresholds() if found else engine.Thresholds()
+
+
+def lost_facts(span: CompactionSpan) -> tuple[engine.LostFact, ...]:
+    return tuple(
+        engine.LostFact(str(item.get("kind")), str(item.get("text")), item.get("seq"))
+        for item in span.retention
+        if not item.get("kept") and item.get("kind") in engine.LOST_KINDS
+    )
+
+
+def replay_alert_findings(run: ReplayRun) -> list[engine.AlertFinding]:
+    """What the rules would have said about a replayed run: computed, never stored or sent."""
+    spans = CompactionSpan.objects.filter(replay=run).order_by("index")
+    compactions = tuple(
+        engine.Compaction(
+            seq=span.seq,
+            stage=span.stage,
+            trigger=span.trigger,
+            tokens_before=span.tokens_before,
+            tokens_after=span.tokens_after,
+            failed=span.failed,
+            failure_reason=span.failure_reason,
+            lost=lost_facts(span),
+            orphans_after=tuple(
+                Orphan(o["kind"], o["tool_use_id"], o["seq"])
+                for o in (span.details.get("pairs") or {}).get("orphans", [])
+            ),
+            summary=span.summary,
+        )
+        for span in spans
+    )
+    inputs = engine.SessionInputs(
+        context_window=int(run.policy.get("context_window") or 200_000),
+        calls=tuple(
+            engine.Call(p["seq"], p["context_tokens"], bool(p.get("estimated"))) for p in run.curve
+        ),
+        compactions=compactions,
+    )
+    return engine.evaluate(inputs, alert_thresholds(project=run.session.project_id))
+
+
+@dataclass(frozen=True)
+class RuleComparison:
+    rule: str
+    label: str
+    observed: Alert | None
+    replayed: engine.AlertFinding | None
+
+
+def replay_alert_comparison(run: ReplayRun) -> list[RuleComparison]:
+    """Per rule that fired on either side: the session's alert and the replay's finding."""
+    observed = {a.rule: a for a in Alert.objects.filter(session_id=run.session_id)}
+    replayed = {f.rule: f for f in replay_alert_findings(run)}
+    labels = dict(AlertRule.choices)
+    return [
+        RuleComparison(rule, labels[rule], observed.get(rule), replayed.get(rule))
+        for rule in engine.RULES
+        if rule in observed or rule in replayed
+    ]

@@ -15,27 +15,19 @@ from typing import Any
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from compaction import services, webhooks
+from compaction import alert_selectors, services, webhooks
 from compaction.alert_models import (
     Alert,
     AlertEvent,
     AlertEventKind,
-    AlertSettings,
     AlertState,
 )
 from compaction.engine import alerts as engine
 from compaction.models import AnalysisStatus, CompactionSpan, SessionAnalysis, SpanOrigin
 from sessions.errors import BadRequest, Conflict
-from sessions.models import AgentSession, Project
+from sessions.models import AgentSession
 
-LOST_KINDS = engine.LOST_KINDS
 logger = logging.getLogger(__name__)
-
-
-def alert_thresholds(*, project: Project | int) -> engine.Thresholds:
-    project_id = project if isinstance(project, int) else project.pk
-    found = AlertSettings.objects.filter(project_id=project_id).first()
-    return found.thresholds() if found else engine.Thresholds()
 
 
 def alert_inputs(*, session: AgentSession, analysis: SessionAnalysis) -> engine.SessionInputs:
@@ -59,11 +51,7 @@ def alert_inputs(*, session: AgentSession, analysis: SessionAnalysis) -> engine.
                 tokens_after=span.tokens_after,
                 failed=span.failed,
                 failure_reason=span.failure_reason,
-                lost=tuple(
-                    engine.LostFact(str(item.get("kind")), str(item.get("text")), item.get("seq"))
-                    for item in span.retention
-                    if not item.get("kept") and item.get("kind") in LOST_KINDS
-                ),
+                lost=alert_selectors.lost_facts(span),
                 orphans_after=engine.orphans_after(
                     messages,
                     seq=span.seq,
@@ -158,7 +146,9 @@ def alerts_evaluate_session(*, session_id: int) -> list[Alert]:
     session = analysis.session
     try:
         inputs = alert_inputs(session=session, analysis=analysis)
-        findings = engine.evaluate(inputs, alert_thresholds(project=session.project_id))
+        findings = engine.evaluate(
+            inputs, alert_selectors.alert_thresholds(project=session.project_id)
+        )
     except DatabaseError:
         raise  # infrastructure: the analysis task retries
     except Exception:

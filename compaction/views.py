@@ -12,7 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from compaction import charts, selectors, services
+from compaction import alert_selectors, charts, selectors, services
 from compaction.forms import ExperimentForm, PolicyForm
 from compaction.models import CompactionSpan, ReplayRun
 from sessions import selectors as session_selectors
@@ -234,6 +234,7 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
             ],
         ),
         comparison=_comparison(run),
+        alert_comparison=alert_selectors.replay_alert_comparison(run),
     )
     return context
 

@@ -145,6 +145,7 @@ class AlertEventKind(models.TextChoices):
     ACKNOWLEDGED = "acknowledged", "Acknowledged"
     RESOLVED = "resolved", "Resolved"
     MUTED = "muted", "Muted"
+    UNMUTED = "unmuted", "Mute expired"
     ASSIGNED = "assigned", "Assigned"
     COMMENTED = "commented", "Commented"
 

@@ -259,3 +259,22 @@ def alerts_acknowledge(*, alert_ids: Sequence[int], actor: Any = None) -> int:
             continue
         done += 1
     return done
+
+
+def alerts_unmute_expired() -> int:
+    """Put alerts whose mute has run out back in the queue (open). Returns how many."""
+    now = timezone.now()
+    done = 0
+    expired = Alert.objects.filter(state=AlertState.MUTED, muted_until__lte=now)
+    for alert_id in expired.values_list("pk", flat=True):
+        with transaction.atomic():
+            alert = Alert.objects.select_for_update().get(pk=alert_id)
+            if alert.state != AlertState.MUTED or (alert.muted_until or now) > now:
+                continue  # changed since the query
+            alert.state = AlertState.OPEN
+            alert.muted_until = None
+            alert.updated_at = now
+            alert.save()
+            _event(alert, AlertEventKind.UNMUTED, before=AlertState.MUTED)
+            done += 1
+    return done

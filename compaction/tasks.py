@@ -8,7 +8,7 @@ from celery import Task, group
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from compaction import services, webhooks
+from compaction import alerts, services, webhooks
 from config.celery import app
 
 TRANSIENT = (OperationalError, InterfaceError)
@@ -45,3 +45,8 @@ def webhook_deliver(self: Task[Any, None], delivery_id: int) -> None:
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=5)
 def alert_email_send(alert_id: int, event: str) -> None:
     webhooks.alert_email_send(alert_id=alert_id, event=event)
+
+
+@app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
+def alerts_unmute_expired() -> int:
+    return alerts.alerts_unmute_expired()

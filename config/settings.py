@@ -157,6 +157,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "compaction.tasks.replay_runs_requeue_stuck",
         "schedule": env_int("REPLAY_REQUEUE_EVERY_SECONDS", 60),
     },
+    "unmute-expired-alerts": {
+        "task": "compaction.tasks.alerts_unmute_expired",
+        "schedule": env_int("ALERT_UNMUTE_EVERY_SECONDS", 60),
+    },
 }
 
 # Compaction and replay. A running replay silent for this long is presumed dead and requeued.

@@ -225,6 +225,19 @@ def test_mute_needs_a_future_time_and_expires_into_a_reopen_on_new_evidence() ->
         assert [k for k, _ in history(alert)] == ["opened", "muted", "updated", "reopened"]
 
 
+def test_an_expired_mute_puts_the_alert_back_in_the_queue() -> None:
+    with time_machine.travel(NOW, tick=False):
+        alert = open_alert()
+        alerts.alert_mute(alert_id=alert.pk, until=NOW + timedelta(hours=1))
+        assert alerts.alerts_unmute_expired() == 0
+    with time_machine.travel(NOW + timedelta(hours=1, seconds=1), tick=False):
+        assert alerts.alerts_unmute_expired() == 1
+        assert alerts.alerts_unmute_expired() == 0
+    alert.refresh_from_db()
+    assert (alert.state, alert.muted_until) == (AlertState.OPEN, None)
+    assert history(alert)[-1] == ("unmuted", "open")
+
+
 def test_assign_comment_and_bulk_acknowledge() -> None:
     first, second = open_alert(), open_alert()
     user = make_user(project=first.project)

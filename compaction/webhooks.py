@@ -61,6 +61,11 @@ def webhook_create(
     )
 
 
+def slack_escape(text: str) -> str:
+    """Trace text in a Slack message: no mentions (<!channel>) or links of its own."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def alert_url(alert: Alert) -> str:
     return f"{settings.SITE_URL.rstrip('/')}/alerts/{alert.pk}/"
 
@@ -70,8 +75,8 @@ def payload(*, alert: Alert, event: str, format: str) -> dict[str, Any]:
         return {
             "text": (
                 f"[{alert.severity}] {alert.get_rule_display()} {event} on session "
-                f"{alert.session.external_id} ({alert.project.name}): {alert.title} "
-                f"<{alert_url(alert)}|open>"
+                f"{slack_escape(alert.session.external_id)} ({slack_escape(alert.project.name)}): "
+                f"{slack_escape(alert.title)} <{alert_url(alert)}|open>"
             )
         }
     return {

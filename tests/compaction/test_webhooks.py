@@ -116,6 +116,12 @@ def test_slack_format_is_a_text_message() -> None:
     assert "[warning] Repeated compaction opened on session" in body["text"]
 
 
+def test_slack_text_cannot_ping_the_channel() -> None:
+    assert webhooks.slack_escape("<!channel> & <http://x|y>") == (
+        "&lt;!channel&gt; &amp; &lt;http://x|y&gt;"
+    )
+
+
 def test_email_goes_through_the_mail_backend(django_capture_on_commit_callbacks) -> None:
     project = make_project()
     AlertSettings.objects.create(project=project, email_recipients="oncall@example.com")

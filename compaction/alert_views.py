@@ -153,6 +153,7 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
     span = alert_selectors.alert_span_links([alert]).get(alert.pk)
     context = {
         "alert": alert,
+        "numbers": [(k.replace("_", " "), v) for k, v in alert.evidence["numbers"].items()],
         "span_pk": span,
         "events": alert.events.select_related("actor"),
         "can_triage": has_role(request.user, alert.project_id, Role.ENGINEER),

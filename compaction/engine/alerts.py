@@ -330,10 +330,12 @@ def _lost(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
         "critical",
         f"{_plural(len(lost), 'constraint')} lost by compaction: {lost[0][1].text[:80]}",
         _evidence(
-            calls=sorted({f.seq for _, f in lost if f.seq is not None}),
             spans=spans,
             numbers={"lost": len(lost)},
-            items=[f"@{c.seq} {f.kind}: {f.text}" for c, f in lost],
+            items=[
+                f"@{c.seq} {f.kind}{'' if f.seq is None else f' (from #{f.seq})'}: {f.text}"
+                for c, f in lost
+            ],
             seq=spans[0],
         ),
     )

@@ -112,6 +112,21 @@ def test_walk_the_triage_queue(logged_in: Page, live_server, project: Project) -
     span = troubled.compaction_spans.get(seq=40)
     page.wait_for_url(f"**/sessions/{troubled.pk}/spans/{span.pk}/")
 
+    # The alert's own page: mute it until tomorrow, then resolve it with a reason.
+    alert = Alert.objects.get(session=troubled, rule="lost_constraint")
+    page.goto(f"{live_server.url}/alerts/{alert.pk}/")
+    expect(page.locator(".evidence-items")).to_contain_text("do not change the public API")
+    page.get_by_label("Mute until").fill("2099-01-01T09:00")
+    page.get_by_role("button", name="Mute").click()
+    expect(page.locator(".flash")).to_contain_text("Alert muted.")
+    page.get_by_label("Resolve with a reason").fill("summary template now keeps constraints")
+    page.get_by_role("button", name="Resolve").click()
+    expect(page.locator(".notice")).to_contain_text("summary template now keeps constraints")
+    expect(page.locator("table.history tbody tr")).to_have_count(4)
+    shot(page, "alert-detail.png")
+    alert.refresh_from_db()
+    assert alert.state == AlertState.RESOLVED
+
 
 def test_project_settings_page(page: Page, live_server, project: Project) -> None:
     admin = get_user_model().objects.create_user(username="lead", password="correct-horse-battery")

@@ -165,8 +165,8 @@ def test_lost_constraint_names_the_lost_rule_and_ignores_lost_paths():
         ),
     )
     finding = by_rule(SessionInputs(WINDOW, calls(1000), (span,)), "lost_constraint")
-    assert finding.evidence["items"] == ["@12 constraint: Do not change the public API."]
-    assert finding.evidence["calls"] == [0]
+    assert finding.evidence["items"] == ["@12 constraint (from #0): Do not change the public API."]
+    assert finding.evidence["calls"] == []
     assert finding.evidence["seq"] == 12
     only_path = Compaction(12, lost=(LostFact("path", "billing/api.py", 2),))
     assert rules(SessionInputs(WINDOW, calls(1000), (only_path,))) == []

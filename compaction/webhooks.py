@@ -11,10 +11,11 @@ import hmac
 import json
 import logging
 import math
+import urllib.error
+import urllib.request
 from functools import partial
 from typing import Any
 
-import httpx
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
@@ -113,6 +114,30 @@ def alert_announce(*, alert: Alert, event: str) -> list[WebhookDelivery]:
     return deliveries
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is an answer, not an instruction: a signed POST is never re-sent elsewhere."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+def _post(url: str, *, body: bytes, headers: dict[str, str]) -> tuple[int | None, str]:
+    """One POST with the standard library: (status code or None, error text or "")."""
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")  # noqa: S310
+    try:
+        with _OPENER.open(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as response:
+            return response.status, ""
+    except urllib.error.HTTPError as exc:
+        text = exc.read(200).decode("utf-8", "replace")
+        return exc.code, f"HTTP {exc.code}: {text}"
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return None, f"{type(exc).__name__}: {reason}"[:500]
+
+
 def webhook_delivery_attempt(*, delivery_id: int, final: bool = False) -> bool:
     """POST the delivery once and log the attempt. True when delivered or nothing to do.
 
@@ -128,21 +153,7 @@ def webhook_delivery_attempt(*, delivery_id: int, final: bool = False) -> bool:
         SIGNATURE_HEADER: signature(secret=delivery.webhook.secret, body=body),
         DELIVERY_HEADER: str(delivery.delivery_id),
     }
-    status_code: int | None = None
-    error = ""
-    try:
-        response = httpx.post(
-            delivery.webhook.url,
-            content=body,
-            headers=headers,
-            timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
-            follow_redirects=False,
-        )
-        status_code = response.status_code
-        if not 200 <= status_code < 300:
-            error = f"HTTP {status_code}: {response.text[:200]}"
-    except httpx.HTTPError as exc:
-        error = f"{type(exc).__name__}: {exc}"[:500]
+    status_code, error = _post(delivery.webhook.url, body=body, headers=headers)
     ok = not error
     now = timezone.now()
     delivery.attempts += 1

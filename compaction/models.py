@@ -203,3 +203,13 @@ class CompactionSpan(models.Model):
         if not self.tokens_before or self.tokens_after is None:
             return None
         return self.tokens_after / self.tokens_before
+
+
+# Alert models live in their own module; importing them here registers them with the app.
+from compaction.alert_models import (  # noqa: E402, F401
+    Alert,
+    AlertEvent,
+    AlertSettings,
+    Webhook,
+    WebhookDelivery,
+)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from celery import group
+from typing import Any
+
+from celery import Task, group
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from compaction import services
+from compaction import alerts, services, webhooks
 from config.celery import app
 
 TRANSIENT = (OperationalError, InterfaceError)
@@ -29,3 +32,21 @@ def replay_runs_requeue_stuck() -> int:
 def experiment_fan_out(run_ids: list[int]) -> None:
     """One task per replay run; the last run to finish aggregates the experiment."""
     group(replay_run_execute.si(run_id) for run_id in run_ids).apply_async()
+
+
+@app.task(bind=True, acks_late=True, max_retries=settings.WEBHOOK_MAX_ATTEMPTS - 1)
+def webhook_deliver(self: Task[Any, None], delivery_id: int) -> None:
+    """One POST per run; a failed one is retried after 1x, 2x, 4x... the backoff base."""
+    final = self.request.retries >= settings.WEBHOOK_MAX_ATTEMPTS - 1
+    if not webhooks.webhook_delivery_attempt(delivery_id=delivery_id, final=final):
+        raise self.retry(countdown=webhooks.webhook_backoff(attempt=self.request.retries + 1))
+
+
+@app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=5)
+def alert_email_send(alert_id: int, event: str) -> None:
+    webhooks.alert_email_send(alert_id=alert_id, event=event)
+
+
+@app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
+def alerts_unmute_expired() -> int:
+    return alerts.alerts_unmute_expired()

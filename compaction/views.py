@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from compaction import charts, selectors, services
+from compaction import alert_selectors, charts, selectors, services
 from compaction.engine import sections
 from compaction.engine.names import Stage
 from compaction.forms import ExperimentForm, PolicyForm
@@ -170,6 +170,7 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
         ),
         health=health,
         comparison=_comparison(run, health),
+        alert_comparison=alert_selectors.replay_alert_comparison(run),
     )
     return context
 

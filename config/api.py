@@ -17,6 +17,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 
+from compaction import alerts_api
 from compaction import api as compaction_api
 from sessions import api as sessions_api
 from sessions import auth, import_api, wire
@@ -114,3 +115,4 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 api.add_router("/", sessions_api.router)
 api.add_router("/", compaction_api.router)
 api.add_router("/", import_api.router)
+api.add_router("/", alerts_api.router)

@@ -157,6 +157,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "compaction.tasks.replay_runs_requeue_stuck",
         "schedule": env_int("REPLAY_REQUEUE_EVERY_SECONDS", 60),
     },
+    "unmute-expired-alerts": {
+        "task": "compaction.tasks.alerts_unmute_expired",
+        "schedule": env_int("ALERT_UNMUTE_EVERY_SECONDS", 60),
+    },
 }
 
 # Compaction and replay. A running replay silent for this long is presumed dead and requeued.
@@ -189,6 +193,15 @@ MODEL_PRICES: dict[str, dict[str, float]] = {
     "claude-3-5-haiku": _HAIKU_3_5,
     **env_json_object("SAWTOOTH_MODEL_PRICES", {}),
 }
+
+# Alerts: webhook deliveries retry with exponential backoff (base, 2x, 4x...), e-mail goes
+# through Django's mail backend (console by default), links point at SITE_URL.
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+WEBHOOK_BACKOFF_SECONDS = env_int("WEBHOOK_BACKOFF_SECONDS", 30)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "sawtooth@localhost")
 
 LOGGING = {
     "version": 1,

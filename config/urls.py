@@ -15,4 +15,5 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("sessions.urls")),
     path("", include("compaction.urls")),
+    path("", include("compaction.alert_urls")),
 ]

@@ -10,7 +10,7 @@ from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from compaction import charts
+from compaction import alert_selectors, charts
 from compaction import selectors as compaction_selectors
 from compaction.engine.analysis import DEFAULT_WINDOW
 from compaction.engine.messages import is_prompt, message_from_wire
@@ -68,6 +68,9 @@ def session_list(request: HttpRequest) -> HttpResponse:
     form = SessionFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
     sessions = selectors.session_search(projects=projects, filters=filters)
+    sessions = alert_selectors.sessions_with_alerts(
+        sessions, only_with_open=filters.get("problems") == "alerts"
+    )
     page = Paginator(sessions, SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
     project_choices = list(projects.order_by("name")[:200])
     rows = []

@@ -46,5 +46,6 @@ def test_the_replay_page_says_a_turns_only_policy_overflowed_and_the_default_hel
 
     start_replay(logged_in, form_url, fallback=True)
     expect(logged_in.locator("#replay-verdict")).to_contain_text("Healthy.")
-    row = logged_in.get_by_role("row", name="Calls over the window")
+    differences = logged_in.locator("section[aria-labelledby=diff-h]")
+    row = differences.get_by_role("row", name="Calls over the window")
     expect(row).to_contain_text("0")

@@ -1,0 +1,87 @@
+"""Forms for the alert pages: project thresholds, a new webhook, and triage actions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from compaction.alert_models import AlertRule, AlertSettings, WebhookFormat
+
+
+class AlertSettingsForm(forms.ModelForm[AlertSettings]):
+    disabled_rules = forms.MultipleChoiceField(
+        required=False,
+        choices=AlertRule.choices,
+        widget=forms.CheckboxSelectMultiple,
+        label="Rules switched off",
+    )
+
+    class Meta:
+        model = AlertSettings
+        fields = [
+            "repeated_compaction_count",
+            "thrash_compactions",
+            "thrash_window_calls",
+            "near_overflow_percent",
+            "disabled_rules",
+            "email_recipients",
+        ]
+        labels = {
+            "repeated_compaction_count": "Repeated compaction: N compactions per session",
+            "thrash_compactions": "Thrash: K compactions",
+            "thrash_window_calls": "Thrash: within W model calls",
+            "near_overflow_percent": "Near overflow: % of the window",
+            "email_recipients": "E-mail new and reopened alerts to",
+        }
+        help_texts = {
+            "repeated_compaction_count": "",
+            "thrash_compactions": "",
+            "thrash_window_calls": "",
+            "near_overflow_percent": "",
+        }
+        widgets = {"email_recipients": forms.TextInput(attrs={"placeholder": "oncall@example.com"})}
+
+    def clean_email_recipients(self) -> str:
+        value: str = self.cleaned_data.get("email_recipients") or ""
+        field = forms.EmailField()
+        addresses = [a.strip() for a in value.split(",") if a.strip()]
+        for address in addresses:
+            field.clean(address)
+        return ", ".join(addresses)
+
+
+class WebhookForm(forms.Form):
+    url = forms.URLField(label="URL", max_length=500, assume_scheme="https")
+    secret = forms.CharField(min_length=16, max_length=200, widget=forms.PasswordInput)
+    format = forms.ChoiceField(choices=WebhookFormat.choices, initial="json")
+    rules = forms.MultipleChoiceField(
+        required=False,
+        choices=AlertRule.choices,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: every rule.",
+    )
+
+
+class ResolveForm(forms.Form):
+    reason = forms.CharField(max_length=2000)
+
+
+class MuteForm(forms.Form):
+    until = forms.DateTimeField(widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+
+
+class CommentForm(forms.Form):
+    text = forms.CharField(max_length=4000, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class AssignForm(forms.Form):
+    assignee: forms.ModelChoiceField[Any] = forms.ModelChoiceField(
+        queryset=None, required=False, empty_label="Nobody"
+    )
+
+    def __init__(self, *args: Any, users: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["assignee"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = users

@@ -1,0 +1,262 @@
+"""The triage pages: the alert queue, one alert, the nav count, and project alert settings.
+
+Reads go through compaction/alert_selectors.py; every change goes through a service in
+compaction/alerts.py (or webhooks.py) after the one role check in sessions/access.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages as flash
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from compaction import alert_charts, alert_selectors, alerts, webhooks
+from compaction.alert_forms import (
+    AlertSettingsForm,
+    AssignForm,
+    CommentForm,
+    MuteForm,
+    ResolveForm,
+    WebhookForm,
+)
+from compaction.alert_models import (
+    Alert,
+    AlertRule,
+    AlertSettings,
+    AlertSeverity,
+    AlertState,
+    Webhook,
+    WebhookDelivery,
+)
+from sessions import selectors as session_selectors
+from sessions.access import has_role, require_role
+from sessions.errors import BadRequest, Conflict, NotFound
+from sessions.models import Project, Role
+
+ALERTS_PER_PAGE = 50
+CHART_DAYS = (14, 30)
+
+
+def _projects(request: HttpRequest) -> Any:
+    return session_selectors.projects_for_user(request.user)
+
+
+def _alert(request: HttpRequest, pk: int) -> Alert:
+    try:
+        return alert_selectors.alert_get(projects=_projects(request), pk=pk)
+    except NotFound:
+        raise Http404("No such alert in your projects") from None
+
+
+def _back(request: HttpRequest, default: str) -> str:
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return target
+    return default
+
+
+def _admin_projects(request: HttpRequest, projects: Any) -> list[Project]:
+    if getattr(request.user, "is_superuser", False):
+        return list(projects.order_by("name")[:10])
+    return list(
+        projects.filter(memberships__user__pk=request.user.pk, memberships__role=Role.ADMIN)
+        .order_by("name")
+        .distinct()[:10]
+    )
+
+
+@login_required
+@require_GET
+def alert_list(request: HttpRequest) -> HttpResponse:
+    projects = _projects(request)
+    params = request.GET.copy()
+    if "state" not in params:
+        params["state"] = AlertState.OPEN  # the queue opens on what needs someone
+    error = ""
+    try:
+        filters = alert_selectors.AlertFilters.parse(params)
+    except BadRequest as exc:
+        error, filters = exc.message, alert_selectors.AlertFilters(state=AlertState.OPEN)
+    found = alert_selectors.alerts_filtered(projects=projects, filters=filters)
+    page = Paginator(found, ALERTS_PER_PAGE).get_page(request.GET.get("page"))
+    rows = list(page.object_list)
+    spans = alert_selectors.alert_span_links(rows)
+    days = 30 if request.GET.get("days") == "30" else 14
+    counts = alert_selectors.alerts_per_day(projects=projects, days=days)
+    query = params.copy()
+    query.pop("page", None)
+    context = {
+        "page": page,
+        "rows": [(a, spans.get(a.pk)) for a in rows],
+        "filters": filters,
+        "error": error,
+        "rules": AlertRule.choices,
+        "states": AlertState.choices,
+        "severities": AlertSeverity.choices,
+        "sorts": list(alert_selectors.SORTS),
+        "projects": list(projects.order_by("name")[:200]),
+        "assignees": alert_selectors.assignee_names(projects=projects),
+        "days": days,
+        "chart_days": CHART_DAYS,
+        "figure": alert_charts.alerts_per_day(counts, labels=dict(AlertRule.choices)),
+        "extra_query": query.urlencode(),
+        "here": request.get_full_path(),
+        "settings_projects": _admin_projects(request, projects),
+    }
+    return render(request, "compaction/alert_list.html", context)
+
+
+@login_required
+@require_POST
+def alerts_acknowledge(request: HttpRequest) -> HttpResponse:
+    """Bulk acknowledge: only alerts in projects where the user may triage."""
+    ids = [int(v) for v in request.POST.getlist("alert") if v.isdigit()]
+    allowed = [
+        a.pk
+        for a in Alert.objects.filter(project__in=_projects(request), pk__in=ids)
+        if has_role(request.user, a.project_id, Role.ENGINEER)
+    ]
+    done = alerts.alerts_acknowledge(alert_ids=allowed, actor=request.user)
+    if ids and not allowed:
+        flash.error(request, "Acknowledging needs the engineer role in the project.")
+    else:
+        flash.success(request, f"Acknowledged {done} alert{'s' if done != 1 else ''}.")
+    return redirect(_back(request, "alerts:list"))
+
+
+@login_required
+@require_GET
+def alert_count(request: HttpRequest) -> HttpResponse:
+    count = alert_selectors.open_alert_count(projects=_projects(request))
+    return render(request, "compaction/alert_list.html#nav-count", {"open_alert_count": count})
+
+
+def _members(alert: Alert) -> Any:
+    return (
+        get_user_model()
+        .objects.filter(memberships__project=alert.project_id)
+        .order_by("username")
+        .distinct()
+    )
+
+
+@login_required
+def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    alert = _alert(request, pk)
+    span = alert_selectors.alert_span_links([alert]).get(alert.pk)
+    context = {
+        "alert": alert,
+        "numbers": [(k.replace("_", " "), v) for k, v in alert.evidence["numbers"].items()],
+        "span_pk": span,
+        "events": alert.events.select_related("actor"),
+        "can_triage": has_role(request.user, alert.project_id, Role.ENGINEER),
+        "resolve_form": ResolveForm(),
+        "mute_form": MuteForm(),
+        "comment_form": CommentForm(),
+        "assign_form": AssignForm(users=_members(alert), initial={"assignee": alert.assignee_id}),
+        "deliveries": alert.deliveries.select_related("webhook")[:20],
+    }
+    return render(request, "compaction/alert_detail.html", context)
+
+
+@login_required
+@require_POST
+def alert_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    alert = _alert(request, pk)
+    require_role(request.user, alert.project_id, Role.ENGINEER)
+    user = request.user
+    try:
+        if action == "acknowledge":
+            alerts.alert_acknowledge(alert_id=alert.pk, actor=user)
+        elif action == "resolve":
+            reason = request.POST.get("reason", "")[:2000]
+            alerts.alert_resolve(alert_id=alert.pk, reason=reason, actor=user)
+        elif action == "mute":
+            mute = MuteForm(request.POST)
+            if not mute.is_valid():
+                raise BadRequest("until: give a date and time")
+            alerts.alert_mute(alert_id=alert.pk, until=mute.cleaned_data["until"], actor=user)
+        elif action == "assign":
+            assign = AssignForm(request.POST, users=_members(alert))
+            if not assign.is_valid():
+                raise BadRequest("assignee: not a member of this project")
+            alerts.alert_assign(
+                alert_id=alert.pk, assignee=assign.cleaned_data["assignee"], actor=user
+            )
+        elif action == "comment":
+            alerts.alert_comment(alert_id=alert.pk, text=request.POST.get("text", ""), actor=user)
+        else:
+            raise Http404("No such action")
+    except (BadRequest, Conflict) as exc:
+        flash.error(request, exc.message)
+    else:
+        flash.success(request, f"Alert {action}{'d' if action.endswith('e') else 'ed'}.")
+    return redirect("alerts:detail", alert.pk)
+
+
+# --- project settings ----------------------------------------------------------------------
+
+
+def _project(request: HttpRequest, pk: int) -> Project:
+    project: Project | None = _projects(request).filter(pk=pk).first()
+    if project is None:
+        raise Http404("No such project")
+    require_role(request.user, project, Role.ADMIN)
+    return project
+
+
+@login_required
+def project_settings(request: HttpRequest, pk: int) -> HttpResponse:
+    project = _project(request, pk)
+    current = AlertSettings.objects.filter(project=project).first() or AlertSettings(
+        project=project
+    )
+    form = AlertSettingsForm(
+        request.POST if request.POST.get("form") == "thresholds" else None, instance=current
+    )
+    hook_form = WebhookForm(request.POST if request.POST.get("form") == "webhook" else None)
+    if request.method == "POST" and request.POST.get("form") == "thresholds" and form.is_valid():
+        form.save()
+        flash.success(request, "Alert thresholds saved; they apply from the next analysis.")
+        return redirect("alerts:project-settings", project.pk)
+    if request.method == "POST" and request.POST.get("form") == "webhook" and hook_form.is_valid():
+        data = hook_form.cleaned_data
+        try:
+            webhooks.webhook_create(
+                project=project,
+                url=data["url"],
+                secret=data["secret"],
+                format=data["format"],
+                rules=list(data["rules"]),
+            )
+        except BadRequest as exc:
+            hook_form.add_error(None, exc.message)
+        else:
+            flash.success(request, "Webhook added.")
+            return redirect("alerts:project-settings", project.pk)
+    context = {
+        "project": project,
+        "form": form,
+        "hook_form": hook_form,
+        "hooks": Webhook.objects.filter(project=project),
+        "deliveries": WebhookDelivery.objects.filter(webhook__project=project).select_related(
+            "webhook", "alert"
+        )[:30],
+    }
+    return render(request, "compaction/project_settings.html", context)
+
+
+@login_required
+@require_POST
+def webhook_delete(request: HttpRequest, pk: int, hook_pk: int) -> HttpResponse:
+    project = _project(request, pk)
+    Webhook.objects.filter(project=project, pk=hook_pk).delete()
+    flash.success(request, "Webhook removed.")
+    return redirect("alerts:project-settings", project.pk)

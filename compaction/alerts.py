@@ -1,0 +1,280 @@
+"""Writes for alerts: evaluate a session's rules and keep one alert per rule, then the
+triage lifecycle (acknowledge, resolve, mute, assign, comment), each change recorded.
+
+The rules themselves live in compaction/engine/alerts.py; this module only loads the stored
+analysis into the engine's inputs and saves what it finds.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db import DatabaseError, transaction
+from django.utils import timezone
+
+from compaction import alert_selectors, services, webhooks
+from compaction.alert_models import (
+    Alert,
+    AlertEvent,
+    AlertEventKind,
+    AlertState,
+)
+from compaction.engine import alerts as engine
+from compaction.models import AnalysisStatus, CompactionSpan, SessionAnalysis, SpanOrigin
+from sessions.errors import BadRequest, Conflict
+from sessions.models import AgentSession
+
+logger = logging.getLogger(__name__)
+
+
+def alert_inputs(*, session: AgentSession, analysis: SessionAnalysis) -> engine.SessionInputs:
+    """The engine's view of a session: its calls, observed compactions and error notices."""
+    spans = list(
+        CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED)
+        .select_related("event")
+        .order_by("index")
+    )
+    messages = services.engine_messages(session)
+    compactions = []
+    for i, span in enumerate(spans):
+        until = spans[i + 1].seq if i + 1 < len(spans) else None
+        beside = bool(span.summary) and (span.event is None or span.event.summary_seq is None)
+        compactions.append(
+            engine.Compaction(
+                seq=span.seq,
+                stage=span.stage,
+                trigger=span.trigger,
+                tokens_before=span.tokens_before,
+                tokens_after=span.tokens_after,
+                failed=span.failed,
+                failure_reason=span.failure_reason,
+                lost=alert_selectors.lost_facts(span),
+                orphans_after=engine.orphans_after(
+                    messages,
+                    seq=span.seq,
+                    replaced_from=span.replaced_from_seq,
+                    replaced_to=span.replaced_to_seq,
+                    until=until,
+                    summary_beside=beside,
+                ),
+                summary=span.summary,
+            )
+        )
+    return engine.SessionInputs(
+        context_window=session.context_window or services.DEFAULT_WINDOW,
+        calls=tuple(
+            engine.Call(p["seq"], p["context_tokens"], bool(p.get("estimated")))
+            for p in analysis.curve
+        ),
+        compactions=tuple(compactions),
+        context_length_errors=tuple(engine.context_length_errors(messages)),
+    )
+
+
+def _event(
+    alert: Alert, kind: str, *, actor: Any = None, before: str = "", comment: str = ""
+) -> AlertEvent:
+    return AlertEvent.objects.create(
+        alert=alert,
+        actor=actor if getattr(actor, "is_authenticated", False) else None,
+        kind=kind,
+        from_state=before,
+        to_state=alert.state,
+        comment=comment,
+        created_at=alert.updated_at,
+    )
+
+
+def _finding_save(*, session: AgentSession, finding: engine.AlertFinding) -> Alert:
+    now = timezone.now()
+    alert, created = Alert.objects.get_or_create(
+        session=session,
+        rule=finding.rule,
+        defaults={
+            "project_id": session.project_id,
+            "severity": finding.severity,
+            "title": finding.title[:300],
+            "evidence": finding.evidence,
+            "opened_at": now,
+            "updated_at": now,
+        },
+    )
+    if created:
+        _event(alert, AlertEventKind.OPENED, comment=finding.title)
+        webhooks.alert_announce(alert=alert, event="opened")
+        return alert
+    alert = Alert.objects.select_for_update().get(pk=alert.pk)
+    if alert.evidence == finding.evidence and alert.severity == finding.severity:
+        return alert  # the same evidence again: re-analysis changes nothing
+    before = alert.state
+    mute_over = alert.state == AlertState.MUTED and (
+        alert.muted_until is None or alert.muted_until <= now
+    )
+    reopen = alert.state == AlertState.RESOLVED or mute_over
+    alert.severity = finding.severity
+    alert.title = finding.title[:300]
+    alert.evidence = finding.evidence
+    alert.updated_at = now
+    if reopen:
+        alert.state = AlertState.OPEN
+        alert.resolution = ""
+        alert.muted_until = None
+    alert.save()
+    kind = AlertEventKind.REOPENED if reopen else AlertEventKind.UPDATED
+    _event(alert, kind, before=before, comment=finding.title)
+    if reopen:
+        webhooks.alert_announce(alert=alert, event="reopened")
+    return alert
+
+
+def alerts_evaluate_session(*, session_id: int) -> list[Alert]:
+    """Run the rules on the session's current analysis and upsert one alert per finding.
+
+    Does nothing until the analysis is done. Safe to repeat: the same evidence changes
+    nothing, new evidence updates the open alert, and a resolved one is reopened.
+    """
+    analysis = (
+        SessionAnalysis.objects.filter(session_id=session_id, status=AnalysisStatus.DONE)
+        .select_related("session")
+        .first()
+    )
+    if analysis is None:
+        return []
+    session = analysis.session
+    try:
+        inputs = alert_inputs(session=session, analysis=analysis)
+        findings = engine.evaluate(
+            inputs, alert_selectors.alert_thresholds(project=session.project_id)
+        )
+    except DatabaseError:
+        raise  # infrastructure: the analysis task retries
+    except Exception:
+        # A rule bug must not undo or fail the analysis it follows; the log says which.
+        logger.exception("alert rules failed on session %s", session_id)
+        return []
+    with transaction.atomic():
+        return [_finding_save(session=session, finding=f) for f in findings]
+
+
+# --- lifecycle ---------------------------------------------------------------------------
+
+
+def _change(
+    *,
+    alert_id: int,
+    actor: Any,
+    kind: str,
+    allowed: Iterable[str],
+    comment: str = "",
+    **fields: Any,
+) -> Alert:
+    with transaction.atomic():
+        alert = Alert.objects.select_for_update().get(pk=alert_id)
+        if alert.state not in allowed:
+            raise Conflict(f"alert {alert.pk}: cannot be {kind} while {alert.state}")
+        before = alert.state
+        for name, value in fields.items():
+            setattr(alert, name, value)
+        alert.updated_at = timezone.now()
+        alert.save()
+        _event(alert, kind, actor=actor, before=before, comment=comment)
+    return alert
+
+
+def alert_acknowledge(*, alert_id: int, actor: Any = None) -> Alert:
+    return _change(
+        alert_id=alert_id,
+        actor=actor,
+        kind=AlertEventKind.ACKNOWLEDGED,
+        allowed=(AlertState.OPEN,),
+        state=AlertState.ACKNOWLEDGED,
+    )
+
+
+def alert_resolve(*, alert_id: int, reason: str, actor: Any = None) -> Alert:
+    reason = reason.strip()
+    if not reason:
+        raise BadRequest("reason: required; say why the alert is resolved")
+    return _change(
+        alert_id=alert_id,
+        actor=actor,
+        kind=AlertEventKind.RESOLVED,
+        allowed=(AlertState.OPEN, AlertState.ACKNOWLEDGED, AlertState.MUTED),
+        comment=reason,
+        state=AlertState.RESOLVED,
+        resolution=reason,
+        muted_until=None,
+    )
+
+
+def alert_mute(*, alert_id: int, until: datetime, actor: Any = None) -> Alert:
+    if timezone.is_naive(until):
+        raise BadRequest("until: give a time zone, like 2026-12-01T18:00:00Z")
+    if until <= timezone.now():
+        raise BadRequest("until: must be in the future")
+    return _change(
+        alert_id=alert_id,
+        actor=actor,
+        kind=AlertEventKind.MUTED,
+        allowed=(AlertState.OPEN, AlertState.ACKNOWLEDGED, AlertState.MUTED),
+        comment=f"until {until.isoformat()}",
+        state=AlertState.MUTED,
+        muted_until=until,
+    )
+
+
+def alert_assign(*, alert_id: int, assignee: Any, actor: Any = None) -> Alert:
+    name = assignee.get_username() if assignee is not None else "nobody"
+    return _change(
+        alert_id=alert_id,
+        actor=actor,
+        kind=AlertEventKind.ASSIGNED,
+        allowed=tuple(AlertState.values),
+        comment=f"assigned to {name}",
+        assignee=assignee,
+    )
+
+
+def alert_comment(*, alert_id: int, text: str, actor: Any = None) -> AlertEvent:
+    text = text.strip()
+    if not text:
+        raise BadRequest("comment: empty")
+    with transaction.atomic():
+        alert = Alert.objects.select_for_update().get(pk=alert_id)
+        alert.updated_at = timezone.now()
+        alert.save(update_fields=["updated_at"])
+        return _event(alert, AlertEventKind.COMMENTED, actor=actor, comment=text)
+
+
+def alerts_acknowledge(*, alert_ids: Sequence[int], actor: Any = None) -> int:
+    """Acknowledge every open alert among ``alert_ids``; the others are left as they are."""
+    done = 0
+    for alert_id in sorted(set(alert_ids)):
+        try:
+            alert_acknowledge(alert_id=alert_id, actor=actor)
+        except (Conflict, Alert.DoesNotExist):
+            continue
+        done += 1
+    return done
+
+
+def alerts_unmute_expired() -> int:
+    """Put alerts whose mute has run out back in the queue (open). Returns how many."""
+    now = timezone.now()
+    done = 0
+    expired = Alert.objects.filter(state=AlertState.MUTED, muted_until__lte=now)
+    for alert_id in expired.values_list("pk", flat=True):
+        with transaction.atomic():
+            alert = Alert.objects.select_for_update().get(pk=alert_id)
+            if alert.state != AlertState.MUTED or (alert.muted_until or now) > now:
+                continue  # changed since the query
+            alert.state = AlertState.OPEN
+            alert.muted_until = None
+            alert.updated_at = now
+            alert.save()
+            _event(alert, AlertEventKind.UNMUTED, before=AlertState.MUTED)
+            done += 1
+    return done

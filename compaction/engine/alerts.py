@@ -1,0 +1,491 @@
+"""Alert rules over one session's analysis: what an on-call engineer must hear about.
+
+Pure: plain dataclasses in, :class:`AlertFinding` out. The app builds :class:`SessionInputs`
+from its stored analysis and spans, calls :func:`evaluate` once, and stores the findings; a
+replay can call the same function to show what the rules would have said.
+
+Rules and their default thresholds (:class:`Thresholds`):
+
+- ``repeated_compaction``: N or more compactions in the session (3);
+- ``compaction_thrash``: K compactions within W model calls (2 within 20);
+- ``failed_splice``: the span verdict (reported error, empty summary, barely shrank);
+- ``near_overflow``: a call at or above X of the window but not over it (95 %);
+- ``overflow``: a call over the window, or a context-length error in the trace;
+- ``lost_constraint``: a probe or an extracted rule that a compaction lost;
+- ``orphan_pairs``: the context after a compaction holds half a tool pair;
+- ``personal_data``: a summary holds personal data. The detector is not here: pass any
+  callable as ``personal_data=`` (the privacy detectors plug in there) and each hit in a
+  compaction summary becomes evidence, masked.
+
+Light steps (``microcompact``, ``clear_tool_results``) clear old tool output by design; they
+do not count as compactions for the repeated and thrash rules, and shrinking little is not a
+failure for them.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypedDict
+
+from compaction.engine.evals import BARELY_CHANGED_WARNING
+from compaction.engine.messages import Message, Orphan, TextBlock, check_pairs
+
+Severity = Literal["info", "warning", "critical"]
+
+RULES: tuple[str, ...] = (
+    "repeated_compaction",
+    "compaction_thrash",
+    "failed_splice",
+    "near_overflow",
+    "overflow",
+    "lost_constraint",
+    "orphan_pairs",
+    "personal_data",
+)
+SEVERITIES: tuple[Severity, ...] = ("info", "warning", "critical")
+LIGHT_STAGES = frozenset({"microcompact", "clear_tool_results"})
+LOST_KINDS = frozenset({"probe", "constraint"})
+
+
+class AlertEvidence(TypedDict):
+    """What an alert points at, stored as JSON beside it.
+
+    ``calls``: seqs of the model calls involved; ``spans``: seqs of the compactions involved;
+    ``numbers``: the figures the rule compared; ``items``: one line per concrete thing (a lost
+    rule, an orphan id, a reason); ``seq``: where to open the session chart.
+    """
+
+    seq: int | None
+    calls: list[int]
+    spans: list[int]
+    numbers: dict[str, float]
+    items: list[str]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One model call: the context it saw, ``estimated`` when the trace gave no usage."""
+
+    seq: int
+    context_tokens: int
+    estimated: bool = False
+
+
+@dataclass(frozen=True)
+class LostFact:
+    kind: str
+    text: str
+    seq: int | None = None
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """One observed (or replayed) compaction, with what the span evals found."""
+
+    seq: int
+    stage: str = "summarize"
+    trigger: str = ""
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    failed: bool = False
+    failure_reason: str = ""
+    lost: tuple[LostFact, ...] = ()
+    orphans_after: tuple[Orphan, ...] = ()
+    summary: str = ""
+
+    @property
+    def light(self) -> bool:
+        return self.stage in LIGHT_STAGES
+
+
+@dataclass(frozen=True)
+class ContextLengthError:
+    """A message in the trace that reports the API refused a too-long prompt."""
+
+    seq: int
+    text: str
+
+
+@dataclass(frozen=True)
+class SessionInputs:
+    context_window: int
+    calls: tuple[Call, ...] = ()
+    compactions: tuple[Compaction, ...] = ()
+    context_length_errors: tuple[ContextLengthError, ...] = ()
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    repeated_compaction_count: int = 3
+    thrash_compactions: int = 2
+    thrash_window_calls: int = 20
+    near_overflow_fill: float = 0.95
+    disabled: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        if self.repeated_compaction_count < 1:
+            raise ValueError("repeated_compaction_count: must be at least 1")
+        if self.thrash_compactions < 2:
+            raise ValueError("thrash_compactions: must be at least 2")
+        if self.thrash_window_calls < 1:
+            raise ValueError("thrash_window_calls: must be at least 1")
+        if not 0 < self.near_overflow_fill <= 1:
+            raise ValueError("near_overflow_fill: must be above 0 and at most 1")
+        unknown = sorted(set(self.disabled) - set(RULES))
+        if unknown:
+            raise ValueError(f"disabled: unknown rule {unknown[0]!r}")
+
+
+@dataclass(frozen=True)
+class AlertFinding:
+    rule: str
+    severity: Severity
+    title: str
+    evidence: AlertEvidence
+
+
+@dataclass(frozen=True)
+class PersonalDataHit:
+    """One personal identifier a detector found, already masked (never the raw value)."""
+
+    kind: str
+    masked: str
+
+
+PersonalDataDetector = Callable[[str], Iterable[PersonalDataHit]]
+
+
+def _evidence(
+    *,
+    calls: Sequence[int] = (),
+    spans: Sequence[int] = (),
+    numbers: dict[str, float] | None = None,
+    items: Sequence[str] = (),
+    seq: int | None = None,
+) -> AlertEvidence:
+    first = seq
+    if first is None:
+        first = calls[0] if calls else (spans[0] if spans else None)
+    return {
+        "seq": first,
+        "calls": list(calls),
+        "spans": list(spans),
+        "numbers": dict(numbers or {}),
+        "items": list(items),
+    }
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _counted(inputs: SessionInputs) -> list[Compaction]:
+    return [c for c in inputs.compactions if not c.light]
+
+
+def _repeated(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
+    counted = _counted(inputs)
+    if len(counted) < t.repeated_compaction_count:
+        return None
+    severity: Severity = (
+        "critical" if len(counted) >= 2 * t.repeated_compaction_count else "warning"
+    )
+    return AlertFinding(
+        "repeated_compaction",
+        severity,
+        f"Compacted {len(counted)} times in one session",
+        _evidence(
+            spans=[c.seq for c in counted],
+            numbers={"compactions": len(counted), "threshold": t.repeated_compaction_count},
+        ),
+    )
+
+
+def _thrash(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
+    counted = _counted(inputs)
+    call_seqs = sorted(c.seq for c in inputs.calls)
+    # How many calls the agent had made when each compaction happened.
+    at = [bisect_left(call_seqs, c.seq) for c in counted]
+    k = t.thrash_compactions
+    runs = [
+        (i, at[i + k - 1] - at[i])
+        for i in range(len(counted) - k + 1)
+        if at[i + k - 1] - at[i] <= t.thrash_window_calls
+    ]
+    if not runs:
+        return None
+    start, gap = min(runs, key=lambda r: r[1])
+    tight = counted[start : start + k]
+    involved = sorted({c.seq for i, _ in runs for c in counted[i : i + k]})
+    between = [s for s in call_seqs if tight[0].seq <= s < tight[-1].seq]
+    return AlertFinding(
+        "compaction_thrash",
+        "warning",
+        f"{k} compactions within {_plural(gap, 'model call')}: the window refills at once",
+        _evidence(
+            calls=between,
+            spans=involved,
+            numbers={
+                "calls_between": gap,
+                "compactions": k,
+                "window_calls": t.thrash_window_calls,
+            },
+            seq=tight[0].seq,
+        ),
+    )
+
+
+def _failure_reasons(c: Compaction) -> list[str]:
+    """Why a compaction failed, or [] when it did not (a light step may shrink little)."""
+    if not c.failed:
+        return []
+    reasons = [r for r in c.failure_reason.split("; ") if r]
+    if c.light:
+        return [r for r in reasons if r != BARELY_CHANGED_WARNING]
+    return reasons or ["failed"]
+
+
+def _failed(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
+    failed = [(c, r) for c in inputs.compactions if (r := _failure_reasons(c))]
+    if not failed:
+        return None
+    first = failed[0][0]
+    numbers: dict[str, float] = {"failed": len(failed)}
+    if first.tokens_before is not None and first.tokens_after is not None:
+        numbers["tokens_before"] = first.tokens_before
+        numbers["tokens_after"] = first.tokens_after
+    return AlertFinding(
+        "failed_splice",
+        "critical",
+        f"{_plural(len(failed), 'compaction')} failed: {failed[0][1][0]}",
+        _evidence(
+            spans=[c.seq for c, _ in failed],
+            numbers=numbers,
+            items=[f"@{c.seq}: {r}" for c, reasons in failed for r in reasons],
+        ),
+    )
+
+
+def _near_overflow(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
+    window = inputs.context_window
+    floor = t.near_overflow_fill * window
+    near = [c for c in inputs.calls if floor <= c.context_tokens <= window]
+    if not near or window <= 0:
+        return None
+    peak = max(near, key=lambda c: c.context_tokens)
+    return AlertFinding(
+        "near_overflow",
+        "warning",
+        f"{_plural(len(near), 'call')} at {peak.context_tokens / window:.0%} of the window",
+        _evidence(
+            calls=[c.seq for c in near],
+            numbers={
+                "peak_tokens": peak.context_tokens,
+                "context_window": window,
+                "peak_fill": round(peak.context_tokens / window, 4),
+                "threshold_fill": t.near_overflow_fill,
+            },
+            items=["estimated"] if peak.estimated else [],
+            seq=peak.seq,
+        ),
+    )
+
+
+def _overflow(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
+    window = inputs.context_window
+    over = [c for c in inputs.calls if c.context_tokens > window]
+    errors = inputs.context_length_errors
+    if not over and not errors:
+        return None
+    numbers: dict[str, float] = {"context_window": window, "errors": len(errors)}
+    if over:
+        peak = max(over, key=lambda c: c.context_tokens)
+        numbers["peak_tokens"] = peak.context_tokens
+        title = f"{_plural(len(over), 'call')} over the window ({peak.context_tokens:,} tokens)"
+    else:
+        title = f"The API refused a too-long prompt ({_plural(len(errors), 'error')})"
+    calls = sorted({c.seq for c in over} | {e.seq for e in errors})
+    return AlertFinding(
+        "overflow",
+        "critical",
+        title,
+        _evidence(
+            calls=calls,
+            numbers=numbers,
+            items=[f"@{e.seq}: {e.text[:200]}" for e in errors],
+        ),
+    )
+
+
+def _lost(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
+    lost = [(c, f) for c in inputs.compactions for f in c.lost if f.kind in LOST_KINDS]
+    if not lost:
+        return None
+    spans = sorted({c.seq for c, _ in lost})
+    return AlertFinding(
+        "lost_constraint",
+        "critical",
+        f"{_plural(len(lost), 'constraint')} lost by compaction: {lost[0][1].text[:80]}",
+        _evidence(
+            spans=spans,
+            numbers={"lost": len(lost)},
+            items=[
+                f"@{c.seq} {f.kind}{'' if f.seq is None else f' (from #{f.seq})'}: {f.text}"
+                for c, f in lost
+            ],
+            seq=spans[0],
+        ),
+    )
+
+
+def _orphans(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
+    bad = [(c, o) for c in inputs.compactions for o in c.orphans_after]
+    if not bad:
+        return None
+    spans = sorted({c.seq for c, _ in bad})
+    return AlertFinding(
+        "orphan_pairs",
+        "critical",
+        f"{_plural(len(bad), 'tool block')} without its pair after compaction",
+        _evidence(
+            calls=sorted({o.seq for _, o in bad}),
+            spans=spans,
+            numbers={"orphans": len(bad)},
+            items=[f"@{o.seq} {o.kind} {o.tool_use_id} without its other half" for _, o in bad],
+            seq=spans[0],
+        ),
+    )
+
+
+def _personal(inputs: SessionInputs, detector: PersonalDataDetector | None) -> AlertFinding | None:
+    if detector is None:
+        return None
+    hits = [(c, h) for c in inputs.compactions if c.summary for h in detector(c.summary)]
+    if not hits:
+        return None
+    kinds = sorted({h.kind for _, h in hits})
+    return AlertFinding(
+        "personal_data",
+        "critical",
+        f"A compaction summary holds personal data ({', '.join(kinds)})",
+        _evidence(
+            spans=sorted({c.seq for c, _ in hits}),
+            numbers={"hits": len(hits)},
+            items=[f"@{c.seq} {h.kind}: {h.masked}" for c, h in hits],
+        ),
+    )
+
+
+_RULES: dict[str, Callable[[SessionInputs, Thresholds], AlertFinding | None]] = {
+    "repeated_compaction": _repeated,
+    "compaction_thrash": _thrash,
+    "failed_splice": _failed,
+    "near_overflow": _near_overflow,
+    "overflow": _overflow,
+    "lost_constraint": _lost,
+    "orphan_pairs": _orphans,
+}
+
+
+def evaluate(
+    inputs: SessionInputs,
+    thresholds: Thresholds | None = None,
+    *,
+    personal_data: PersonalDataDetector | None = None,
+) -> list[AlertFinding]:
+    """Every rule that fires on the session, at most one finding per rule, in RULES order.
+
+    >>> calls = (Call(1, 120_000), Call(3, 30_000), Call(5, 125_000), Call(7, 31_000))
+    >>> inputs = SessionInputs(200_000, calls, (Compaction(2), Compaction(6)))
+    >>> [f.rule for f in evaluate(inputs)]
+    ['compaction_thrash']
+    >>> evaluate(inputs, Thresholds(repeated_compaction_count=2))[0].evidence["spans"]
+    [2, 6]
+    """
+    t = thresholds or Thresholds()
+    found = []
+    for rule in RULES:
+        if rule in t.disabled:
+            continue
+        check = _RULES.get(rule)
+        finding = check(inputs, t) if check else _personal(inputs, personal_data)
+        if finding is not None:
+            found.append(finding)
+    return found
+
+
+# What the Anthropic, OpenAI and Claude Code error texts say when a prompt is over the window.
+CONTEXT_LENGTH_ERROR = re.compile(
+    r"prompt is too long|context[_ ]length[_ ]exceeded|maximum context length"
+    r"|exceed(?:s|ed)? (?:the )?context (?:limit|window)",
+    re.IGNORECASE,
+)
+# An error notice is short; a long text that mentions the phrase is a discussion of it.
+ERROR_TEXT_MAX = 1000
+
+
+def context_length_errors(messages: Iterable[Message]) -> list[ContextLengthError]:
+    """Short assistant or system texts that report a too-long prompt (tool output is skipped:
+    it is whatever the agent read, such as source code that mentions the error).
+
+    >>> from compaction.engine.messages import TextBlock
+    >>> ms = [Message(4, "assistant", (TextBlock("API Error: 400 prompt is too long"),))]
+    >>> [e.seq for e in context_length_errors(ms)]
+    [4]
+    """
+    found = []
+    for m in messages:
+        if m.role == "user":
+            continue
+        for block in m.content:
+            text = getattr(block, "text", None)
+            if (
+                isinstance(text, str)
+                and len(text) <= ERROR_TEXT_MAX
+                and CONTEXT_LENGTH_ERROR.search(text)
+            ):
+                found.append(ContextLengthError(m.seq, text.strip()))
+                break
+    return found
+
+
+def orphans_after(
+    messages: Sequence[Message],
+    *,
+    seq: int,
+    replaced_from: int | None = None,
+    replaced_to: int | None = None,
+    until: int | None = None,
+    summary_beside: bool = False,
+) -> tuple[Orphan, ...]:
+    """Half tool pairs in what the model saw after the compaction at ``seq``.
+
+    That context is the kept head (before ``replaced_from``), the summary when it was reported
+    beside the trace (``summary_beside``; otherwise it is the message at ``seq``), the kept
+    tail (after ``replaced_to``), then the messages from ``seq`` up to ``until``. No replaced
+    range means everything before ``seq`` was replaced.
+
+    >>> from compaction.engine.messages import ToolResultBlock, ToolUseBlock
+    >>> ms = [Message(0, "assistant", (ToolUseBlock("t1", "ls", {}),)),
+    ...       Message(1, "user", (ToolResultBlock("t1", "a.py"),)),
+    ...       Message(2, "user", (TextBlock("Summary"),)),
+    ...       Message(3, "user", (ToolResultBlock("t1", "a.py"),))]
+    >>> [(o.kind, o.seq) for o in orphans_after(ms, seq=2)]
+    [('tool_result', 3)]
+    """
+    head: list[Message] = []
+    tail: list[Message] = []
+    after: list[Message] = []
+    for m in messages:
+        if m.seq >= seq:
+            if until is None or m.seq < until:
+                after.append(m)
+        elif replaced_from is not None and m.seq < replaced_from:
+            head.append(m)
+        elif replaced_from is not None and replaced_to is not None and m.seq > replaced_to:
+            tail.append(m)
+    summary = [Message(seq, "user", (TextBlock("(summary)"),))] if summary_beside else []
+    return tuple(check_pairs([*head, *summary, *tail, *after]))

@@ -1,0 +1,195 @@
+"""Announcing alerts: signed webhook deliveries with retries, and the optional e-mail.
+
+A delivery row is written in the same transaction as the alert change, and its task is
+queued on commit; the task makes one attempt and Celery retries it with exponential backoff.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import math
+import urllib.error
+import urllib.request
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.utils import timezone
+
+from compaction import tasks
+from compaction.alert_models import (
+    Alert,
+    AlertSettings,
+    DeliveryStatus,
+    Webhook,
+    WebhookDelivery,
+    WebhookFormat,
+)
+from compaction.engine.alerts import RULES
+from sessions.errors import BadRequest
+from sessions.models import Project
+
+logger = logging.getLogger(__name__)
+
+SIGNATURE_HEADER = "X-Sawtooth-Signature"
+DELIVERY_HEADER = "X-Sawtooth-Delivery"
+
+
+def signature(*, secret: str, body: bytes) -> str:
+    """``sha256=<hex HMAC-SHA256 of the raw body>``, the value of X-Sawtooth-Signature."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def webhook_create(
+    *, project: Project, url: str, secret: str, format: str = "json", rules: list[str] | None = None
+) -> Webhook:
+    if not url.startswith(("http://", "https://")):
+        raise BadRequest(f"url: expected an http:// or https:// address, got {url!r}")
+    if len(secret) < 16:
+        raise BadRequest("secret: use at least 16 characters")
+    if format not in WebhookFormat.values:
+        raise BadRequest(f"format: expected one of {', '.join(WebhookFormat.values)}")
+    unknown = [r for r in rules or [] if r not in RULES]
+    if unknown:
+        raise BadRequest(f"rules: unknown rule {unknown[0]!r}; known: {', '.join(RULES)}")
+    return Webhook.objects.create(
+        project=project, url=url, secret=secret, format=format, rules=list(rules or [])
+    )
+
+
+def slack_escape(text: str) -> str:
+    """Trace text in a Slack message: no mentions (<!channel>) or links of its own."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def alert_url(alert: Alert) -> str:
+    return f"{settings.SITE_URL.rstrip('/')}/alerts/{alert.pk}/"
+
+
+def payload(*, alert: Alert, event: str, format: str) -> dict[str, Any]:
+    if format == WebhookFormat.SLACK:
+        return {
+            "text": (
+                f"[{alert.severity}] {alert.get_rule_display()} {event} on session "
+                f"{slack_escape(alert.session.external_id)} ({slack_escape(alert.project.name)}): "
+                f"{slack_escape(alert.title)} <{alert_url(alert)}|open>"
+            )
+        }
+    return {
+        "event": f"alert.{event}",
+        "alert": {
+            "id": alert.pk,
+            "rule": alert.rule,
+            "severity": alert.severity,
+            "state": alert.state,
+            "project": alert.project.name,
+            "session": alert.session.external_id,
+            "title": alert.title,
+            "evidence": alert.evidence,
+            "opened_at": alert.opened_at.isoformat(),
+            "updated_at": alert.updated_at.isoformat(),
+            "url": alert_url(alert),
+        },
+    }
+
+
+def alert_announce(*, alert: Alert, event: str) -> list[WebhookDelivery]:
+    """Queue one delivery per interested webhook (and the e-mail) once the change commits."""
+    alert = Alert.objects.select_related("project", "session").get(pk=alert.pk)
+    deliveries = []
+    for hook in Webhook.objects.filter(project=alert.project_id, active=True):
+        if not hook.wants(alert.rule):
+            continue
+        body = json.dumps(payload(alert=alert, event=event, format=hook.format))
+        delivery = WebhookDelivery.objects.create(webhook=hook, alert=alert, event=event, body=body)
+        transaction.on_commit(partial(tasks.webhook_deliver.delay, delivery.pk))
+        deliveries.append(delivery)
+    if AlertSettings.objects.filter(project=alert.project_id).exclude(email_recipients="").exists():
+        transaction.on_commit(partial(tasks.alert_email_send.delay, alert.pk, event))
+    return deliveries
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is an answer, not an instruction: a signed POST is never re-sent elsewhere."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+def _post(url: str, *, body: bytes, headers: dict[str, str]) -> tuple[int | None, str]:
+    """One POST with the standard library: (status code or None, error text or "")."""
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")  # noqa: S310
+    try:
+        with _OPENER.open(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as response:
+            return response.status, ""
+    except urllib.error.HTTPError as exc:
+        text = exc.read(200).decode("utf-8", "replace")
+        return exc.code, f"HTTP {exc.code}: {text}"
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return None, f"{type(exc).__name__}: {reason}"[:500]
+
+
+def webhook_delivery_attempt(*, delivery_id: int, final: bool = False) -> bool:
+    """POST the delivery once and log the attempt. True when delivered or nothing to do.
+
+    ``final`` marks the delivery failed when this attempt fails too (the last retry).
+    """
+    delivery = WebhookDelivery.objects.select_related("webhook").get(pk=delivery_id)
+    if delivery.status != DeliveryStatus.PENDING:
+        return True  # a redelivered task: already finished
+    body = delivery.body.encode()
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "Sawtooth-Webhook/1",
+        SIGNATURE_HEADER: signature(secret=delivery.webhook.secret, body=body),
+        DELIVERY_HEADER: str(delivery.delivery_id),
+    }
+    status_code, error = _post(delivery.webhook.url, body=body, headers=headers)
+    ok = not error
+    now = timezone.now()
+    delivery.attempts += 1
+    delivery.log = [
+        *delivery.log,
+        {"at": now.isoformat(), "status_code": status_code, "error": error},
+    ]
+    delivery.last_status_code = status_code
+    delivery.last_error = error
+    if ok or final:
+        delivery.status = DeliveryStatus.DELIVERED if ok else DeliveryStatus.FAILED
+        delivery.finished_at = now
+    delivery.save()
+    if not ok:
+        logger.warning("webhook delivery %s attempt %s: %s", delivery.pk, delivery.attempts, error)
+    return ok
+
+
+def webhook_backoff(*, attempt: int) -> float:
+    """Seconds before retry number ``attempt`` (1-based): base, 2 x base, 4 x base, ..."""
+    base = float(settings.WEBHOOK_BACKOFF_SECONDS)
+    return min(math.ldexp(base, attempt - 1), 3600.0)
+
+
+def alert_email_send(*, alert_id: int, event: str) -> int:
+    alert = Alert.objects.select_related("project", "session").get(pk=alert_id)
+    found = AlertSettings.objects.filter(project=alert.project_id).first()
+    recipients = found.email_list if found else []
+    if not recipients:
+        return 0
+    return send_mail(
+        subject=f"[Sawtooth] {alert.get_severity_display()}: {alert.title}"[:200],
+        message=(
+            f"{alert.get_rule_display()} {event} on session {alert.session.external_id} "
+            f"in {alert.project.name}.\n\n{alert.title}\n\n{alert_url(alert)}\n"
+        ),
+        from_email=None,
+        recipient_list=recipients,
+    )

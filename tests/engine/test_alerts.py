@@ -1,0 +1,268 @@
+"""Alert rules: each fires on a session built to trip it and stays quiet on healthy ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction.engine import alerts
+from compaction.engine.alerts import (
+    Call,
+    Compaction,
+    ContextLengthError,
+    LostFact,
+    PersonalDataHit,
+    SessionInputs,
+    Thresholds,
+    evaluate,
+)
+from compaction.engine.claude_code import parse_transcript
+from compaction.engine.evals import BARELY_CHANGED_WARNING
+from compaction.engine.messages import (
+    Message,
+    Orphan,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from compaction.engine.tokens import observed_curve
+from tests.importers.corpus import AUTO, MANUAL
+
+WINDOW = 200_000
+
+
+def calls(*sizes: int, start: int = 1, step: int = 2) -> tuple[Call, ...]:
+    return tuple(Call(start + i * step, size) for i, size in enumerate(sizes))
+
+
+def rules(inputs: SessionInputs, thresholds: Thresholds | None = None) -> list[str]:
+    return [f.rule for f in evaluate(inputs, thresholds)]
+
+
+def by_rule(inputs: SessionInputs, rule: str, thresholds: Thresholds | None = None):
+    (finding,) = [f for f in evaluate(inputs, thresholds) if f.rule == rule]
+    return finding
+
+
+def test_a_quiet_session_raises_nothing():
+    assert evaluate(SessionInputs(WINDOW, calls(10_000, 20_000, 30_000))) == []
+
+
+def test_repeated_compaction_fires_at_the_threshold_and_not_below():
+    # Compactions far apart (50 calls between), so thrash stays quiet.
+    many = calls(*[50_000] * 200)
+    two = SessionInputs(WINDOW, many, (Compaction(101), Compaction(201)))
+    three = SessionInputs(WINDOW, many, (Compaction(101), Compaction(201), Compaction(301)))
+    assert rules(two) == []
+    finding = by_rule(three, "repeated_compaction")
+    assert finding.severity == "warning"
+    assert finding.title == "Compacted 3 times in one session"
+    assert finding.evidence["spans"] == [101, 201, 301]
+    assert finding.evidence["numbers"] == {"compactions": 3, "threshold": 3}
+    assert finding.evidence["seq"] == 101
+    assert rules(two, Thresholds(repeated_compaction_count=2)) == ["repeated_compaction"]
+
+
+def test_twice_the_threshold_is_critical():
+    spans = tuple(Compaction(100 * i) for i in range(1, 7))
+    finding = by_rule(SessionInputs(WINDOW, calls(*[1000] * 400), spans), "repeated_compaction")
+    assert finding.severity == "critical"
+
+
+def test_light_steps_do_not_count_as_compactions():
+    spans = tuple(Compaction(10 * i, stage="microcompact") for i in range(1, 6))
+    assert rules(SessionInputs(WINDOW, calls(*[1000] * 40), spans)) == []
+
+
+def test_thrash_counts_model_calls_between_compactions():
+    # Calls at seqs 1, 3, 5, ... ; a compaction at seq s follows the calls before it.
+    seq_calls = calls(*[50_000] * 60)
+    near = SessionInputs(WINDOW, seq_calls, (Compaction(10), Compaction(30)))  # 10 calls apart
+    far = SessionInputs(WINDOW, seq_calls, (Compaction(10), Compaction(60)))  # 25 calls apart
+    finding = by_rule(near, "compaction_thrash")
+    assert finding.evidence["numbers"]["calls_between"] == 10
+    assert finding.evidence["spans"] == [10, 30]
+    assert finding.evidence["calls"] == list(range(11, 30, 2))
+    assert finding.title == "2 compactions within 10 model calls: the window refills at once"
+    assert "compaction_thrash" not in rules(far)
+    assert "compaction_thrash" in rules(far, Thresholds(thrash_window_calls=25))
+    assert "compaction_thrash" not in rules(near, Thresholds(thrash_compactions=3))
+
+
+def test_failed_splice_carries_each_reason():
+    spans = (
+        Compaction(
+            5,
+            tokens_before=150_000,
+            tokens_after=148_000,
+            failed=True,
+            failure_reason=BARELY_CHANGED_WARNING,
+        ),
+        Compaction(9, failed=True, failure_reason="reported error: timeout; empty summary"),
+    )
+    finding = by_rule(SessionInputs(WINDOW, calls(1000), spans), "failed_splice")
+    assert finding.severity == "critical"
+    assert finding.evidence["spans"] == [5, 9]
+    assert finding.evidence["numbers"] == {
+        "failed": 2,
+        "tokens_before": 150_000,
+        "tokens_after": 148_000,
+    }
+    assert finding.evidence["items"] == [
+        f"@5: {BARELY_CHANGED_WARNING}",
+        "@9: reported error: timeout",
+        "@9: empty summary",
+    ]
+    assert finding.title == f"2 compactions failed: {BARELY_CHANGED_WARNING}"
+
+
+def test_a_light_step_that_shrank_little_is_not_a_failed_splice():
+    light = Compaction(5, stage="microcompact", failed=True, failure_reason=BARELY_CHANGED_WARNING)
+    assert rules(SessionInputs(WINDOW, calls(1000), (light,))) == []
+
+
+def test_near_overflow_is_at_or_above_the_fill_and_not_over_the_window():
+    inputs = SessionInputs(WINDOW, calls(100_000, 189_999, 190_000, 199_000))
+    finding = by_rule(inputs, "near_overflow")
+    assert finding.evidence["calls"] == [5, 7]
+    assert finding.evidence["seq"] == 7
+    assert finding.evidence["numbers"]["peak_fill"] == 0.995
+    assert finding.title == "2 calls at 100% of the window"
+    assert rules(inputs) == ["near_overflow"]
+    assert rules(inputs, Thresholds(near_overflow_fill=0.996)) == []
+
+
+def test_overflow_from_a_call_over_the_window_or_an_error_in_the_trace():
+    over = SessionInputs(WINDOW, calls(150_000, 200_001))
+    finding = by_rule(over, "overflow")
+    assert finding.severity == "critical"
+    assert finding.title == "1 call over the window (200,001 tokens)"
+    assert finding.evidence["calls"] == [3]
+    error = SessionInputs(
+        WINDOW, calls(150_000), context_length_errors=(ContextLengthError(4, "Prompt is too long"),)
+    )
+    finding = by_rule(error, "overflow")
+    assert finding.title == "The API refused a too-long prompt (1 error)"
+    assert finding.evidence["items"] == ["@4: Prompt is too long"]
+
+
+def test_context_length_errors_are_read_from_short_notices_not_tool_output():
+    messages = [
+        Message(0, "user", (TextBlock("why does it say prompt is too long?"),)),
+        Message(1, "assistant", (ToolUseBlock("t1", "grep", {}),)),
+        Message(2, "user", (ToolResultBlock("t1", "raise Error('prompt is too long')"),)),
+        Message(3, "assistant", (TextBlock("API Error: 400 prompt is too long: 201000 > 200000"),)),
+        Message(4, "assistant", (TextBlock("x" * 2000 + " maximum context length"),)),
+    ]
+    assert [e.seq for e in alerts.context_length_errors(messages)] == [3]
+
+
+def test_lost_constraint_names_the_lost_rule_and_ignores_lost_paths():
+    span = Compaction(
+        12,
+        lost=(
+            LostFact("constraint", "Do not change the public API.", 0),
+            LostFact("path", "billing/api.py", 2),
+        ),
+    )
+    finding = by_rule(SessionInputs(WINDOW, calls(1000), (span,)), "lost_constraint")
+    assert finding.evidence["items"] == ["@12 constraint (from #0): Do not change the public API."]
+    assert finding.evidence["calls"] == []
+    assert finding.evidence["seq"] == 12
+    only_path = Compaction(12, lost=(LostFact("path", "billing/api.py", 2),))
+    assert rules(SessionInputs(WINDOW, calls(1000), (only_path,))) == []
+
+
+def test_orphan_pairs_after_a_compaction():
+    messages = [
+        Message(0, "user", (TextBlock("go"),)),
+        Message(1, "assistant", (ToolUseBlock("t1", "ls", {}),)),
+        Message(2, "user", (ToolResultBlock("t1", "a.py"),)),
+        Message(3, "user", (TextBlock("This session is being continued..."),)),
+        Message(4, "user", (ToolResultBlock("t1", "a.py"),)),
+    ]
+    orphans = alerts.orphans_after(messages, seq=3)
+    assert orphans == (Orphan("tool_result", "t1", 4),)
+    # Keeping the head (0..2) keeps the pair whole; the dangling result after is still orphaned.
+    kept = alerts.orphans_after(messages, seq=3, replaced_from=3, replaced_to=2)
+    assert kept == (Orphan("tool_result", "t1", 4),)
+    finding = by_rule(
+        SessionInputs(WINDOW, calls(1000), (Compaction(3, orphans_after=orphans),)),
+        "orphan_pairs",
+    )
+    assert finding.evidence["items"] == ["@4 tool_result t1 without its other half"]
+    assert finding.evidence["spans"] == [3]
+
+
+def test_a_summary_reported_beside_the_trace_sits_between_a_kept_tool_use_and_its_result():
+    messages = [
+        Message(0, "assistant", (ToolUseBlock("t1", "ls", {}),)),
+        Message(1, "user", (ToolResultBlock("t1", "a.py"),)),
+    ]
+    assert alerts.orphans_after(messages, seq=1, replaced_from=1, summary_beside=True) == (
+        Orphan("tool_use", "t1", 0),
+        Orphan("tool_result", "t1", 1),
+    )
+
+
+def test_personal_data_is_a_hook_that_stays_silent_without_a_detector():
+    span = Compaction(4, summary="Customer CPF 123.456.789-09")
+
+    def detector(text: str):
+        return [PersonalDataHit("cpf", "***.***.***-09")] if "CPF" in text else []
+
+    inputs = SessionInputs(WINDOW, calls(1000), (span,))
+    assert rules(inputs) == []
+    (finding,) = evaluate(inputs, personal_data=detector)
+    assert finding.rule == "personal_data"
+    assert finding.evidence["items"] == ["@4 cpf: ***.***.***-09"]
+    assert "123.456" not in str(finding)
+
+
+def test_disabled_rules_stay_quiet_and_unknown_ones_are_refused():
+    inputs = SessionInputs(WINDOW, calls(201_000))
+    assert rules(inputs, Thresholds(disabled=frozenset({"overflow"}))) == []
+    with pytest.raises(ValueError, match="disabled: unknown rule 'nope'"):
+        Thresholds(disabled=frozenset({"nope"}))
+    with pytest.raises(ValueError, match="near_overflow_fill"):
+        Thresholds(near_overflow_fill=1.5)
+
+
+def corpus_inputs(path) -> SessionInputs:
+    transcript = parse_transcript(path)
+    curve = observed_curve(transcript.messages, context_window=WINDOW)
+    compactions = []
+    starts = [c.seq for c in transcript.compactions]
+    for i, c in enumerate(transcript.compactions):
+        compactions.append(
+            Compaction(
+                c.seq,
+                stage=c.strategy,
+                trigger=c.trigger,
+                tokens_before=c.tokens_before,
+                tokens_after=c.tokens_after,
+                orphans_after=alerts.orphans_after(
+                    transcript.messages,
+                    seq=c.seq,
+                    replaced_from=c.replaced_from,
+                    replaced_to=c.replaced_to,
+                    until=starts[i + 1] if i + 1 < len(starts) else None,
+                ),
+            )
+        )
+    return SessionInputs(
+        WINDOW,
+        tuple(Call(p.seq, p.context_tokens, p.estimated) for p in curve),
+        tuple(compactions),
+        tuple(alerts.context_length_errors(transcript.messages)),
+    )
+
+
+@pytest.mark.skipif(not AUTO.exists(), reason="shared corpus not mounted")
+@pytest.mark.parametrize("path", [AUTO, MANUAL], ids=["auto", "manual"])
+def test_a_real_claude_code_session_with_one_healthy_compaction_raises_no_alert(path):
+    inputs = corpus_inputs(path)
+    assert len(inputs.compactions) == 1
+    assert max(c.context_tokens for c in inputs.calls) < 0.95 * WINDOW
+    assert evaluate(inputs) == []
+    # The same session does trip the count rule once its threshold is one compaction.
+    assert rules(inputs, Thresholds(repeated_compaction_count=1)) == ["repeated_compaction"]

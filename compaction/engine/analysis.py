@@ -15,7 +15,7 @@ calibration, and a third of the file is docstring examples. Split per recipe if 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -176,7 +176,8 @@ def calibrated_counter(
 
 
 def after_context(messages: Sequence[Message], compaction: ObservedCompaction) -> list[Message]:
-    """What the model saw right after an observed compaction: the summary plus what was kept.
+    """What the model saw right after an observed compaction: the summary plus what was kept,
+    for a compaction taken alone (every message before it counted as still in context).
 
     >>> ms = [Message(i, "user", (TextBlock(f"m{i}"),)) for i in range(4)]
     >>> done = ObservedCompaction(seq=3, trigger="auto", summary="S", replaced_from=0,
@@ -184,26 +185,42 @@ def after_context(messages: Sequence[Message], compaction: ObservedCompaction) -
     >>> [m.text for m in after_context(ms, done)]
     ['m2', 'S']
     """
+    summary = None
+    if compaction.summary_seq is not None:
+        summary = next((m for m in messages if m.seq == compaction.summary_seq), None)
+    return context_after([m for m in messages if m.seq < compaction.seq], compaction, summary)
+
+
+def context_after(
+    before: Sequence[Message], compaction: ObservedCompaction, summary: Message | None = None
+) -> list[Message]:
+    """The context after ``compaction`` from the context just before it: what it did not
+    replace, then its summary (``compaction.summary``, or ``summary``: the trace's own summary
+    message for a harness that writes it into the history).
+
+    >>> ms = [Message(i, "user", (TextBlock(f"m{i}"),)) for i in range(4)]
+    >>> failed = ObservedCompaction(seq=3, trigger="auto", error="prompt too long")
+    >>> [m.text for m in context_after(ms[:3], failed)]
+    ['m0', 'm1', 'm2']
+    """
     start, end = compaction.replaced_from, compaction.replaced_to
     if compaction.error or (
         start is None and not compaction.summary and compaction.summary_seq is None
     ):
         # A compaction that failed, or that wrote no summary and says it replaced nothing,
         # left the context as it was: nothing was dropped, so nothing can have been lost.
-        return [m for m in messages if m.seq < compaction.seq]
+        return list(before)
     kept: list[Message] = []
-    for m in messages:
-        if m.seq >= compaction.seq:
-            break
+    for m in before:
         # An end of 0 reads as open-ended, as it always has (a known quirk, kept as is).
         replaced = start is None or start <= m.seq <= (end or m.seq)
         if not replaced:
             kept.append(m)
     if compaction.summary:
-        summary = (TextBlock(compaction.summary),)
-        kept.append(Message(seq=compaction.seq, role="user", content=summary))
-    elif compaction.summary_seq is not None:
-        kept.extend(m for m in messages if m.seq == compaction.summary_seq)
+        text = (TextBlock(compaction.summary),)
+        kept.append(Message(seq=compaction.seq, role="user", content=text))
+    elif summary is not None:
+        kept.append(summary)
     return kept
 
 
@@ -308,7 +325,9 @@ def _observed_span(
     curve: Sequence[tokens.CurvePoint],
     probes: Sequence[evals.Probe],
     rework: Sequence[evals.ReworkSignal],
-    ledger: evals.FactLedger,
+    before: Sequence[Message],
+    after: Sequence[Message],
+    facts: Sequence[evals.Fact],
 ) -> ObservedSpan:
     point_before, point_after = nearest_points(curve, compaction.seq)
     tokens_before, tokens_after = compaction.tokens_before, compaction.tokens_after
@@ -318,10 +337,10 @@ def _observed_span(
     if tokens_after is None and point_after is not None:
         tokens_after, estimated = point_after.context_tokens, estimated or point_after.estimated
     report = evals.retention(
-        [m for m in messages if m.seq < compaction.seq],
-        after_context(messages, compaction),
+        before,
+        after,
         probes=[p for p in probes if p.seq is None or p.seq < compaction.seq],
-        facts=ledger.facts(before_seq=compaction.seq),
+        facts=facts,
     )
     splice = None
     if tokens_before is not None and tokens_after is not None:
@@ -391,6 +410,41 @@ class Analysis:
         return sparkline(self.curve_dicts())
 
 
+def _chained_contexts(
+    messages: Sequence[Message], compactions: Sequence[ObservedCompaction]
+) -> Iterator[tuple[ObservedCompaction, list[Message], list[Message], list[evals.Fact]]]:
+    """For each compaction in order: the context just before it (what the one before kept,
+    then the messages since), the context after it, and the facts at risk in it.
+
+    A fact is at risk when the model could still see it: it is stated in the context before
+    the compaction (a raw message or an earlier summary), and the session's task always is.
+    A fact an earlier compaction already lost is that compaction's loss, not this one's. The
+    contexts stay as large as a real context window, so the work is linear in the session.
+    """
+    cache = evals.FactCache()  # each message's facts are extracted once for the session
+    task = next((f for m in messages if (f := cache.of(m).task) is not None), None)
+    by_seq = (
+        {m.seq: m for m in messages} if any(c.summary_seq is not None for c in compactions) else {}
+    )
+    context: list[Message] = []
+    shown: set[int] = set()  # seqs of the trace's own summary messages already placed
+    position = 0
+    for compaction in compactions:
+        while position < len(messages) and messages[position].seq < compaction.seq:
+            if messages[position].seq not in shown:
+                context.append(messages[position])
+            position += 1
+        summary = by_seq.get(compaction.summary_seq) if compaction.summary_seq is not None else None
+        after = context_after(context, compaction, summary)
+        if summary is not None:
+            shown.add(summary.seq)
+        facts = evals.extract_facts(context, cache=cache)
+        if task is not None and not any(f.kind == "task" or f.text == task.text for f in facts):
+            facts.insert(0, task)  # said before this context began, and still the goal
+        yield compaction, context, after, facts
+        context = after
+
+
 def analyse(
     messages: Sequence[Message],
     compactions: Sequence[ObservedCompaction],
@@ -416,11 +470,9 @@ def analyse(
     counter = calibrated_counter(messages, compactions)
     curve = tokens.observed_curve(messages, counter, context_window, context_starts=starts)
     rework = evals.rework_signals(messages, starts)
-    ledger = evals.FactLedger()  # facts extracted once per message, not once per compaction
-    ledger.feed(messages)
     spans = tuple(
-        _observed_span(i, c, messages, curve, probes, rework, ledger)
-        for i, c in enumerate(compactions)
+        _observed_span(i, c, messages, curve, probes, rework, before, after, facts)
+        for i, (c, before, after, facts) in enumerate(_chained_contexts(messages, compactions))
     )
     return Analysis(
         message_count=len(messages),

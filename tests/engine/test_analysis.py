@@ -221,3 +221,25 @@ def test_the_experiment_aggregate_groups_runs_by_policy() -> None:
 def test_the_policy_key_names_limits_unit_stages_and_summarizer() -> None:
     key = analysis.policy_key(Policy(unit="step", stages=("drop_turns",)).to_dict())
     assert key == "hard 120,000 · soft 90,000 · keep 6 steps · drop_turns · extractive"
+
+
+def test_each_compaction_is_charged_only_with_what_it_lost() -> None:
+    """Chained contexts: the second summary is judged against what the first one kept."""
+    messages = coding_run(12)  # turn 2 (seq 8) states CONSTRAINT; turn k reads module_k
+    first = summary_compaction(
+        f"Goal: migrate billing to API v2.\n{CONSTRAINT}", seq=24, replaced_from=0, replaced_to=19
+    )
+    second = summary_compaction(
+        "Goal: migrate billing to API v2.", seq=40, replaced_from=20, replaced_to=35
+    )
+    spans = analysis.analyse(messages, [first, second]).spans
+
+    def lost(span: analysis.ObservedSpan, kind: str) -> set[str]:
+        return {f.text for f in span.retention.lost if f.kind == kind}
+
+    assert CONSTRAINT not in lost(spans[0], "constraint")  # the first summary kept it
+    assert CONSTRAINT in lost(spans[1], "constraint")  # ...the second one dropped it
+    # module_1 was read before the first summary, which dropped it: its loss, not the second's
+    assert "billing/module_1.py" in lost(spans[0], "path")
+    assert "billing/module_1.py" not in lost(spans[1], "path")
+    assert "billing/module_6.py" in lost(spans[1], "path")  # read after the first summary

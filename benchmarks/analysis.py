@@ -1,0 +1,130 @@
+"""Benchmark: the analysis of long sessions with many compactions, on PostgreSQL.
+
+For each size (calls and observed compactions, spread evenly, each summarizing what came
+since the one before), a generated coding session (benchmarks/replay.py's generator) is
+ingested, then analysed through the same service the worker runs: load the rows, run the
+engine, store the curve and spans, evaluate the alert rules. Prints one JSON line with the
+seconds per size and the growth per 1,000 calls, which should stay flat (linear cost).
+
+    .venv/bin/python benchmarks/analysis.py [--sizes 5000:75,20000:300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from _scratch import drop_database, fresh_database
+from replay import generate
+
+ROOT = Path(__file__).resolve().parent.parent
+DB_NAME = "sawtooth_bench_analysis"
+SUMMARY = (
+    "Goal: migrate billing to API v2.\nConstraints:\n- Do not change the public API of "
+    "billing/api.py.\nFiles touched: billing/mod_1.py, billing/mod_2.py\nNext steps: continue."
+)
+
+
+def compactions_for(messages: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """``count`` summaries spread over the session, each replacing what the one before kept."""
+    prompts = [
+        m["seq"]
+        for m in messages
+        if m["role"] == "user"
+        and isinstance(m["content"], list)
+        and m["content"]
+        and m["content"][0].get("type") == "text"
+    ]
+    step = max(1, len(prompts) // (count + 1))
+    out = []
+    start = 2
+    for k in range(1, count + 1):
+        seq = prompts[min(k * step, len(prompts) - 1)]
+        if seq - 8 <= start:
+            continue
+        out.append(
+            {
+                "seq": seq,
+                "trigger": "auto",
+                "strategy": "summarize",
+                "tokens_before": 150_000,
+                "tokens_after": 40_000,
+                "summary": SUMMARY,
+                "replaced": {"from_seq": start, "to_seq": seq - 8},
+            }
+        )
+        start = seq - 7
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="5000:75,20000:300", help="calls:compactions,...")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    sizes = [tuple(int(x) for x in part.split(":")) for part in args.sizes.split(",")]
+
+    os.environ.update(
+        DATABASE_URL=fresh_database(DB_NAME),
+        CELERY_BROKER_URL="memory://localhost//",
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from compaction import services as compaction_services
+    from compaction.engine.messages import message_to_wire
+    from compaction.models import CompactionSpan
+    from sessions import services
+    from sessions.models import AgentSession, Project
+    from sessions.schemas import EventBatch
+
+    call_command("migrate", verbosity=0)
+    project = Project.objects.create(name="bench")
+    figures: dict[str, Any] = {}
+    per_thousand = []
+    try:
+        for calls, count in sizes:
+            messages = [message_to_wire(m) for m in generate(calls, args.seed)]
+            compactions = compactions_for(messages, count)
+            external_id = f"analysis-{calls}"
+            for start in range(0, len(messages), 2000):
+                services.events_ingest(
+                    project=project,
+                    external_id=external_id,
+                    batch=EventBatch.model_validate(
+                        {
+                            "messages": messages[start : start + 2000],
+                            "compactions": compactions if start == 0 else [],
+                        }
+                    ),
+                )
+            session = AgentSession.objects.get(project=project, external_id=external_id)
+            started = time.perf_counter()
+            compaction_services.session_analyse(session_id=session.pk)
+            seconds = time.perf_counter() - started
+            spans = CompactionSpan.objects.filter(session=session).count()
+            assert spans == len(compactions), (spans, len(compactions))
+            figures[f"calls_{calls}_compactions"] = len(compactions)
+            figures[f"calls_{calls}_seconds"] = round(seconds, 2)
+            per_thousand.append(seconds / calls * 1000)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        drop_database(DB_NAME)
+    figures["seconds_per_1000_calls_max"] = round(max(per_thousand), 3)
+    figures["seconds_per_1000_calls_min"] = round(min(per_thousand), 3)
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

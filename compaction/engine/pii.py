@@ -410,7 +410,7 @@ _CUES = re.compile(
 )
 # Common first names (Brazilian and English): such a name followed by capitalized surnames is
 # a person's name to review even without a cue ("atender Camila Nogueira Figueiredo").
-_FIRST_NAMES = (
+_FIRST_NAMES_TEXT = (
     "Maria Ana Francisca Antônia Adriana Juliana Márcia Fernanda Patrícia Aline Sandra Camila "
     "Amanda Bruna Jéssica Letícia Júlia Luciana Vanessa Mariana Gabriela Vera Débora Beatriz "
     "Larissa Carla Renata Paula Cláudia Rafaela Simone Tatiana Luana Cristina Helena Isabela "
@@ -422,7 +422,8 @@ _FIRST_NAMES = (
     "Miguel Arthur Heitor Bernardo Davi Enzo Samuel Henrique Vinícius Otávio Igor Caio "
     "John Mary James Robert Michael William David Richard Joseph Thomas Charles Jennifer "
     "Linda Elizabeth Susan Jessica Sarah Karen Nancy Lisa Emily Emma Olivia"
-).split()
+)
+_FIRST_NAMES = _FIRST_NAMES_TEXT.split()
 _KNOWN_NAME = re.compile(
     rf"(?:{'|'.join(_FIRST_NAMES)})(?:{_NAME_LINK}{_NAME_WORD}){{1,4}}(?![\w])"
 )

@@ -185,7 +185,12 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         locked.finished_at = timezone.now()
         locked.save()
     # The personal data scan: its own step, after the spans it links findings to exist.
-    findings.session_findings_scan(session_id=session_id)
+    try:
+        findings.session_findings_scan(session_id=session_id)
+    except DatabaseError:
+        raise  # infrastructure: the task retries, and both steps are idempotent
+    except Exception:  # a detector bug must not undo the analysis; the log says which session
+        logger.exception("personal data scan of session %s failed", session_id)
     return locked
 
 

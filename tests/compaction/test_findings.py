@@ -222,3 +222,16 @@ def test_a_project_that_masks_at_ingest_never_stores_the_raw_values():
     again = support_chat(project)
     assert again.pk == session.pk
     assert Message.objects.filter(session=session).count() == 6
+
+
+def test_a_failing_scan_does_not_undo_the_analysis(project, monkeypatch):
+    session = support_chat(project, external_id="chat-2")
+
+    def broken(*, session_id):
+        raise ValueError("detector bug")
+
+    monkeypatch.setattr(findings, "session_findings_scan", broken)
+    analysis = services.session_analyse(session_id=session.pk)
+    assert analysis is not None
+    assert analysis.status == "done"
+    assert not Finding.objects.filter(session=session).exists()

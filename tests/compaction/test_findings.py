@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from io import StringIO
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 
 from compaction import findings, selectors, services
-from compaction.models import CompactionSpan, Finding, FindingStatus
+from compaction.models import CompactionSpan, Finding, FindingStatus, SessionAnalysis
 from sessions import selectors as session_selectors
 from sessions.models import AgentSession, CompactionEvent, Message
 from tests.factories import make_key, make_project, make_session, make_user, wire_message
@@ -235,3 +237,15 @@ def test_a_failing_scan_does_not_undo_the_analysis(project, monkeypatch):
     assert analysis is not None
     assert analysis.status == "done"
     assert not Finding.objects.filter(session=session).exists()
+
+
+def test_scan_personal_data_fills_in_sessions_stored_before_the_scan(chat):
+    expected = rows(chat)
+    Finding.objects.all().delete()
+    SessionAnalysis.objects.filter(session=chat).update(pii_scanned_message_pk=0)
+    out = StringIO()
+    call_command("scan_personal_data", "loja", stdout=out)
+    assert rows(chat) == expected
+    assert out.getvalue() == f"1 sessions scanned, {len(expected)} findings stored.\n"
+    with pytest.raises(CommandError, match="project: no project named 'nope'"):
+        call_command("scan_personal_data", "nope")

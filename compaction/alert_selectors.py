@@ -22,6 +22,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
+from compaction import findings
 from compaction.alert_models import (
     ACTIVE_STATES,
     SEVERITY_RANK,
@@ -267,7 +268,11 @@ def replay_alert_findings(run: ReplayRun) -> list[engine.AlertFinding]:
         ),
         compactions=compactions,
     )
-    return engine.evaluate(inputs, alert_thresholds(project=run.session.project_id))
+    return engine.evaluate(
+        inputs,
+        alert_thresholds(project=run.session.project_id),
+        personal_data=findings.summary_personal_data_detector(session_id=run.session_id),
+    )
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from compaction import alert_selectors, services, webhooks
+from compaction import findings as personal_data
 from compaction.alert_models import (
     Alert,
     AlertEvent,
@@ -147,7 +148,9 @@ def alerts_evaluate_session(*, session_id: int) -> list[Alert]:
     try:
         inputs = alert_inputs(session=session, analysis=analysis)
         findings = engine.evaluate(
-            inputs, alert_selectors.alert_thresholds(project=session.project_id)
+            inputs,
+            alert_selectors.alert_thresholds(project=session.project_id),
+            personal_data=personal_data.summary_personal_data_detector(session_id=session.pk),
         )
     except DatabaseError:
         raise  # infrastructure: the analysis task retries

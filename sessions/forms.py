@@ -33,6 +33,7 @@ class SessionFilterForm(forms.Form):
             ("lost", "Lost rules"),
             ("orphans", "Orphan tool pairs"),
             ("alerts", "Has open alerts"),
+            ("pii", "Personal data in summary"),
         ],
     )
     sort = forms.CharField(required=False)

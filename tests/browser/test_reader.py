@@ -226,6 +226,9 @@ def test_two_replays_compare_side_by_side(logged_in: Page, live_server, project:
         expect(pair.locator(".observed-summary strong")).to_have_text("billing")
         expect(pair.locator(".replayed-summary")).not_to_be_empty()
         shoot(logged_in, f"replay{suffix}")
+        logged_in.locator("#pairs-h").evaluate("el => el.scrollIntoView()")
+        shoot(logged_in, f"replay-summaries{suffix}")
+        assert document_width(logged_in) <= size["width"]
         logged_in.get_by_label("Compare with").select_option(str(second.pk))
         logged_in.get_by_role("button", name="Compare").click()
         logged_in.wait_for_url(f"**/sessions/{session.pk}/replays/compare/?a={first.pk}&b={second.pk}")

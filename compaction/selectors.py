@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -243,7 +244,8 @@ def session_replays_done(session: AgentSession) -> QuerySet[ReplayRun]:
 def replay_pair_rows(first: ReplayRun, second: ReplayRun) -> list[dict[str, Any]]:
     """Totals and verdicts of two finished replays, row by row, with second minus first."""
     rows: list[tuple[str, Any, Any]] = []
-    a, b = replay_totals(first) or {}, replay_totals(second) or {}
+    a: Mapping[str, Any] = replay_totals(first) or {}
+    b: Mapping[str, Any] = replay_totals(second) or {}
     for key, label in (
         ("calls", "Model calls"),
         ("input_tokens", "Input tokens over the run"),
@@ -261,12 +263,11 @@ def replay_pair_rows(first: ReplayRun, second: ReplayRun) -> list[dict[str, Any]
             (b.get("summarizer_cost") or {}).get("input_tokens"),
         )
     )
-    ea, eb = replay_evals(first) or {}, replay_evals(second) or {}
+    ea: Mapping[str, Any] = replay_evals(first) or {}
+    eb: Mapping[str, Any] = replay_evals(second) or {}
     rows.append(("Failed splices", ea.get("failed_splices"), eb.get("failed_splices")))
     rows.append(("Orphaned tool pairs", ea.get("orphan_pairs"), eb.get("orphan_pairs")))
-    rows.append(
-        ("Lost facts", len(ea.get("lost_facts") or []), len(eb.get("lost_facts") or []))
-    )
+    rows.append(("Lost facts", len(ea.get("lost_facts") or []), len(eb.get("lost_facts") or [])))
     out = []
     for label, x, y in rows:
         delta = y - x if isinstance(x, int) and isinstance(y, int) else None
@@ -294,6 +295,5 @@ def summary_pairs(
 
     candidates = [o for o in observed if o.stage != "clear_tool_results"] or observed
     return [
-        (max(candidates, key=lambda o: closeness(o, span), default=None), span)
-        for span in replayed
+        (max(candidates, key=lambda o: closeness(o, span), default=None), span) for span in replayed
     ]

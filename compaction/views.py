@@ -124,9 +124,7 @@ def span_middle(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
         .order_by("seq")
     )
     names = session_selectors.tool_names(session_id=session.pk, messages=hidden)
-    return render(
-        request, "compaction/_messages.html", {"messages": hidden, "tool_names": names}
-    )
+    return render(request, "compaction/_messages.html", {"messages": hidden, "tool_names": names})
 
 
 @login_required

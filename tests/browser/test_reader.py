@@ -81,10 +81,9 @@ def test_the_summary_stays_in_view_beside_a_long_raw_column(
     logged_in.set_viewport_size(WIDE)
     logged_in.goto(span_url(live_server, session))
     expect(logged_in.get_by_role("tab", name="Summary")).to_be_hidden()
-    raw, summary = (
-        logged_in.locator(sel).bounding_box() for sel in ("#raw-col", "#summary-col")
-    )
-    assert raw and summary
+    raw, summary = (logged_in.locator(sel).bounding_box() for sel in ("#raw-col", "#summary-col"))
+    assert raw is not None
+    assert summary is not None
     assert raw["x"] < summary["x"], "raw history on the left, the summary on the right"
     assert raw["height"] > 3 * summary["height"]
     shoot(logged_in, "span")
@@ -133,7 +132,8 @@ def test_on_a_phone_the_summary_comes_first_and_a_fact_switches_to_its_message(
     expect(logged_in.locator("#summary-col")).to_be_visible()
     expect(logged_in.locator("#raw-col")).to_be_hidden()
     summary_top = logged_in.locator("#summary-h").bounding_box()
-    assert summary_top and summary_top["y"] < 2 * NARROW["height"], summary_top
+    assert summary_top is not None
+    assert summary_top["y"] < 2 * NARROW["height"], summary_top
     assert document_width(logged_in) <= NARROW["width"]
     shoot(logged_in, "span-narrow")
 
@@ -156,7 +156,9 @@ def test_markdown_and_tool_names_render_on_the_span_page(
     session = long_span_session(project)
     logged_in.goto(span_url(live_server, session))
     expect(logged_in.locator("#raw-1 .block.text strong")).to_have_text("module 0")
-    expect(logged_in.locator("#summary-col .summary-text strong, #summary-col dd strong").first).to_have_text("billing")
+    expect(
+        logged_in.locator("#summary-col .summary-text strong, #summary-col dd strong").first
+    ).to_have_text("billing")
     expect(logged_in.locator("#raw-2 details.tool-result summary code.tool-name")).to_have_text(
         "read_file"
     )
@@ -186,9 +188,10 @@ def test_a_permalink_highlights_its_message(logged_in: Page, live_server, projec
     target = logged_in.locator("#seq-30")
     assert in_viewport(logged_in, "#seq-30")
     assert target.evaluate("el => getComputedStyle(el).backgroundColor") == LANDED
-    assert logged_in.locator("#seq-29").evaluate(
-        "el => getComputedStyle(el).backgroundColor"
-    ) != LANDED
+    assert (
+        logged_in.locator("#seq-29").evaluate("el => getComputedStyle(el).backgroundColor")
+        != LANDED
+    )
 
 
 def test_replay_this_opens_the_form_with_the_spans_policy(
@@ -231,7 +234,9 @@ def test_two_replays_compare_side_by_side(logged_in: Page, live_server, project:
         assert document_width(logged_in) <= size["width"]
         logged_in.get_by_label("Compare with").select_option(str(second.pk))
         logged_in.get_by_role("button", name="Compare").click()
-        logged_in.wait_for_url(f"**/sessions/{session.pk}/replays/compare/?a={first.pk}&b={second.pk}")
+        logged_in.wait_for_url(
+            f"**/sessions/{session.pk}/replays/compare/?a={first.pk}&b={second.pk}"
+        )
         logged_in.wait_for_selector('[data-chart="pair-curve"][data-points]')
         names = logged_in.evaluate(
             "document.querySelector('[data-chart=\"pair-curve\"]').data.map(t => t.name)"

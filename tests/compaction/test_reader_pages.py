@@ -12,7 +12,13 @@ from django.test import Client
 from compaction import services
 from compaction.models import CompactionSpan, ReplayRun
 from sessions import selectors as session_selectors
-from tests.factories import CONSTRAINT, coding_session_messages, make_project, make_session, make_user
+from tests.factories import (
+    CONSTRAINT,
+    coding_session_messages,
+    make_project,
+    make_session,
+    make_user,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -190,7 +196,9 @@ def test_compare_page_overlays_two_replays_and_lines_up_their_totals(viewer: Cli
     body = response.content.decode()
     assert first.policy_label in body
     assert second.policy_label in body
-    assert json.loads(body.split('id="pair-curve" type="application/json">')[1].split("</script>")[0])
+    assert json.loads(
+        body.split('id="pair-curve" type="application/json">')[1].split("</script>")[0]
+    )
 
 
 def test_compare_page_refuses_a_replay_of_another_session(viewer: Client, session, project):

@@ -79,9 +79,16 @@
     if (target) { mark(target); }
   } else {
     var seq = new URLSearchParams(window.location.search).get("seq");
-    var msg = seq && /^\d+$/.test(seq) ? document.getElementById("seq-" + seq) : null;
+    var msg = null;
+    if (seq && /^\d+$/.test(seq)) {
+      // The message itself, or (a seq the trace skipped) the first one after it on this page.
+      msg = document.getElementById("seq-" + seq) ||
+        Array.prototype.find.call(document.querySelectorAll("li.msg[id^='seq-']"), function (li) {
+          return Number(li.id.slice(4)) >= Number(seq);
+        }) || null;
+    }
     if (msg) {
-      window.location.replace("#seq-" + seq);
+      window.location.replace("#" + msg.id);
       mark(msg);
     }
   }

@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 from compaction import services
 from compaction.models import CompactionSpan, ReplayRun
 from sessions.models import AgentSession, Project
-from tests.factories import CONSTRAINT, coding_session_messages, make_session
+from tests.factories import CONSTRAINT, coding_session_messages, conversation, make_session
 
 pytestmark = pytest.mark.browser
 
@@ -250,3 +250,14 @@ def test_two_replays_compare_side_by_side(logged_in: Page, live_server, project:
         )
         assert document_width(logged_in) <= size["width"]
         shoot(logged_in, f"replay-compare{suffix}")
+
+
+def test_jumping_to_a_seq_the_trace_skipped_lands_on_the_next_message(
+    logged_in: Page, live_server, project: Project
+) -> None:
+    messages = [m for m in conversation(40) if m["seq"] not in (30, 31)]
+    session = make_session(project, external_id="gappy", messages=messages)
+    logged_in.goto(f"{live_server.url}/sessions/{session.pk}/?seq=30")
+    logged_in.wait_for_url("**#seq-32")
+    assert in_viewport(logged_in, "#seq-32")
+    assert logged_in.evaluate("document.querySelector(':target').id") == "seq-32"

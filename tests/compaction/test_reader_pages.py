@@ -9,7 +9,7 @@ import pytest
 from django.template import Context, Template
 from django.test import Client
 
-from compaction import services
+from compaction import selectors, services
 from compaction.models import CompactionSpan, ReplayRun
 from sessions import selectors as session_selectors
 from tests.factories import (
@@ -223,3 +223,16 @@ def test_session_page_names_tools_and_renders_markdown(viewer: Client, session):
     body = viewer.get(f"/sessions/{session.pk}/").content.decode()
     assert '<code class="tool-name">read_file</code>' in body
     assert "js/reader.js" in body
+
+
+def test_a_replayed_summary_pairs_with_the_observed_one_of_the_same_stretch():
+    def span(seq: int, start: int, end: int, stage: str = "summarize") -> CompactionSpan:
+        return CompactionSpan(seq=seq, replaced_from_seq=start, replaced_to_seq=end, stage=stage)
+
+    early, late = span(50, 4, 45), span(120, 50, 110)
+    clear = span(118, 60, 117, stage="clear_tool_results")
+    replayed = [span(60, 2, 40), span(80, 46, 95)]
+    pairs = selectors.summary_pairs([early, clear, late], replayed)
+    # #80 is nearer to #50 (and to the clear at #118), but replaced the stretch #120 summarized.
+    assert [(o, r) for o, r in pairs] == [(early, replayed[0]), (late, replayed[1])]
+    assert selectors.summary_pairs([], replayed) == [(None, replayed[0]), (None, replayed[1])]

@@ -236,3 +236,15 @@ def test_a_replayed_summary_pairs_with_the_observed_one_of_the_same_stretch():
     # #80 is nearer to #50 (and to the clear at #118), but replaced the stretch #120 summarized.
     assert [(o, r) for o, r in pairs] == [(early, replayed[0]), (late, replayed[1])]
     assert selectors.summary_pairs([], replayed) == [(None, replayed[0]), (None, replayed[1])]
+
+
+def test_a_facts_evidence_is_shown_as_text_beside_its_raw_link(viewer: Client, session):
+    span = CompactionSpan.objects.get(session=session)
+    span.retention = [
+        {"kind": "constraint", "text": CONSTRAINT, "seq": 8, "kept": False, "evidence": HOSTILE}
+    ]
+    span.save(update_fields=["retention"])
+    body = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
+    assert 'href="#raw-8" data-raw-seq="8"' in body
+    assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in body
+    assert HOSTILE not in body

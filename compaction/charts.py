@@ -242,3 +242,27 @@ def savings_vs_retention(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "paper_bgcolor": "#fff",
         },
     }
+
+
+PAIR_COLORS = (REPLAYED, "#8e3fb5")
+PAIR_DASHES = ("solid", "dash")
+
+
+def replay_pair_curve(
+    points: Sequence[Point],
+    *,
+    replays: Sequence[tuple[str, Sequence[Point]]],
+    window: int | None = None,
+) -> dict[str, Any]:
+    """The observed curve with two (or more) replayed curves overlaid, for comparing replays."""
+    figure = token_curve(points, window=window)
+    for n, (label, curve) in enumerate(replays):
+        figure["data"].append(
+            _series(
+                decimate(curve),
+                name=label,
+                color=PAIR_COLORS[n % len(PAIR_COLORS)],
+                dash=PAIR_DASHES[n % len(PAIR_DASHES)],
+            )
+        )
+    return figure

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from compaction.engine.analysis import policy_key
 from sessions.models import AgentSession, CompactionEvent, Message, Project
 
 
@@ -136,6 +137,13 @@ class ReplayRun(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in (ReplayStatus.QUEUED, ReplayStatus.RUNNING)
+
+    @property
+    def policy_label(self) -> str:
+        """Every knob of the policy (the engine's label), so two replays never read the same."""
+        policy = self.policy if isinstance(self.policy, dict) else {}
+        label = policy_key({**policy, "summarizer": self.summarizer})
+        return label if policy.get("pin_head", True) else f"{label} · head not pinned"
 
 
 class SpanOrigin(models.TextChoices):

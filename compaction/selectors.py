@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -14,6 +14,8 @@ from compaction.engine import pricing
 from compaction.engine import replay as replay_engine
 from compaction.engine.analysis import PolicyRow, ReplayEvals
 from compaction.engine.evals import RetentionItemDict
+from compaction.engine.messages import is_prompt, message_from_wire
+from compaction.engine.names import Unit
 from compaction.engine.replay import TotalsDict
 from compaction.engine.summary_call import (
     SummaryCall,
@@ -320,3 +322,86 @@ def finding_get(*, projects: QuerySet[Project], pk: int) -> Finding:
     if finding is None:
         raise NotFound(f"finding {pk} not found")
     return finding
+
+
+def span_replay_prefill(span: CompactionSpan, *, tail: list[Message]) -> dict[str, int | str]:
+    """A replay policy that would fire where this compaction did and keep what it kept.
+
+    The hard limit is the context size the compaction fired at, the soft limit three quarters
+    of it (as experiments do); keep-last counts the turns of the kept tail, or its model calls
+    (steps) when the tail holds no prompt.
+    """
+    prefill: dict[str, int | str] = {}
+    if span.tokens_before:
+        prefill["hard_limit"] = span.tokens_before
+        prefill["soft_limit"] = int(span.tokens_before * 0.75)
+    wires = [{"seq": m.seq, "role": m.role, "content": m.content} for m in tail]
+    prompts = sum(is_prompt(message_from_wire(w, where="tail")) for w in wires)
+    steps = sum(m.role == MessageRole.ASSISTANT for m in tail)
+    if prompts:
+        prefill.update(unit=Unit.TURN.value, keep_last=prompts)
+    elif steps:
+        prefill.update(unit=Unit.STEP.value, keep_last=steps)
+    return prefill
+
+
+def session_replays_done(session: AgentSession) -> QuerySet[ReplayRun]:
+    return session.replays.filter(status="done").order_by("-created_at")
+
+
+def replay_pair_rows(first: ReplayRun, second: ReplayRun) -> list[dict[str, Any]]:
+    """Totals and verdicts of two finished replays, row by row, with second minus first."""
+    rows: list[tuple[str, Any, Any]] = []
+    a: Mapping[str, Any] = replay_totals(first) or {}
+    b: Mapping[str, Any] = replay_totals(second) or {}
+    for key, label in (
+        ("calls", "Model calls"),
+        ("input_tokens", "Input tokens over the run"),
+        ("billed_tokens", "Billed tokens"),
+        ("compactions", "Compactions (summaries)"),
+        ("clears", "Tool-result clears"),
+        ("peak_context", "Peak context"),
+        ("overflow_calls", "Calls over the window"),
+    ):
+        rows.append((label, a.get(key), b.get(key)))
+    rows.append(
+        (
+            "Summarizer cost (input tokens)",
+            (a.get("summarizer_cost") or {}).get("input_tokens"),
+            (b.get("summarizer_cost") or {}).get("input_tokens"),
+        )
+    )
+    ea: Mapping[str, Any] = replay_evals(first) or {}
+    eb: Mapping[str, Any] = replay_evals(second) or {}
+    rows.append(("Failed splices", ea.get("failed_splices"), eb.get("failed_splices")))
+    rows.append(("Orphaned tool pairs", ea.get("orphan_pairs"), eb.get("orphan_pairs")))
+    rows.append(("Lost facts", len(ea.get("lost_facts") or []), len(eb.get("lost_facts") or [])))
+    out = []
+    for label, x, y in rows:
+        delta = y - x if isinstance(x, int) and isinstance(y, int) else None
+        out.append({"label": label, "first": x, "second": y, "delta": delta})
+    return out
+
+
+def summary_pairs(
+    observed: list[CompactionSpan], replayed: list[CompactionSpan]
+) -> list[tuple[CompactionSpan | None, CompactionSpan]]:
+    """Each replayed summary beside the observed compaction of the same stretch.
+
+    The same stretch is the observed span whose replaced messages overlap the replayed span's
+    the most; with no overlap, the observed span nearest in the trace.
+    """
+
+    def stretch(span: CompactionSpan) -> tuple[int, int]:
+        start = span.replaced_from_seq if span.replaced_from_seq is not None else 0
+        end = span.replaced_to_seq if span.replaced_to_seq is not None else span.seq - 1
+        return start, end
+
+    def closeness(o: CompactionSpan, span: CompactionSpan) -> tuple[int, int]:
+        (a0, a1), (b0, b1) = stretch(o), stretch(span)
+        return max(0, min(a1, b1) - max(a0, b0) + 1), -abs(o.seq - span.seq)
+
+    candidates = [o for o in observed if o.stage != "clear_tool_results"] or observed
+    return [
+        (max(candidates, key=lambda o: closeness(o, span), default=None), span) for span in replayed
+    ]

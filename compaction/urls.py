@@ -8,6 +8,7 @@ urlpatterns = [
     path("sessions/<int:pk>/spans/<int:span_pk>/", views.span_detail, name="span"),
     path("sessions/<int:pk>/spans/<int:span_pk>/middle/", views.span_middle, name="span-middle"),
     path("sessions/<int:pk>/replay/", views.replay_new, name="replay-new"),
+    path("sessions/<int:pk>/replays/compare/", views.replay_compare, name="replay-compare"),
     path("replays/<int:pk>/", views.replay_detail, name="replay"),
     path("replays/<int:pk>/status/", views.replay_status, name="replay-status"),
     path("experiments/", views.experiment_list, name="experiments"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
@@ -16,7 +17,7 @@ from django.views.decorators.http import require_http_methods
 
 from compaction import alert_selectors, charts, findings, selectors, services
 from compaction.engine import sections
-from compaction.engine.names import Stage
+from compaction.engine.names import Stage, Unit
 from compaction.forms import ExperimentForm, FindingFilterForm, PolicyForm
 from compaction.models import CompactionSpan, FindingStatus, ReplayRun
 from sessions import access
@@ -82,6 +83,11 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
         key=lambda item: (item["kept"], KIND_ORDER.get(item["kind"], 9), item.get("seq") or 0),
     )
     cost = selectors.compaction_cost(span.event) if span.event is not None else None
+    history = _history(span)
+    next_messages = list(
+        Message.objects.filter(session=session, seq__gte=span.seq).order_by("seq")[:3]
+    )
+    shown = history.head + history.middle_start + history.middle_end + history.tail
     context = {
         "session": session,
         "span": span,
@@ -91,13 +97,15 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
         ),
         "summary_call_note": cost.note if cost else None,
         "summary_call_cost": selectors.summary_call_cost(span.event) if span.event else None,
-        "history": _history(span),
+        "history": history,
+        "tool_names": session_selectors.tool_names(
+            session_id=session.pk, messages=shown + next_messages
+        ),
+        "replay_query": urlencode(selectors.span_replay_prefill(span, tail=history.tail)),
         "sections": sections.sections(span.summary_sections, span.summary),
         "retention": retention,
         "lost": [item for item in retention if not item["kept"]],
-        "next_messages": Message.objects.filter(session=session, seq__gte=span.seq).order_by("seq")[
-            :3
-        ],
+        "next_messages": next_messages,
     }
     return render(request, "compaction/span_detail.html", context)
 
@@ -113,12 +121,13 @@ def span_middle(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
     shown = {m.seq for m in history.middle_start + history.middle_end}
     start = span.replaced_from_seq or 0
     end = span.replaced_to_seq if span.replaced_to_seq is not None else span.seq - 1
-    hidden = (
+    hidden = list(
         Message.objects.filter(session=session, seq__gte=start, seq__lte=end)
         .exclude(seq__in=shown)
         .order_by("seq")
     )
-    return render(request, "compaction/_messages.html", {"messages": hidden})
+    names = session_selectors.tool_names(session_id=session.pk, messages=hidden)
+    return render(request, "compaction/_messages.html", {"messages": hidden, "tool_names": names})
 
 
 @login_required
@@ -127,7 +136,7 @@ def replay_new(request: HttpRequest, pk: int) -> HttpResponse:
     session = _session(request, pk)
     if request.method == "POST":
         access.require_role(request.user, session.project_id, Role.ENGINEER)
-    form = PolicyForm(request.POST or None, session=session)
+    form = PolicyForm(request.POST or None, session=session, initial=_policy_prefill(request))
     if request.method == "POST" and form.is_valid():
         try:
             run = services.replay_run_start(
@@ -140,6 +149,18 @@ def replay_new(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "compaction/replay_new.html", {"session": session, "form": form})
 
 
+def _policy_prefill(request: HttpRequest) -> dict[str, Any]:
+    """Initial form values from the query (a span page's "Replay this"); junk is ignored."""
+    prefill: dict[str, Any] = {}
+    for name in ("soft_limit", "hard_limit", "keep_last"):
+        value = request.GET.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            prefill[name] = int(value)
+    if request.GET.get("unit") in {unit.value for unit in Unit}:
+        prefill["unit"] = request.GET["unit"]
+    return prefill
+
+
 def _replay(request: HttpRequest, pk: int) -> ReplayRun:
     try:
         return selectors.replay_get(projects=_projects(request), pk=pk)
@@ -148,7 +169,10 @@ def _replay(request: HttpRequest, pk: int) -> ReplayRun:
 
 
 def _replay_context(run: ReplayRun) -> dict[str, Any]:
-    context: dict[str, Any] = {"run": run, "session": run.session}
+    context: dict[str, Any] = {
+        "run": run,
+        "session": run.session,
+    }
     if run.status != "done":
         return context
     analysis = selectors.analysis_for(run.session)
@@ -174,6 +198,10 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
         health=health,
         comparison=_comparison(run, health),
         alert_comparison=alert_selectors.replay_alert_comparison(run),
+        summary_pairs=selectors.summary_pairs(
+            observed, [s for s in replayed if s.stage != Stage.CLEAR_TOOL_RESULTS]
+        ),
+        other_replays=selectors.session_replays_done(run.session).exclude(pk=run.pk)[:20],
     )
     return context
 
@@ -226,6 +254,44 @@ def replay_status(request: HttpRequest, pk: int) -> HttpResponse:
     """Polled while the run is active; once done it renders the results in place."""
     run = _replay(request, pk)
     return render(request, "compaction/replay_detail.html#replay-body", _replay_context(run))
+
+
+@login_required
+def replay_compare(request: HttpRequest, pk: int) -> HttpResponse:
+    """Two finished replays of one session: curves overlaid, totals and verdicts side by side."""
+    session = _session(request, pk)
+    done = selectors.session_replays_done(session)
+    choices = done[:50]
+    pair = [done.filter(pk=value).first() for value in _ids(request, "a", "b")]
+    first, second = pair if len(pair) == 2 else (None, None)
+    context: dict[str, Any] = {"session": session, "choices": choices, "first": first}
+    context["second"] = second
+    if first is not None and second is not None:
+        analysis = selectors.analysis_for(session)
+        labels = [f"Replay {first.pk}", f"Replay {second.pk}"]
+        context.update(
+            rows=selectors.replay_pair_rows(first, second),
+            figure=charts.replay_pair_curve(
+                selectors.analysis_curve(analysis),
+                replays=[
+                    (labels[0], selectors.replay_curve(first)),
+                    (labels[1], selectors.replay_curve(second)),
+                ],
+                window=session.context_window or first.policy.get("context_window"),
+            ),
+        )
+    return render(request, "compaction/replay_compare.html", context)
+
+
+def _ids(request: HttpRequest, *names: str) -> list[int]:
+    """The replay ids picked in the query, in order; an absent or junk value ends the list."""
+    ids = []
+    for name in names:
+        value = request.GET.get(name, "")
+        if not value.isdigit():
+            break
+        ids.append(int(value))
+    return ids
 
 
 @login_required

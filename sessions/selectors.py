@@ -102,3 +102,39 @@ def session_by_external_id(*, project: Project, external_id: str) -> AgentSessio
 
 def message_page(*, session: AgentSession, offset: int, limit: int) -> QuerySet[Message]:
     return Message.objects.filter(session=session).order_by("seq")[offset : offset + limit]
+
+
+# How far back before the first shown message a tool call is looked for (a result usually
+# answers the call in the message just before it).
+TOOL_CALL_LOOKBACK = 20
+
+
+def tool_names(*, session_id: int, messages: list[Message]) -> dict[str, str]:
+    """tool_use id -> tool name for every tool result among `messages`.
+
+    Calls are found among the messages themselves, then in the few messages just before the
+    first of them (a page or a lazily loaded stretch can start with a result).
+    """
+    names: dict[str, str] = {}
+    wanted: set[str] = set()
+    for message in messages:
+        _collect_tool_calls(message, names, wanted)
+    missing = wanted - names.keys()
+    if missing and messages:
+        first = min(m.seq for m in messages)
+        earlier = Message.objects.filter(
+            session_id=session_id, seq__lt=first, seq__gte=first - TOOL_CALL_LOOKBACK
+        ).only("seq", "content")
+        for message in earlier:
+            _collect_tool_calls(message, names, set())
+    return names
+
+
+def _collect_tool_calls(message: Message, names: dict[str, str], wanted: set[str]) -> None:
+    for block in message.content if isinstance(message.content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use" and block.get("id"):
+            names[str(block["id"])] = str(block.get("name", ""))
+        elif block.get("type") == "tool_result" and block.get("tool_use_id"):
+            wanted.add(str(block["tool_use_id"]))

@@ -150,6 +150,8 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "point_count": len(analysis.curve) if analysis else 0,
         "replays": session.replays.order_by("-created_at")[:10],
         "findings": list(compaction_selectors.session_findings(session)[:FINDINGS_SHOWN]),
+        "tool_names": selectors.tool_names(session_id=session.pk, messages=list(page.object_list)),
+        "jump_seq": int(request.GET["seq"]) if request.GET.get("seq", "").isdigit() else None,
     }
     return render(request, "sessions/session_detail.html", context)
 

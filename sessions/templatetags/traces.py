@@ -1,4 +1,9 @@
-"""Filters for showing trace content. Everything returns plain text; autoescape does the rest."""
+"""Filters for showing trace content.
+
+Everything returns plain text, so autoescape does the rest, except `markdown`: it is the one
+filter that turns trace text into HTML, sanitized (sessions/markdown.py). It takes plain text,
+so other text filters compose before it: `{{ body|clip|markdown }}`.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,35 @@ import json
 from typing import Any
 
 from django import template
+from django.utils.safestring import SafeString, mark_safe
+
+from sessions.markdown import markdown_html
 
 register = template.Library()
+
+
+@register.filter
+def markdown(text: str | None) -> SafeString:
+    """Trace text as sanitized Markdown HTML. Give it plain text (not already escaped)."""
+    return mark_safe(markdown_html(str(text or "")))  # noqa: S308 - sanitized by nh3
+
+
+@register.filter
+def num(value: Any) -> str:
+    """The one number format: thousands separated by commas, an en dash when missing."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "\u2013"
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.1f}"
+    return f"{int(value):,}"
+
+
+@register.filter
+def tool_name(names: dict[str, str] | None, tool_use_id: str | None) -> str:
+    """The name of the tool a tool_result answers, from the page's id -> name map."""
+    if not names or not tool_use_id:
+        return ""
+    return names.get(str(tool_use_id), "")
 
 
 @register.filter

@@ -261,7 +261,8 @@ def test_personal_data_in_a_summary_raises_an_alert_that_follows_the_review(chat
         "@6 cpf: ***.***.***-79",
         "@6 email: c***@***.com",
     ]
-    assert CPF not in json.dumps(alert.evidence) and EMAIL not in json.dumps(alert.evidence)
+    assert CPF not in json.dumps(alert.evidence)
+    assert EMAIL not in json.dumps(alert.evidence)
 
     # a reviewer decides the summary's findings are false positives: the rule stops citing them
     for finding in Finding.objects.filter(session=chat, where="summary"):

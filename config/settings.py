@@ -193,7 +193,10 @@ MODEL_PRICES: dict[str, dict[str, float]] = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"mask_personal_data": {"()": "sessions.log_masking.MaskPersonalData"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["mask_personal_data"]}
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

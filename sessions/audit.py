@@ -40,7 +40,7 @@ def audit_record(
     user = actor if actor is not None and actor.is_authenticated else None
     name = actor_name or (user.get_username() if user is not None else "system")
     return AuditEvent.objects.create(
-        actor=user,
+        actor=user,  # type: ignore[misc]  # AUTH_USER_MODEL is configurable
         actor_name=name[:150],
         action=AuditAction(action),
         project=project,
@@ -86,7 +86,9 @@ def audit_csv(events: Iterable[AuditEvent]) -> str:
                     event.project_name,
                     event.target,
                     event.reason,
-                    json.dumps(event.detail, ensure_ascii=False, sort_keys=True) if event.detail else "",
+                    json.dumps(event.detail, ensure_ascii=False, sort_keys=True)
+                    if event.detail
+                    else "",
                 )
             ]
         )

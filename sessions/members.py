@@ -35,9 +35,7 @@ def membership_set(
     user = get_user_model().objects.filter(username=username.strip()).first()
     if user is None:
         raise NotFound(f"username: no user named {username.strip()!r}")
-    membership = (
-        Membership.objects.select_for_update().filter(project=project, user=user).first()
-    )
+    membership = Membership.objects.select_for_update().filter(project=project, user=user).first()
     before = membership.role if membership else None
     if membership is None:
         membership = Membership.objects.create(project=project, user=user, role=new_role)

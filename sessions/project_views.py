@@ -145,9 +145,7 @@ def value_reveal(request: HttpRequest) -> HttpResponse:
     except ApiError as exc:
         if exc.status == 404:
             raise Http404(exc.message) from None
-        return render(
-            request, "sessions/_revealed.html", {"error": exc.message}, status=exc.status
-        )
+        return render(request, "sessions/_revealed.html", {"error": exc.message}, status=exc.status)
     response = render(request, "sessions/_revealed.html", {"revealed": revealed})
     response["Cache-Control"] = "no-store"
     return response

@@ -43,7 +43,9 @@ def target_text(*, user: AbstractBaseUser | AnonymousUser, target: str) -> tuple
     kind, _, rest = target.partition(":")
     parts = rest.split(":")
     if not all(part.isdigit() for part in parts):
-        raise BadRequest("target: expected message:<id>:<seq>:<block>, summary:<id> or metadata:<id>")
+        raise BadRequest(
+            "target: expected message:<id>:<seq>:<block>, summary:<id> or metadata:<id>"
+        )
     if kind == "message" and len(parts) == 3:
         session = _session(user, parts[0])
         message = session.messages.filter(seq=int(parts[1])).first()

@@ -21,7 +21,9 @@ urlpatterns = [
         name="member-remove",
     ),
     path("projects/<int:pk>/keys/", project_views.key_list, name="keys"),
-    path("projects/<int:pk>/keys/<int:key_pk>/revoke/", project_views.key_revoke, name="key-revoke"),
+    path(
+        "projects/<int:pk>/keys/<int:key_pk>/revoke/", project_views.key_revoke, name="key-revoke"
+    ),
     path("projects/<int:pk>/audit/", project_views.audit_list, name="audit"),
     path("projects/<int:pk>/audit.csv", project_views.audit_export, name="audit-export"),
 ]

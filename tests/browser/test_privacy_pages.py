@@ -36,14 +36,17 @@ def test_a_reviewer_reveals_one_value_with_a_reason_and_it_is_audited(
     page.goto(f"{live_server.url}/sessions/{session.pk}/?seq=2#seq-2")
     message = page.locator("#seq-2")
     expect(message).to_contain_text("[cpf ***.***.***-79]")
-    assert CPF not in page.content() and EMAIL not in page.content()
+    assert CPF not in page.content()
+    assert EMAIL not in page.content()
 
     form = message.locator("form.reveal").first
     expect(form).to_contain_text("cpf #1")
     # Without a reason the browser refuses to send it, and nothing is logged.
     form.get_by_role("button", name="Reveal").click()
     assert not AuditEvent.objects.exists()
-    form.get_by_label("Reason for revealing cpf #1").fill("Titular pediu confirmação, protocolo 118")
+    form.get_by_label("Reason for revealing cpf #1").fill(
+        "Titular pediu confirmação, protocolo 118"
+    )
     form.get_by_role("button", name="Reveal").click()
     revealed = message.locator(".revealed")
     expect(revealed).to_contain_text(CPF)

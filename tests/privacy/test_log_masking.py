@@ -22,8 +22,10 @@ def test_a_log_message_and_its_arguments_are_masked() -> None:
     stream = io.StringIO()
     _logger(stream).warning("customer %s wrote from %s", "530.582.439-79", "ana@example.com")
     line = stream.getvalue()
-    assert "530.582.439-79" not in line and "ana@example.com" not in line
-    assert "[cpf ***.***.***-79]" in line and "[email a***@***.com]" in line
+    assert "530.582.439-79" not in line
+    assert "ana@example.com" not in line
+    assert "[cpf ***.***.***-79]" in line
+    assert "[email a***@***.com]" in line
 
 
 def test_an_exception_traceback_is_masked() -> None:
@@ -33,7 +35,8 @@ def test_an_exception_traceback_is_masked() -> None:
     except ValueError:
         _logger(stream).exception("analysis of session %s failed", 7)
     out = stream.getvalue()
-    assert "analysis of session 7 failed" in out and "ValueError" in out
+    assert "analysis of session 7 failed" in out
+    assert "ValueError" in out
     assert "530.582.439-79" not in out
 
 

@@ -41,7 +41,8 @@ def test_an_admin_adds_a_member_by_username_with_a_role(admin: Client, project: 
         {"from": None, "to": "engineer"},
     )
     page = admin.get(f"/projects/{project.pk}/members/").content.decode()
-    assert "bruno" in page and "is now a member" in page
+    assert "bruno" in page
+    assert "is now a member" in page
 
 
 def test_an_admin_changes_a_role_and_removes_a_member(admin: Client, project: Project) -> None:
@@ -85,20 +86,23 @@ def test_a_bad_member_form_says_which_field(
 
 def test_a_key_is_shown_once_then_only_its_prefix(admin: Client, project: Project) -> None:
     response = admin.post(f"/projects/{project.pk}/keys/", {"name": "production agent"})
-    assert response.status_code == 200 and response["Cache-Control"] == "no-store"
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "no-store"
     key = ApiKey.objects.get()
     raw = response.context["issued"].raw_key
     assert raw in response.content.decode()
     assert services.api_key_authenticate(raw_key=raw) == project
     later = admin.get(f"/projects/{project.pk}/keys/").content.decode()
-    assert raw not in later and f"{key.prefix}…" in later
+    assert raw not in later
+    assert f"{key.prefix}…" in later
     event = AuditEvent.objects.get()
     assert (event.action, event.target, event.detail) == (
         "key_change",
         f"key:{key.prefix}",
         {"change": "created", "name": "production agent"},
     )
-    assert raw not in str(event.detail) and raw not in event.target
+    assert raw not in str(event.detail)
+    assert raw not in event.target
 
 
 def test_a_revoked_key_no_longer_opens_the_api(admin: Client, project: Project) -> None:

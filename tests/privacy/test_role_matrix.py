@@ -1,4 +1,4 @@
-"""Who may do what: every page and endpoint × every kind of caller, with exactly the answer
+"""Who may do what: every page and endpoint by every kind of caller, with exactly the answer
 each gets. A URL added to config/urls.py or to the NinjaAPI without a row here fails
 ``test_every_route_is_in_the_matrix``.
 
@@ -53,8 +53,12 @@ def world() -> World:
         external_id="run-1",
         messages=messages,
         compactions=[
-            {"seq": 10, "strategy": "summarize", "summary": "Cliente CPF 530.582.439-79",
-             "replaced": {"from_seq": 1, "to_seq": 8}}
+            {
+                "seq": 10,
+                "strategy": "summarize",
+                "summary": "Cliente CPF 530.582.439-79",
+                "replaced": {"from_seq": 1, "to_seq": 8},
+            }
         ],
     )
     compaction_services.session_analyse(session_id=session.pk)
@@ -153,7 +157,10 @@ PAGES: dict[str, list[PageRule]] = {
     "sessions:keys": [
         PageRule("get", lambda w: f"/projects/{w.project.pk}/keys/", Role.ADMIN),
         PageRule(
-            "post", lambda w: f"/projects/{w.project.pk}/keys/", Role.ADMIN, data=lambda w: {"name": "k"}
+            "post",
+            lambda w: f"/projects/{w.project.pk}/keys/",
+            Role.ADMIN,
+            data=lambda w: {"name": "k"},
         ),
     ],
     "sessions:key-revoke": [PageRule("post", _new_key, Role.ADMIN, ok=302)],
@@ -178,9 +185,15 @@ PAGES: dict[str, list[PageRule]] = {
             lambda w: f"/sessions/{w.session.pk}/replay/",
             Role.ENGINEER,
             ok=302,
-            data=lambda w: {"soft_limit": 6000, "hard_limit": 9000, "keep_last": 2,
-                            "pin_head": "on", "unit": "step", "stages": "summarize",
-                            "summarizer": "extractive"},
+            data=lambda w: {
+                "soft_limit": 6000,
+                "hard_limit": 9000,
+                "keep_last": 2,
+                "pin_head": "on",
+                "unit": "step",
+                "stages": "summarize",
+                "summarizer": "extractive",
+            },
         ),
     ],
     "compaction:replay": [PageRule("get", lambda w: f"/replays/{w.replay.pk}/", Role.VIEWER)],
@@ -262,7 +275,8 @@ def test_each_page_answers_each_caller_exactly(client: Client, world: World, nam
     for rule in PAGES[name]:
         client.logout()
         anonymous = _call(client, rule, world)
-        assert anonymous.status_code == 302 and anonymous["Location"].startswith("/login/"), name
+        assert anonymous.status_code == 302, name
+        assert anonymous["Location"].startswith("/login/"), name
 
         client.force_login(make_user(project=make_project(), role=Role.ADMIN))
         expected = 200 if rule.role is ANY else rule.outsider
@@ -284,23 +298,65 @@ def test_each_page_answers_each_caller_exactly(client: Client, world: World, nam
 # (method, path as routed, concrete path, body, status with the project's key, with another
 # project's key). No key or a revoked key always gets 401.
 API_ROUTES: list[tuple[str, str, Callable[[World], str], Any, int, int]] = [
-    ("POST", "/sessions/{external_id}/events", lambda w: "/api/v1/sessions/run-2/events",
-     {"messages": [{"seq": 0, "role": "user", "content": "hi"}]}, 202, 202),
+    (
+        "POST",
+        "/sessions/{external_id}/events",
+        lambda w: "/api/v1/sessions/run-2/events",
+        {"messages": [{"seq": 0, "role": "user", "content": "hi"}]},
+        202,
+        202,
+    ),
     ("GET", "/sessions", lambda w: "/api/v1/sessions", None, 200, 200),
     ("GET", "/sessions/{external_id}", lambda w: "/api/v1/sessions/run-1", None, 200, 404),
-    ("GET", "/sessions/{external_id}/messages", lambda w: "/api/v1/sessions/run-1/messages",
-     None, 200, 404),
-    ("GET", "/sessions/{external_id}/curve", lambda w: "/api/v1/sessions/run-1/curve", None,
-     200, 404),
-    ("GET", "/sessions/{external_id}/compactions",
-     lambda w: "/api/v1/sessions/run-1/compactions", None, 200, 404),
-    ("POST", "/sessions/{external_id}/replays", lambda w: "/api/v1/sessions/run-1/replays",
-     {}, 202, 404),
+    (
+        "GET",
+        "/sessions/{external_id}/messages",
+        lambda w: "/api/v1/sessions/run-1/messages",
+        None,
+        200,
+        404,
+    ),
+    (
+        "GET",
+        "/sessions/{external_id}/curve",
+        lambda w: "/api/v1/sessions/run-1/curve",
+        None,
+        200,
+        404,
+    ),
+    (
+        "GET",
+        "/sessions/{external_id}/compactions",
+        lambda w: "/api/v1/sessions/run-1/compactions",
+        None,
+        200,
+        404,
+    ),
+    (
+        "POST",
+        "/sessions/{external_id}/replays",
+        lambda w: "/api/v1/sessions/run-1/replays",
+        {},
+        202,
+        404,
+    ),
     ("GET", "/replays/{replay_id}", lambda w: f"/api/v1/replays/{w.replay.pk}", None, 200, 404),
-    ("POST", "/experiments", lambda w: "/api/v1/experiments",
-     {"name": "g", "policies": [{}], "sessions": ["run-1"]}, 202, 400),
-    ("GET", "/experiments/{experiment_id}",
-     lambda w: f"/api/v1/experiments/{w.experiment.pk}", None, 200, 404),
+    (
+        "POST",
+        "/experiments",
+        lambda w: "/api/v1/experiments",
+        {"name": "g", "policies": [{}], "sessions": ["run-1"]},
+        202,
+        400,
+    ),
+    (
+        "GET",
+        "/experiments/{experiment_id}",
+        lambda w: f"/api/v1/experiments/{w.experiment.pk}",
+        None,
+        200,
+        404,
+    ),
     # An empty body passes the key check and is then refused for what it is.
     ("POST", "/imports/claude-code", lambda w: "/api/v1/imports/claude-code", "", 400, 400),
     ("POST", "otlp", lambda w: "/v1/traces", {"resourceSpans": []}, 200, 200),
@@ -320,7 +376,13 @@ def _api_call(client: Client, method: str, path: str, body: Any, key: str | None
     ("method", "route", "path", "body", "own", "other"), API_ROUTES, ids=[r[1] for r in API_ROUTES]
 )
 def test_each_endpoint_answers_each_key_exactly(
-    client: Client, world: World, method: str, route: str, path: Any, body: Any, own: int,
+    client: Client,
+    world: World,
+    method: str,
+    route: str,
+    path: Any,
+    body: Any,
+    own: int,
     other: int,
 ) -> None:
     url = path(world)

@@ -73,7 +73,11 @@ def _compaction_out(event: Any) -> CompactionOut:
         failed=span.failed if span else None,
         failure_reason=(span.failure_reason or None) if span else None,
         retention_score=span.retention_score if span else None,
-        lost=[masking.text_mask(item["text"]) for item in selectors.span_retention(span) if not item["kept"]]
+        lost=[
+            masking.text_mask(item["text"])
+            for item in selectors.span_retention(span)
+            if not item["kept"]
+        ]
         if span
         else [],
         compaction_call=CompactionCallOut(**cost.call.to_dict()) if cost.call else None,

@@ -194,9 +194,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"mask_personal_data": {"()": "sessions.log_masking.MaskPersonalData"}},
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "filters": ["mask_personal_data"]}
-    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["mask_personal_data"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

@@ -16,8 +16,8 @@ from typing import Any
 
 from compaction.engine import pii
 
-# Enough for a few pages of a long session; a text's scan is a few microseconds to rebuild.
-_CACHE_SIZE = 20_000
+# A few pages of a long session (a page shows ~300 texts); bounded, as texts can be large.
+_CACHE_SIZE = 4096
 
 
 @lru_cache(maxsize=_CACHE_SIZE)

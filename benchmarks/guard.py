@@ -41,6 +41,7 @@ SUITE: dict[str, list[str]] = {
     "import": ["benchmarks/import.py", "--mb", "5"],
     "ingest": ["benchmarks/ingest.py", "--messages", "4000", "--clients", "2"],
     "pages": ["benchmarks/pages.py", "--calls", "500", "--sessions", "1000", "--repeat", "5"],
+    "pii": ["benchmarks/pii.py", "--per-kind", "50", "--prose-mb", "1"],
 }
 
 

@@ -7,8 +7,10 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
+from compaction.engine import pii
 from compaction.engine.analysis import DEFAULT_WINDOW
 from compaction.engine.names import Stage, SummarizerName, Unit
+from compaction.models import FindingStatus, FindingWhere
 from sessions.models import AgentSession, Project
 
 # Labels for the engine's names (compaction/engine/names.py): the values live there once.
@@ -153,3 +155,12 @@ class ExperimentForm(forms.Form):
         if data.get("agent"):
             chosen = chosen.filter(agent=data["agent"])
         return chosen.order_by("-updated_at")[: data["sessions"]]
+
+
+class FindingFilterForm(forms.Form):
+    """Filters of the privacy review queue."""
+
+    project = forms.IntegerField(required=False, min_value=1)
+    kind = forms.ChoiceField(required=False, choices=[("", "Any"), *[(k, k) for k in pii.KINDS]])
+    where = forms.ChoiceField(required=False, choices=[("", "Anywhere"), *FindingWhere.choices])
+    status = forms.ChoiceField(required=False, choices=[("", "Any"), *FindingStatus.choices])

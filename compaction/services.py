@@ -19,7 +19,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from compaction import tasks
+from compaction import findings, tasks
 from compaction.engine import analysis, evals, summarizers
 from compaction.engine.messages import Message as EngineMessage
 from compaction.engine.messages import ObservedCompaction, message_from_wire
@@ -184,6 +184,13 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         locked.error = ""
         locked.finished_at = timezone.now()
         locked.save()
+    # The personal data scan: its own step, after the spans it links findings to exist.
+    try:
+        findings.session_findings_scan(session_id=session_id)
+    except DatabaseError:
+        raise  # infrastructure: the task retries, and both steps are idempotent
+    except Exception:  # a detector bug must not undo the analysis; the log says which session
+        logger.exception("personal data scan of session %s failed", session_id)
     return locked
 
 

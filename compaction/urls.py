@@ -14,4 +14,6 @@ urlpatterns = [
     path("experiments/new/", views.experiment_new, name="experiment-new"),
     path("experiments/<int:pk>/", views.experiment_detail, name="experiment"),
     path("experiments/<int:pk>/status/", views.experiment_status, name="experiment-status"),
+    path("privacy/findings/", views.finding_queue, name="findings"),
+    path("privacy/findings/<int:pk>/<slug:action>/", views.finding_action, name="finding-action"),
 ]

@@ -164,6 +164,10 @@ REPLAY_STALE_SECONDS = env_int("REPLAY_STALE_SECONDS", 300)
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")
 ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL", "claude-sonnet-4-5")
 
+# Privacy: the server secret of the keyed hash (HMAC-SHA256) that findings and subject searches
+# store instead of a personal value. Empty: derived from SECRET_KEY (compaction/findings.py).
+SAWTOOTH_PII_KEY = env_str("SAWTOOTH_PII_KEY", "")
+
 # Cost in money: USD per million tokens (input, output, cache read, cache write at the
 # 5-minute rate), Anthropic's list prices as of early 2026. A model matches its key, or its key
 # plus a date (claude-sonnet-4-5-20250929); an unknown model has no cost, never a guessed one.

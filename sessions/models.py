@@ -25,6 +25,11 @@ class Project(models.Model):
         help_text="Allow sending trace content to an external model (e.g. the Anthropic API) "
         "for summaries and judgements. Off by default for LGPD.",
     )
+    mask_at_ingest = models.BooleanField(
+        default=False,
+        help_text="Store trace text with personal data already masked (compaction/engine/pii.py): "
+        "the raw values are never kept. Applies to what is ingested after it is turned on.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

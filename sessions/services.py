@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from compaction import services as compaction_services
+from compaction.engine import pii
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
@@ -300,6 +301,23 @@ def _new_probes(session: AgentSession, batch: EventBatch) -> list[Probe]:
     return new
 
 
+def _mask_personal_data(
+    messages: list[Message], compactions: list[CompactionEvent], probes: list[Probe]
+) -> None:
+    """The project's "mask at ingest" policy: keep only masked text (compaction/engine/pii.py).
+
+    The content hashes stay those of what was sent, so an identical resend is still a duplicate.
+    """
+    for message in messages:
+        message.content = pii.mask_json(message.content)
+    for event in compactions:
+        event.summary = pii.mask_json(event.summary)
+        event.error = pii.mask_json(event.error)
+    for probe in probes:
+        probe.text = pii.mask_json(probe.text)
+        probe.check_hint = pii.mask_json(probe.check_hint)
+
+
 @transaction.atomic(durable=True)
 def events_ingest(
     *,
@@ -325,11 +343,15 @@ def events_ingest(
     messages, duplicates = _new_messages(session, by_seq)
     compactions = _new_compactions(session, batch.compactions)
     probes = _new_probes(session, batch)
+    if project.mask_at_ingest:
+        _mask_personal_data(messages, compactions, probes)
     Message.objects.bulk_create(messages, batch_size=1000)
     CompactionEvent.objects.bulk_create(compactions)
     Probe.objects.bulk_create(probes)
 
     _apply_session_fields(session, batch.session)
+    if project.mask_at_ingest:
+        session.metadata = pii.mask_json(session.metadata)
     if session.started_at is None:
         stamps = [m.timestamp for m in messages if m.timestamp is not None]
         session.started_at = min(stamps) if stamps else None

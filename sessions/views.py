@@ -100,6 +100,10 @@ def _session_or_404(request: HttpRequest, pk: int) -> AgentSession:
         raise Http404("No such session in your projects") from None
 
 
+# Personal data findings listed on a session page (masked); the review queue has them all.
+FINDINGS_SHOWN = 100
+
+
 @login_required
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     session = _session_or_404(request, pk)
@@ -143,6 +147,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "point_count": len(analysis.curve) if analysis else 0,
         "replays": session.replays.order_by("-created_at")[:10],
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
+        "findings": list(compaction_selectors.session_findings(session)[:FINDINGS_SHOWN]),
     }
     return render(request, "sessions/session_detail.html", context)
 

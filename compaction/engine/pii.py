@@ -27,13 +27,15 @@ normalization loop, and validators run only on candidates (see benchmarks/pii.py
 from __future__ import annotations
 
 import functools
+import hashlib
+import hmac
 import ipaddress
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from stdnum import luhn
 from stdnum.br import cnpj as stdnum_cnpj
@@ -309,11 +311,13 @@ def _look_alike(text: str, groups: list[tuple[int, int]]) -> bool:
     Such a run is reported as nothing: not as a shorter number found inside it, nor a phone.
     """
     shape = tuple(e - s for s, e in groups)
-    digits = "".join(text[s:e] for s, e in groups)
     shaped = _SHAPES.get(shape)
+    candidates = _BY_LENGTH.get(sum(shape), ())
+    if shaped is None and not candidates:
+        return False  # most runs: dates, amounts, ids of no document's length
+    digits = "".join(text[s:e] for s, e in groups)
     if shaped is not None:
         return not _VALIDATORS[shaped](digits)
-    candidates = _BY_LENGTH.get(len(digits), ())
     named = [kind for kind in candidates if _has_keyword(text, groups[0][0], kind)]
     return bool(named) and not any(_VALIDATORS[kind](digits) for kind in named)
 
@@ -404,6 +408,25 @@ _CUES = re.compile(
     r"[PpMmCcNnTtSsDd](?<![^\W_][PpMmCcNnTtSsDd])"
     r"(?i:ix|eu|y|hamo|ome|ame|liente|ustomer|itular|rs?|ra|enhora?|ona|rs?|s)\b"
 )
+# Common first names (Brazilian and English): such a name followed by capitalized surnames is
+# a person's name to review even without a cue ("atender Camila Nogueira Figueiredo").
+_FIRST_NAMES_TEXT = (
+    "Maria Ana Francisca Antônia Adriana Juliana Márcia Fernanda Patrícia Aline Sandra Camila "
+    "Amanda Bruna Jéssica Letícia Júlia Luciana Vanessa Mariana Gabriela Vera Débora Beatriz "
+    "Larissa Carla Renata Paula Cláudia Rafaela Simone Tatiana Luana Cristina Helena Isabela "
+    "Laura Sofia Alice Manuela Valentina Lúcia Rita Sônia Priscila Natália Bianca Carolina "
+    "José João Antônio Francisco Carlos Paulo Pedro Lucas Luiz Marcos Luis Gabriel Rafael "
+    "Daniel Marcelo Bruno Eduardo Felipe Raimundo Rodrigo Manoel Mateus André Fernando Fábio "
+    "Leonardo Gustavo Guilherme Leandro Tiago Anderson Ricardo Márcio Jorge Sebastião Alexandre "
+    "Roberto Edson Diego Vitor Sérgio Cláudio Matheus Thiago Geraldo Adriano Luciano Júlio Renato "
+    "Miguel Arthur Heitor Bernardo Davi Enzo Samuel Henrique Vinícius Otávio Igor Caio "
+    "John Mary James Robert Michael William David Richard Joseph Thomas Charles Jennifer "
+    "Linda Elizabeth Susan Jessica Sarah Karen Nancy Lisa Emily Emma Olivia"
+)
+_FIRST_NAMES = _FIRST_NAMES_TEXT.split()
+_KNOWN_NAME = re.compile(
+    rf"(?:{'|'.join(_FIRST_NAMES)})(?:{_NAME_LINK}{_NAME_WORD}){{1,4}}(?![\w])"
+)
 _NAME_CASE = re.compile(rf"{_NAME_WORD}(?:{_NAME_LINK}{_NAME_WORD})*")
 
 
@@ -468,6 +491,13 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
             found.append(
                 _detection(norm, "ip", match.start(1), match.end(1), str(address6), "high")
             )
+    for known in _KNOWN_NAME.finditer(text):
+        if known.start() and (text[known.start() - 1].isalnum() or text[known.start() - 1] == "_"):
+            continue  # inside a word
+        canonical = " ".join(known.group(0).split()).lower()
+        found.append(
+            _detection(norm, "person_name", known.start(), known.end(), canonical, "review")
+        )
     for cue in _CUES.finditer(text):
         if cue.group(0).lower() == "pix":
             key = _UUID.search(text, cue.end(), cue.end() + _CONTEXT + 36)
@@ -573,3 +603,49 @@ def mask(text: str, detections: Sequence[Detection] | None = None) -> str:
         position = detection.end
     parts.append(text[position:])
     return "".join(parts)
+
+
+def value_hash(normalized: str, key: bytes) -> str:
+    """Keyed hash (HMAC-SHA256, hex) of a normalized value: how findings and subject searches
+    compare identifiers without storing them.
+
+    >>> value_hash("52998224725", b"k") == value_hash("52998224725", b"k")
+    True
+    """
+    return hmac.new(key, normalized.encode(), hashlib.sha256).hexdigest()
+
+
+def json_strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """Every string in a JSON value (keys excepted) with its path, e.g. ``[1].input.cpf``.
+
+    >>> list(json_strings([{"type": "text", "text": "oi"}]))
+    [('[0].type', 'text'), ('[0].text', 'oi')]
+    """
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from json_strings(item, f"{path}[{index}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from json_strings(item, f"{path}.{key}" if path else str(key))
+
+
+def mask_json(value: Any, only: Callable[[Detection], bool] | None = None) -> Any:
+    """A copy of a JSON value with the personal data in every string masked.
+
+    `only` picks which detections to mask (all of them by default).
+
+    >>> mask_json({"cpf": "529.982.247-25", "n": 3})
+    {'cpf': '[cpf ***.***.***-25]', 'n': 3}
+    """
+    if isinstance(value, str):
+        found = scan(value)
+        if only is not None:
+            found = [d for d in found if only(d)]
+        return mask(value, found) if found else value
+    if isinstance(value, list):
+        return [mask_json(item, only) for item in value]
+    if isinstance(value, dict):
+        return {key: mask_json(item, only) for key, item in value.items()}
+    return value

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from compaction.engine.pii import KINDS, Detection, mask, masked_preview, scan
 
@@ -126,3 +130,25 @@ def test_kinds_are_the_designed_names():
         "cpf", "cnpj", "pis", "cnh", "titulo_eleitor", "cns", "credit_card", "email",
         "phone", "cep", "rg", "ip", "pix_key", "person_name",
     }  # fmt: skip
+
+
+ALPHABET = st.sampled_from(
+    [
+        *"0123456789 .-/()+@abcXYZ:",
+        *("\u200b", "\u00a0", "\uff15", "\ufb01", "ã", "CPF ", "pix "),
+        *(CPF, ALNUM_CNPJ, "ana@example.com", "(11) 98765-4321", "Meu nome é Ana Lima"),
+    ]
+)
+
+
+@given(st.lists(ALPHABET, max_size=80).map("".join))
+def test_any_text_scans_to_spans_of_the_original_and_masks_without_the_values(text):
+    found = scan(text)
+    for detection in found:
+        assert 0 <= detection.start < detection.end <= len(text)
+        assert text[detection.start : detection.end] == detection.value
+        assert detection.kind in KINDS
+    assert [d.start for d in found] == sorted(d.start for d in found)
+    for left, right in itertools.pairwise(found):
+        assert left.end <= right.start
+    mask(text, found)

@@ -10,6 +10,7 @@ from django.test import Client
 
 from compaction import services as compaction_services
 from compaction.models import CompactionSpan, ReplayRun
+from sessions import masking
 from sessions.models import AgentSession, AuditAction, AuditEvent, Project, Role
 from tests.factories import make_key, make_project, make_user
 from tests.privacy.support import CPF, EMAIL, leaks, support_session
@@ -153,12 +154,14 @@ def test_a_summary_value_is_revealed_from_its_span(
     page = client.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
     assert leaks(page) == []
     assert f'value="summary:{span.pk}"' in page
+    cpf_index = [o.kind for o in masking.occurrences(span.summary)].index("cpf")
     response = client.post(
-        "/reveal/", {"target": f"summary:{span.pk}", "index": 0, "reason": "LGPD art. 18 request"}
+        "/reveal/",
+        {"target": f"summary:{span.pk}", "index": cpf_index, "reason": "LGPD art. 18 request"},
     )
     assert response.status_code == 200
     assert CPF in response.content.decode()
-    assert AuditEvent.objects.get().target == f"summary:{span.pk}#0"
+    assert AuditEvent.objects.get().target == f"summary:{span.pk}#{cpf_index}"
 
 
 @pytest.mark.parametrize("role", [Role.VIEWER, Role.ENGINEER])
@@ -224,3 +227,21 @@ def test_an_index_past_the_last_masked_value_is_a_404(
     )
     assert response.status_code == 404
     assert not AuditEvent.objects.exists()
+
+
+def test_redacting_a_finding_is_an_audited_erasure(
+    client: Client, project: Project, session: AgentSession
+) -> None:
+    from compaction.models import Finding
+
+    _reviewer(client, project)
+    finding = Finding.objects.filter(session=session, kind="cpf", where="message").first()
+    assert finding is not None
+    response = client.post(f"/privacy/findings/{finding.pk}/redact/")
+    assert response.status_code == 302
+    event = AuditEvent.objects.get()
+    assert event.action == AuditAction.ERASURE
+    assert event.actor_name == "rita"
+    assert event.target == f"finding:{finding.pk}"
+    assert event.detail == {"kind": "cpf", "where": "message", "seq": finding.seq}
+    assert CPF not in json.dumps(event.detail)

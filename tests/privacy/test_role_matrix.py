@@ -21,7 +21,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from compaction import services as compaction_services
-from compaction.models import CompactionSpan, Experiment, ReplayRun
+from compaction.models import CompactionSpan, Experiment, Finding, ReplayRun
 from config.api import api
 from sessions import access, services
 from sessions.models import AgentSession, ApiKey, Membership, Project, Role
@@ -105,6 +105,12 @@ class PageRule:
 def _new_member(w: World) -> str:
     m = Membership.objects.create(project=w.project, user=make_user(), role=Role.VIEWER)
     return f"/projects/{w.project.pk}/members/{m.pk}/remove/"
+
+
+def _finding(w: World) -> int:
+    finding = Finding.objects.filter(session=w.session).order_by("pk").first()
+    assert finding is not None, "the analysis found the CPF"
+    return finding.pk
 
 
 def _new_key(w: World) -> str:
@@ -212,6 +218,18 @@ PAGES: dict[str, list[PageRule]] = {
             # an outsider's form offers no such project: the form says so, nothing starts
             outsider=200,
         ),
+    ],
+    "compaction:findings": [
+        # An admin of another project sees that project's (empty) queue, nothing of this one.
+        PageRule("get", lambda w: "/privacy/findings/", Role.PRIVACY_REVIEWER, outsider=200)
+    ],
+    "compaction:finding-action": [
+        PageRule(
+            "post",
+            lambda w: f"/privacy/findings/{_finding(w)}/confirm/",
+            Role.PRIVACY_REVIEWER,
+            ok=302,
+        )
     ],
     "compaction:experiment": [
         PageRule("get", lambda w: f"/experiments/{w.experiment.pk}/", Role.VIEWER)
@@ -328,6 +346,14 @@ API_ROUTES: list[tuple[str, str, Callable[[World], str], Any, int, int]] = [
         "GET",
         "/sessions/{external_id}/compactions",
         lambda w: "/api/v1/sessions/run-1/compactions",
+        None,
+        200,
+        404,
+    ),
+    (
+        "GET",
+        "/sessions/{external_id}/findings",
+        lambda w: "/api/v1/sessions/run-1/findings",
         None,
         200,
         404,

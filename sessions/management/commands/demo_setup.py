@@ -4,8 +4,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
+from compaction import findings
 from sessions import example_data, services
-from sessions.models import Membership, Project, Role
+from sessions.models import AgentSession, Membership, Project, Role
 from sessions.schemas import EventBatch
 
 
@@ -41,6 +42,10 @@ class Command(BaseCommand):
                 )
                 received += result.received
                 duplicates += result.duplicates
+        # Personal data findings of examples stored before the scan existed (the analysis pass
+        # scans new ones; this is idempotent).
+        for session in AgentSession.objects.filter(project=demo_project):
+            findings.session_findings_scan(session_id=session.pk)
         self.stdout.write(
             f"Example traces: {received} messages stored, {duplicates} already there, "
             f"in project {demo_project.name!r}."

@@ -1,0 +1,130 @@
+"""The privacy review queue, the session page's findings and the example support chat."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from compaction import services
+from compaction.models import Finding, FindingStatus
+from sessions import example_data
+from sessions import services as session_services
+from sessions.models import CompactionEvent, Role
+from sessions.schemas import EventBatch
+from tests.compaction.test_findings import CPF, EMAIL, NEW_CPF, support_chat
+from tests.factories import make_project, make_session, make_user, wire_message
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def project():
+    return make_project(name="loja")
+
+
+@pytest.fixture
+def chat(project):
+    session = support_chat(project)
+    services.session_analyse(session_id=session.pk)
+    return session
+
+
+def logged_in(project, role: str) -> Client:
+    client = Client()
+    client.force_login(make_user(project=project, role=role))
+    return client
+
+
+@pytest.mark.parametrize("role", [Role.VIEWER, Role.ENGINEER])
+def test_the_queue_and_its_actions_are_for_privacy_reviewers_only(project, chat, role):
+    client = logged_in(project, role)
+    assert client.get("/privacy/findings/").status_code == 403
+    finding = Finding.objects.filter(session=chat).first()
+    assert client.post(f"/privacy/findings/{finding.pk}/confirm/").status_code == 403
+    assert client.post(f"/privacy/findings/{finding.pk}/redact/").status_code == 403
+    finding.refresh_from_db()
+    assert finding.status == FindingStatus.OPEN
+
+
+def test_a_reviewer_of_another_project_sees_nothing_of_this_one(project, chat):
+    client = logged_in(make_project(), Role.PRIVACY_REVIEWER)
+    page = client.get("/privacy/findings/")
+    assert page.status_code == 200
+    assert "chat-1" not in page.content.decode()
+    finding = Finding.objects.filter(session=chat).first()
+    assert client.post(f"/privacy/findings/{finding.pk}/confirm/").status_code == 404
+    assert client.get(f"/privacy/findings/?project={project.pk}").status_code == 403
+
+
+def test_the_queue_lists_masked_findings_and_filters_them(project, chat):
+    client = logged_in(project, Role.PRIVACY_REVIEWER)
+    body = client.get("/privacy/findings/").content.decode()
+    assert "***.***.***-25" in body
+    assert "new copy" in body
+    for raw in (CPF, EMAIL, NEW_CPF):
+        assert raw not in body
+    only_emails = client.get("/privacy/findings/?kind=email&where=summary").content.decode()
+    assert "c***@***.com" in only_emails
+    assert "***.***.***-25" not in only_emails
+    bad = client.get("/privacy/findings/?kind=shoe-size")
+    assert bad.status_code == 200
+    assert "kind:" in bad.content.decode()
+
+
+def test_confirm_false_positive_and_redact_from_the_queue(project, chat):
+    client = logged_in(project, Role.PRIVACY_REVIEWER)
+    new_copy = Finding.objects.get(session=chat, where="summary", masked="***.***.***-25")
+    email = Finding.objects.get(session=chat, where="summary", kind="email")
+    response = client.post(f"/privacy/findings/{new_copy.pk}/confirm/", {"next": "kind=cpf"})
+    assert response.status_code == 302
+    assert response["Location"] == "/privacy/findings/?kind=cpf"
+    client.post(f"/privacy/findings/{email.pk}/false_positive/")
+    new_copy.refresh_from_db()
+    email.refresh_from_db()
+    assert (new_copy.status, email.status) == (
+        FindingStatus.CONFIRMED,
+        FindingStatus.FALSE_POSITIVE,
+    )
+    assert new_copy.reviewed_by is not None
+    client.post(f"/privacy/findings/{new_copy.pk}/redact/")
+    assert NEW_CPF not in CompactionEvent.objects.get(session=chat).summary
+    assert client.post(f"/privacy/findings/{new_copy.pk}/shred/").status_code == 404
+    assert client.get(f"/privacy/findings/{new_copy.pk}/confirm/").status_code == 405
+
+
+def test_the_session_page_shows_its_findings_masked(project, chat):
+    client = logged_in(project, Role.VIEWER)
+    body = client.get(f"/sessions/{chat.pk}/").content.decode()
+    assert "Personal data" in body
+    assert "***.***.***-25" in body
+
+
+def test_the_sessions_list_filters_personal_data_in_summaries(project, chat):
+    clean = make_session(project, external_id="clean-run", messages=[wire_message(0, "user", "oi")])
+    services.session_analyse(session_id=clean.pk)
+    client = logged_in(project, Role.VIEWER)
+    body = client.get("/?problems=pii").content.decode()
+    assert "chat-1" in body
+    assert "clean-run" not in body
+    assert "Personal data in summary" in body
+
+
+def test_the_example_support_chat_shows_its_findings():
+    project = make_project(name="demo")
+    (example,) = [
+        e for e in example_data.example_sessions() if e.external_id == "example-support-triage"
+    ]
+    for batch in example.batches:
+        result = session_services.events_ingest(
+            project=project,
+            external_id=example.external_id,
+            batch=EventBatch.model_validate(batch),
+        )
+    services.session_analyse(session_id=result.session.pk)
+    summary = Finding.objects.filter(session=result.session, where="summary")
+    kinds = {f.kind for f in summary}
+    assert {"cpf", "email", "person_name"} <= kinds
+    assert all(f.copied_from_raw for f in summary if f.kind in ("cpf", "email"))
+    assert CompactionEvent.objects.filter(session=result.session).count() == len(
+        {f.seq for f in summary}
+    )

@@ -8,4 +8,4 @@ class Migration(migrations.Migration):
         ("traces", "0002_project_mask_at_ingest"),
     ]
 
-    operations: list[migrations.operations.base.Operation] = []
+    operations = []

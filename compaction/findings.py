@@ -29,8 +29,9 @@ from compaction.models import (
     SessionAnalysis,
     SpanOrigin,
 )
+from sessions import audit
 from sessions.errors import BadRequest
-from sessions.models import AgentSession, CompactionEvent, Message
+from sessions.models import AgentSession, AuditAction, CompactionEvent, Message
 
 REVIEW_STATUSES = (FindingStatus.CONFIRMED, FindingStatus.FALSE_POSITIVE, FindingStatus.OPEN)
 
@@ -226,6 +227,15 @@ def finding_redact(*, finding: Finding, user: Any) -> Finding:
         reviewed_at=timezone.now(),
     )
     finding.refresh_from_db()
+    session = AgentSession.objects.select_related("project").get(pk=finding.session_id)
+    audit.audit_record(
+        actor=user,
+        action=AuditAction.ERASURE,
+        project=session.project,
+        target=f"finding:{finding.pk}",
+        reason="redacted from the review queue",
+        detail={"kind": finding.kind, "where": finding.where, "seq": finding.seq},
+    )
     return finding
 
 

@@ -105,6 +105,7 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
         "sections": sections.sections(span.summary_sections, span.summary),
         "retention": retention,
         "lost": [item for item in retention if not item["kept"]],
+        "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
         "next_messages": next_messages,
     }
     return render(request, "compaction/span_detail.html", context)
@@ -126,8 +127,12 @@ def span_middle(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
         .exclude(seq__in=shown)
         .order_by("seq")
     )
-    names = session_selectors.tool_names(session_id=session.pk, messages=hidden)
-    return render(request, "compaction/_messages.html", {"messages": hidden, "tool_names": names})
+    context = {
+        "messages": hidden,
+        "tool_names": session_selectors.tool_names(session_id=session.pk, messages=hidden),
+        "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
+    }
+    return render(request, "compaction/_messages.html", context)
 
 
 @login_required

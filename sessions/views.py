@@ -15,10 +15,10 @@ from compaction import selectors as compaction_selectors
 from compaction.engine.analysis import DEFAULT_WINDOW
 from compaction.engine.messages import is_prompt, message_from_wire
 from compaction.models import CompactionSpan, SessionAnalysis
-from sessions import selectors
+from sessions import access, selectors
 from sessions.errors import NotFound
 from sessions.forms import SessionFilterForm
-from sessions.models import AgentSession, Message
+from sessions.models import AgentSession, Message, Role
 
 SESSIONS_PER_PAGE = 50
 MESSAGES_PER_PAGE = 100
@@ -149,6 +149,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "figure": figure,
         "point_count": len(analysis.curve) if analysis else 0,
         "replays": session.replays.order_by("-created_at")[:10],
+        "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
         "findings": list(compaction_selectors.session_findings(session)[:FINDINGS_SHOWN]),
         "tool_names": selectors.tool_names(session_id=session.pk, messages=list(page.object_list)),
         "jump_seq": int(request.GET["seq"]) if request.GET.get("seq", "").isdigit() else None,
@@ -172,7 +173,13 @@ def message_block(request: HttpRequest, pk: int, seq: int, index: int) -> HttpRe
     if message is None or not 0 <= index < len(message.content):
         raise Http404("No such block")
     block = message.content[index]
-    return render(request, "sessions/_block_full.html", {"block": block})
+    context = {
+        "block": block,
+        "m": message,
+        "i": index,
+        "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
+    }
+    return render(request, "sessions/_block_full.html", context)
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

@@ -19,7 +19,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from compaction import tasks
+from compaction import subjects, tasks
 from compaction.engine import analysis, evals, summarizers
 from compaction.engine.messages import Message as EngineMessage
 from compaction.engine.messages import ObservedCompaction, message_from_wire
@@ -167,6 +167,7 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         CompactionSpan.objects.bulk_create(
             [_observed_span_row(session, e, s) for e, s in zip(events, result.spans, strict=True)]
         )
+        subjects.subject_index_session(session=session)
         peak = result.peak
         locked.status = AnalysisStatus.DONE
         locked.analysed_generation = generation
@@ -355,6 +356,7 @@ def replay_run_execute(*, run_id: int) -> None:
             return  # presumed dead and taken over by another worker: its result wins
         CompactionSpan.objects.filter(replay=run).delete()
         CompactionSpan.objects.bulk_create([_replayed_span_row(run, s) for s in outcome.spans])
+        subjects.subject_index_replay(run=run)
     _experiment_maybe_finish(run.experiment_id)
 
 

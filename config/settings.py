@@ -1,5 +1,6 @@
 """Settings for Sawtooth. Every knob comes from an environment variable (see README)."""
 
+import hashlib
 from pathlib import Path
 
 import dj_database_url
@@ -157,7 +158,18 @@ CELERY_BEAT_SCHEDULE = {
         "task": "compaction.tasks.replay_runs_requeue_stuck",
         "schedule": env_int("REPLAY_REQUEUE_EVERY_SECONDS", 60),
     },
+    "purge-expired-sessions": {
+        "task": "sessions.tasks.sessions_purge_expired",
+        "schedule": env_int("RETENTION_PURGE_EVERY_SECONDS", 3600),
+    },
 }
+
+# Data-subject index: identifiers are stored only as HMAC-SHA256 under this key. Changing it
+# (or SECRET_KEY, from which it is derived when unset) needs a re-analysis of every session.
+SUBJECT_INDEX_KEY = (
+    env_str("SAWTOOTH_SUBJECT_INDEX_KEY", "")
+    or hashlib.sha256(f"sawtooth-subject-index:{SECRET_KEY}".encode()).hexdigest()
+)
 
 # Compaction and replay. A running replay silent for this long is presumed dead and requeued.
 REPLAY_STALE_SECONDS = env_int("REPLAY_STALE_SECONDS", 300)

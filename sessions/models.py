@@ -25,6 +25,17 @@ class Project(models.Model):
         help_text="Allow sending trace content to an external model (e.g. the Anthropic API) "
         "for summaries and judgements. Off by default for LGPD.",
     )
+    retention_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Delete sessions not updated for this many days (and everything derived "
+        "from them). Empty keeps them forever.",
+    )
+    mask_at_ingest = models.BooleanField(
+        default=False,
+        help_text="Store only the masked text of personal data found in uploaded messages, "
+        "summaries, probes and metadata; the raw values are never written.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -18,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from compaction import services as compaction_services
+from compaction import subjects
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
@@ -30,6 +32,8 @@ from sessions.models import (
     api_key_hash,
 )
 from sessions.schemas import CompactionIn, EventBatch, MessageIn, SessionIn
+
+logger = logging.getLogger(__name__)
 
 
 def _digest(payload: Any) -> str:
@@ -127,6 +131,15 @@ def _replaced_delete(session: AgentSession, replacement: Replacement) -> tuple[i
     return messages, events
 
 
+def _stored(session: AgentSession, value: Any) -> Any:
+    """What is written: the value, or with the project's ``mask_at_ingest`` switch on, the
+    value with every personal identifier masked. Content hashes are taken of the value as
+    sent, so a resend is still recognised as a duplicate."""
+    if not session.project.mask_at_ingest:
+        return value
+    return subjects.strings_rewrite(value, subjects.text_mask)
+
+
 def message_hash(*, role: str, blocks: list[dict[str, Any]]) -> str:
     return _digest({"role": role, "content": blocks})
 
@@ -175,7 +188,7 @@ def _apply_session_fields(session: AgentSession, fields: SessionIn | None) -> No
     for name in ("agent", "model", "context_window", "metadata"):
         value = getattr(fields, name)
         if value is not None:
-            setattr(session, name, value)
+            setattr(session, name, _stored(session, value))
     if fields.started_at is not None:
         session.started_at = _aware(fields.started_at)
     if fields.ended_at is not None:
@@ -227,7 +240,7 @@ def _new_messages(
                 session=session,
                 seq=seq,
                 role=message.role,
-                content=message.blocks(),
+                content=_stored(session, message.blocks()),
                 timestamp=_aware(message.timestamp),
                 input_tokens=usage.input_tokens if usage else None,
                 output_tokens=usage.output_tokens if usage else None,
@@ -268,7 +281,7 @@ def _new_compactions(session: AgentSession, events: list[CompactionIn]) -> list[
                 strategy=event.strategy,
                 tokens_before=event.tokens_before,
                 tokens_after=event.tokens_after,
-                summary=event.summary,
+                summary=_stored(session, event.summary),
                 summary_seq=event.summary_seq,
                 replaced_from_seq=event.replaced.from_seq if event.replaced else None,
                 replaced_to_seq=event.replaced.to_seq if event.replaced else None,
@@ -292,8 +305,8 @@ def _new_probes(session: AgentSession, batch: EventBatch) -> list[Probe]:
                 Probe(
                     session=session,
                     seq=probe.seq,
-                    text=probe.text,
-                    check_hint=probe.check,
+                    text=_stored(session, probe.text),
+                    check_hint=_stored(session, probe.check),
                     text_hash=key[1],
                 )
             )
@@ -320,6 +333,7 @@ def events_ingest(
     session, _ = AgentSession.objects.get_or_create(project=project, external_id=external_id)
     # Lock the session row so concurrent batches for one session apply one after the other.
     session = AgentSession.objects.select_for_update().get(pk=session.pk)
+    session.project = project  # read by _stored for every row; never fetch it again
     gone_messages, gone_events = _replaced_delete(session, replacing) if replacing else (0, 0)
 
     messages, duplicates = _new_messages(session, by_seq)
@@ -347,3 +361,53 @@ def events_ingest(
         compactions=len(compactions),
         replaced=gone_messages + gone_events,
     )
+
+
+# --- deletion and retention (one implementation: the delete action and the purge) -----------
+
+
+@dataclass(frozen=True)
+class SessionDeleted:
+    external_id: str
+    project_id: int
+    rows: dict[str, int]
+
+
+def session_delete(*, session: AgentSession, by: Any, reason: str) -> SessionDeleted:
+    """Delete a session and everything derived from it (messages, compactions, probes,
+    analysis, spans, replays, findings, subject index). ``by`` is the user, or None for the
+    retention purge; ``reason`` is required and recorded."""
+    if not reason.strip():
+        raise BadRequest("reason: required to delete a session")
+    with transaction.atomic():
+        _, rows = AgentSession.objects.filter(pk=session.pk).delete()
+        # AUDIT CALL SITE (session deletion): wire to helper `access`'s
+        # `sessions.audit.record(...)` when wt-access is merged; until then it is only logged.
+        logger.info(
+            "session %s of project %s deleted by %s: %s",
+            session.pk,
+            session.project_id,
+            getattr(by, "username", None) or "retention purge",
+            reason,
+        )
+    return SessionDeleted(external_id=session.external_id, project_id=session.project_id, rows=rows)
+
+
+def sessions_purge_expired(*, limit: int = 500) -> int:
+    """Delete sessions not updated within their project's retention; at most ``limit`` per
+    call (the periodic task runs again). Returns how many were deleted."""
+    now = timezone.now()
+    deleted = 0
+    for project in Project.objects.filter(retention_days__isnull=False).order_by("pk"):
+        cutoff = now - timedelta(days=project.retention_days or 0)
+        expired = AgentSession.objects.filter(project=project, updated_at__lt=cutoff).order_by(
+            "updated_at", "pk"
+        )[: limit - deleted]
+        for session in expired:
+            session_delete(
+                session=session, by=None, reason=f"retention: {project.retention_days} days"
+            )
+            deleted += 1
+        if deleted >= limit:
+            break
+    return deleted

@@ -132,6 +132,8 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
 
     Returns None when the analysis is already current (a duplicate or superseded task).
     """
+    if not AgentSession.objects.filter(pk=session_id).exists():
+        return None  # deleted (by a person or the retention purge) after it was queued
     row, _ = SessionAnalysis.objects.get_or_create(session_id=session_id)
     generation = row.requested_generation
     if row.status == AnalysisStatus.DONE and row.analysed_generation >= generation:
@@ -160,7 +162,9 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         return None
 
     with transaction.atomic():
-        locked = SessionAnalysis.objects.select_for_update().get(pk=row.pk)
+        locked = SessionAnalysis.objects.select_for_update().filter(pk=row.pk).first()
+        if locked is None:
+            return None  # the session was deleted while it was being analysed
         if locked.analysed_generation > generation:
             return None  # a later pass already wrote newer results
         CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED).delete()

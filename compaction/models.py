@@ -279,3 +279,9 @@ class SubjectRequest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_action_display()} {self.masked} in {self.project_id}"
+
+    @property
+    def result_text(self) -> str:
+        """What was found or done, in words: "traces.Message 6, sessions_anonymized 1"."""
+        rows = self.result.get("rows") or {}
+        return ", ".join(f"{name} {count}" for name, count in sorted(rows.items()))

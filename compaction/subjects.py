@@ -394,7 +394,10 @@ def subject_export(*, project: Project, subject: Subject, by: Any, reason: str) 
         action=SubjectAction.EXPORT,
         by=by,
         reason=reason,
-        result={"totals": report["totals"]},
+        result={
+            "sessions": [found["session_id"] for found in report["sessions"]],
+            "rows": report["totals"],
+        },
     )
     return report
 

@@ -3,8 +3,13 @@ copied, and an erasure leaves no copy of it in any form in any table of the data
 
 from __future__ import annotations
 
+import json
+from io import StringIO
+
 import pytest
 from django.apps import apps
+from django.core.management import CommandError, call_command
+from django.test import Client
 from django.db import connection, models
 
 from compaction import services, subjects, tasks
@@ -18,7 +23,7 @@ from compaction.models import (
 )
 from sessions import example_data
 from sessions.errors import BadRequest
-from sessions.models import AgentSession, Message, Project
+from sessions.models import AgentSession, Message, Project, Role
 from sessions.schemas import EventBatch
 from sessions.services import events_ingest
 from tests.factories import make_project, make_session, make_user
@@ -187,3 +192,124 @@ def test_an_erasure_needs_a_reason() -> None:
         subjects.subject_erase(
             project=project, subject=subjects.subject_parse(identifier=CPF), by=None, reason=" "
         )
+
+
+# --- commands ------------------------------------------------------------------------------
+
+
+def test_find_subject_command_prints_json_and_records_an_export() -> None:
+    project = make_project(name="loja")
+    support_chat(project)
+    out = StringIO()
+    call_command("find_subject", "loja", CPF, stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["kind"] == "cpf"
+    assert [s["external_id"] for s in report["sessions"]] == [SUPPORT]
+    assert CPF not in out.getvalue() and CPF_FORMS[1] not in out.getvalue()
+    assert SubjectRequest.objects.get(project=project).action == SubjectAction.EXPORT
+
+
+def test_erase_subject_command_anonymizes_and_says_what_it_did() -> None:
+    project = make_project(name="loja")
+    session = support_chat(project)
+    out = StringIO()
+    call_command("erase_subject", "loja", EMAIL, "--reason", "pedido do titular", stdout=out)
+    done = json.loads(out.getvalue())
+    assert done["action"] == "anonymize"
+    assert done["sessions"] == [session.pk]
+    assert done["rows"]["traces.Message"] >= 1
+    assert rows_holding([EMAIL]) == []
+
+
+def test_subject_commands_explain_bad_input() -> None:
+    make_project(name="loja")
+    with pytest.raises(CommandError, match="project 'nope' not found"):
+        call_command("find_subject", "nope", CPF)
+    with pytest.raises(CommandError, match="identifier: not a valid CPF"):
+        call_command("find_subject", "loja", "12345")
+    with pytest.raises(CommandError, match="reason: required"):
+        call_command("erase_subject", "loja", CPF, "--reason", " ")
+
+
+# --- pages ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("role", [Role.VIEWER, Role.ENGINEER])
+def test_subject_pages_need_the_privacy_reviewer_role(client: Client, role: str) -> None:
+    project = make_project()
+    support_chat(project)
+    client.force_login(make_user(project=project, role=role))
+    assert client.get("/privacy/subjects/").status_code == 403
+    response = client.post(
+        "/privacy/subjects/",
+        {"project": project.pk, "identifier": CPF, "reason": "x", "action": "erase"},
+    )
+    assert response.status_code == 403
+    assert CPF in str(Message.objects.get(session__project=project, seq=2).content)
+
+
+def test_a_reviewer_cannot_reach_another_projects_subjects(client: Client) -> None:
+    mine, theirs = make_project(), make_project()
+    support_chat(theirs)
+    client.force_login(make_user(project=mine, role=Role.PRIVACY_REVIEWER))
+    response = client.post(
+        "/privacy/subjects/", {"project": theirs.pk, "identifier": CPF, "action": "find"}
+    )
+    assert response.status_code == 200
+    assert "Select a valid choice" in response.content.decode()
+    assert SUPPORT not in response.content.decode()
+
+
+def test_a_reviewer_finds_exports_and_erases_a_subject(client: Client) -> None:
+    project = make_project()
+    support_chat(project)
+    reviewer = make_user(project=project, role=Role.PRIVACY_REVIEWER)
+    client.force_login(reviewer)
+    assert client.get("/privacy/subjects/").status_code == 200
+
+    found = client.post(
+        "/privacy/subjects/", {"project": project.pk, "identifier": CPF, "action": "find"}
+    ).content.decode()
+    assert SUPPORT in found and "*********79" in found
+    assert "Erase from 1 session" in found
+    assert CPF_FORMS[1] not in found.replace(f'value="{CPF}"', "")
+
+    refused = client.post(
+        "/privacy/subjects/", {"project": project.pk, "identifier": CPF, "action": "export"}
+    )
+    assert "required to export" in refused.content.decode()
+    export = client.post(
+        "/privacy/subjects/",
+        {"project": project.pk, "identifier": CPF, "action": "export", "reason": "art. 18 II"},
+    )
+    assert export["Content-Type"] == "application/json"
+    assert json.loads(export.content)["sessions"][0]["external_id"] == SUPPORT
+
+    erased = client.post(
+        "/privacy/subjects/",
+        {"project": project.pk, "identifier": CPF, "action": "erase", "reason": "art. 18 VI"},
+    ).content.decode()
+    assert "Request" in erased and "anonymize" in erased
+    assert rows_holding(CPF_FORMS) == []
+    actions = list(SubjectRequest.objects.values_list("action", "requested_by"))
+    assert sorted(actions) == [
+        (SubjectAction.ANONYMIZE, reviewer.pk),
+        (SubjectAction.EXPORT, reviewer.pk),
+    ]
+
+
+def test_the_subject_page_escapes_what_it_shows(client: Client) -> None:
+    project = make_project()
+    payload = '<script>alert("x")</script>'
+    make_session(
+        project,
+        external_id=f"run-{payload}",
+        messages=[{"seq": 0, "role": "user", "content": f"{payload} CPF {CPF} {payload}"}],
+    )
+    services.session_analyse(session_id=AgentSession.objects.get(project=project).pk)
+    client.force_login(make_user(project=project, role=Role.PRIVACY_REVIEWER))
+    body = client.post(
+        "/privacy/subjects/", {"project": project.pk, "identifier": CPF, "action": "find"}
+    ).content.decode()
+    assert "&lt;script&gt;" in body
+    assert payload not in body

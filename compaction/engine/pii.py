@@ -1,0 +1,575 @@
+"""Personal data detectors for LGPD review: find, normalize and mask identifiers in text.
+
+    >>> [d.kind for d in scan("CPF 529.982.247-25, e-mail Ana@Example.com")]
+    ['cpf', 'email']
+    >>> mask("CPF 529.982.247-25")
+    'CPF [cpf ***.***.***-25]'
+
+Who does what:
+- check digits come from libraries, not from this file: python-stdnum (`stdnum.br.cpf`,
+  `stdnum.br.cnpj` including the alphanumeric CNPJ, `stdnum.luhn` for cards) and validate-docbr
+  (`PIS`, `CNH`, `CNS`, `TituloEleitoral`). A look-alike whose check digits fail is not reported.
+- pattern kinds (e-mail, phone, CEP, RG, IP, Pix key, person names) are regular expressions
+  here; `ipaddress` validates IPs.
+
+The scan runs on a normalized copy of the text (NFKC, so full-width digits count; zero-width
+characters dropped) and maps every position back to the original. Digit groups separated by a
+space, no-break space, dot, dash or slash are joined when the joined digits validate.
+
+Masking keeps the kind and the last two characters of the value, separators kept in place:
+`[cpf ***.***.***-25]`, `[email a***@***.com]`, `[phone +55 ** *****-**21]`. Names keep
+initials: `[person_name M*** S***]`. Nothing else of the value survives.
+
+The module is pure (no Django) and fast: plain ASCII or already-NFKC text skips the
+normalization loop, and validators run only on candidates (see benchmarks/pii.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from stdnum import luhn
+from stdnum.br import cnpj as stdnum_cnpj
+from stdnum.br import cpf as stdnum_cpf
+from validate_docbr import CNH, CNS, PIS, TituloEleitoral
+
+KINDS: tuple[str, ...] = (
+    "cpf",
+    "cnpj",
+    "pis",
+    "cnh",
+    "titulo_eleitor",
+    "cns",
+    "credit_card",
+    "email",
+    "phone",
+    "cep",
+    "rg",
+    "ip",
+    "pix_key",
+    "person_name",
+)
+CHECK_DIGIT_KINDS: frozenset[str] = frozenset(
+    {"cpf", "cnpj", "pis", "cnh", "titulo_eleitor", "cns", "credit_card"}
+)
+Confidence = Literal["high", "review"]
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One identifier found in a text; `start`/`end` index the ORIGINAL text."""
+
+    kind: str
+    start: int
+    end: int
+    value: str
+    normalized: str
+    confidence: Confidence
+
+
+# --- normalization with a position map -------------------------------------------------------
+
+_ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
+_NEEDS_WORK = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e]")
+
+
+class _Normalized:
+    """A normalized copy of a text plus the map from its positions back to the original.
+
+    The copy is built from pieces: a run of characters kept as they are (identity), or one
+    original character replaced by its NFKC form (possibly empty for zero-width characters).
+    """
+
+    def __init__(self, text: str) -> None:
+        self.original = text
+        if text.isascii() or (
+            unicodedata.is_normalized("NFKC", text) and not _NEEDS_WORK.search(text)
+        ):
+            self.text = text
+            self._norm_starts: list[int] = [0]
+            self._orig_starts: list[int] = [0]
+            self._identity: list[bool] = [True]
+            return
+        parts: list[str] = []
+        norm_starts: list[int] = []
+        orig_starts: list[int] = []
+        identity: list[bool] = []
+        norm_pos = 0
+        run_start = 0
+        for index, char in enumerate(text):
+            if char.isascii():
+                continue
+            replacement = "" if char in _ZERO_WIDTH else unicodedata.normalize("NFKC", char)
+            if replacement == char:
+                continue
+            if run_start < index:
+                parts.append(text[run_start:index])
+                norm_starts.append(norm_pos)
+                orig_starts.append(run_start)
+                identity.append(True)
+                norm_pos += index - run_start
+            parts.append(replacement)
+            norm_starts.append(norm_pos)
+            orig_starts.append(index)
+            identity.append(False)
+            norm_pos += len(replacement)
+            run_start = index + 1
+        if run_start < len(text) or not parts:
+            parts.append(text[run_start:])
+            norm_starts.append(norm_pos)
+            orig_starts.append(run_start)
+            identity.append(True)
+        self.text = "".join(parts)
+        self._norm_starts = norm_starts
+        self._orig_starts = orig_starts
+        self._identity = identity
+
+    def _piece(self, pos: int) -> int:
+        index = bisect_right(self._norm_starts, pos) - 1
+        # Skip empty pieces (zero-width characters) that share a start with the next one.
+        while index + 1 < len(self._norm_starts) and self._norm_starts[index + 1] == pos:
+            index += 1
+        return max(index, 0)
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Original (start, end) of the normalized slice [start, end)."""
+        first = self._piece(start)
+        if self._identity[first]:
+            orig_start = self._orig_starts[first] + (start - self._norm_starts[first])
+        else:
+            orig_start = self._orig_starts[first]
+        last = self._piece(end - 1)
+        if self._identity[last]:
+            orig_end = self._orig_starts[last] + (end - 1 - self._norm_starts[last]) + 1
+        else:
+            orig_end = self._orig_starts[last] + 1
+        return orig_start, orig_end
+
+
+# --- check-digit kinds over runs of digit groups ---------------------------------------------
+
+# A numeric candidate: at least eight digits joined by single separators (space, dot, dash,
+# slash), or a dotted quad. Prose numbers (years, amounts, counts) are shorter and skipped in C.
+_RUN = re.compile(
+    r"[0-9](?<![0-9A-Za-z][0-9])"  # the boundary is checked after the first digit: faster
+    r"(?:(?:[ .\-/]?[0-9]){7,}|[0-9]{0,2}(?:\.[0-9]{1,3}){3})(?![0-9A-Za-z@])"
+)
+_GROUP = re.compile(r"[0-9]+")
+_ALNUM_CNPJ = re.compile(
+    r"([0-9A-Z](?<![0-9A-Za-z][0-9A-Z])[0-9A-Z][ .]?[0-9A-Z]{3}[ .]?[0-9A-Z]{3}[ /]?[0-9A-Z]{4}"
+    r"[ \-]?[0-9]{2})(?![0-9A-Za-z])"
+)
+_MAX_GROUPS = 8
+_CONTEXT = 40  # characters before a candidate searched for a keyword
+
+_KEYWORDS: dict[str, re.Pattern[str]] = {
+    "cpf": re.compile(r"\bcpf\b", re.IGNORECASE),
+    "cnpj": re.compile(r"\bcnpj\b", re.IGNORECASE),
+    "pis": re.compile(r"\b(pis|pasep|nis|nit)\b", re.IGNORECASE),
+    "cnh": re.compile(r"\b(cnh|habilita[çc][ãa]o|driver'?s licen[cs]e)\b", re.IGNORECASE),
+    "titulo_eleitor": re.compile(r"\b(t[íi]tulo|eleitor|voter)", re.IGNORECASE),
+    "cns": re.compile(r"\b(cns|cart[ãa]o (do )?sus|cart[ãa]o nacional de sa[úu]de)\b", re.I),
+    "credit_card": re.compile(r"\b(cart[ãa]o|card|cr[ée]dito|credit|visa|master)", re.I),
+    "phone": re.compile(
+        r"\b(tel|telefone|fone|celular|cel|whats(app)?|zap|phone|mobile|ligue|call)\b", re.I
+    ),
+    "cep": re.compile(r"\b(cep|c\.e\.p\.?)\b", re.IGNORECASE),
+    "rg": re.compile(r"\b(rg|identidade|registro geral)\b", re.IGNORECASE),
+    "pix_key": re.compile(r"\bpix\b", re.IGNORECASE),
+}
+
+_cnh = CNH()
+_cns = CNS()
+_pis = PIS()
+_titulo = TituloEleitoral()
+
+
+def _card_valid(digits: str) -> bool:
+    return 13 <= len(digits) <= 19 and digits[0] in "3456" and luhn.is_valid(digits)
+
+
+def _card_brand_known(digits: str) -> bool:
+    if digits[0] == "4" or digits[:2] in {"34", "37", "36", "38"}:
+        return True
+    if digits[:2] in {"51", "52", "53", "54", "55", "65"} or digits[:4] in {"6011", "6062"}:
+        return True
+    return digits[:4] in {"4011", "4389", "5041", "5066", "5067", "6277", "6363", "6504"}
+
+
+_VALIDATORS: dict[str, Callable[[str], bool]] = {
+    "cpf": stdnum_cpf.is_valid,
+    "cnpj": stdnum_cnpj.is_valid,
+    "pis": _pis.validate,
+    "cnh": _cnh.validate,
+    "titulo_eleitor": _titulo.validate,
+    "cns": _cns.validate,
+    "credit_card": _card_valid,
+}
+# Kinds by digit count, most likely first when no keyword or shape decides.
+_BY_LENGTH: dict[int, tuple[str, ...]] = {
+    11: ("cpf", "pis", "cnh"),
+    12: ("titulo_eleitor",),
+    13: ("credit_card",),
+    14: ("cnpj", "credit_card"),
+    15: ("cns", "credit_card"),
+    16: ("credit_card",),
+    17: ("credit_card",),
+    18: ("credit_card",),
+    19: ("credit_card",),
+}
+# Group shapes (digits per group) that say which document a number is.
+_SHAPES: dict[tuple[int, ...], str] = {
+    (3, 3, 3, 2): "cpf",
+    (3, 5, 2, 1): "pis",
+    (2, 3, 3, 4, 2): "cnpj",
+    (3, 4, 4, 4): "cns",
+    (4, 4, 4): "titulo_eleitor",
+    (4, 4, 4, 4): "credit_card",
+}
+# Found without a keyword or a telling shape, these kinds are weak evidence.
+_REVIEW_WHEN_BARE = frozenset({"pis", "cnh", "cns"})
+
+
+def _keyword_kinds(text: str, start: int) -> set[str]:
+    """Kinds whose keyword appears in the few characters before `start`."""
+    window = text[max(0, start - _CONTEXT) : start]
+    return {kind for kind, pattern in _KEYWORDS.items() if pattern.search(window)}
+
+
+def _classify(
+    digits: str, shape: tuple[int, ...], keywords: Callable[[], set[str]]
+) -> tuple[str, Confidence] | None:
+    candidates = _BY_LENGTH.get(len(digits))
+    if not candidates:
+        return None
+    valid = [kind for kind in candidates if _VALIDATORS[kind](digits)]
+    if not valid:
+        return None
+    named = keywords()
+    for kind in valid:
+        if kind in named:
+            return kind, "high"
+    # Named or shaped as one document whose check digits fail: a look-alike, not another kind.
+    if any(kind in named for kind in candidates):
+        return None
+    if "phone" in named and _phone_e164(digits):
+        return None  # a phone that happens to pass a check digit: the phone pass reports it
+    shaped = _SHAPES.get(shape)
+    if shaped is not None:
+        return (shaped, "high") if shaped in valid else None
+    kind = valid[0]
+    if kind == "credit_card" and not _card_brand_known(digits):
+        return kind, "review"
+    return kind, ("review" if kind in _REVIEW_WHEN_BARE else "high")
+
+
+def _check_digit_hits(
+    norm: _Normalized, groups: list[tuple[int, int]], found: list[Detection]
+) -> None:
+    text = norm.text
+    i = 0
+    while i < len(groups):
+        hit: tuple[int, str, str, Confidence] | None = None
+        for j in range(min(len(groups), i + _MAX_GROUPS) - 1, i - 1, -1):
+            # Groups of one digit are joined only as the last (PIS's check digit):
+            # "1 2 3 4" is a list, not a number.
+            if any(e - s < 2 for s, e in groups[i:j]):
+                continue
+            shape = tuple(e - s for s, e in groups[i : j + 1])
+            if sum(shape) not in _BY_LENGTH:
+                continue
+            digits = "".join(text[s:e] for s, e in groups[i : j + 1])
+            at = groups[i][0]
+            classified = _classify(digits, shape, functools.partial(_keyword_kinds, text, at))
+            if classified:
+                hit = (j, digits, *classified)
+                break
+        if hit is None:
+            i += 1
+            continue
+        j, digits, kind, confidence = hit
+        found.append(_detection(norm, kind, groups[i][0], groups[j][1], digits, confidence))
+        i = j + 1
+
+
+def _has_keyword(text: str, start: int, kind: str) -> bool:
+    return _KEYWORDS[kind].search(text, max(0, start - _CONTEXT), start) is not None
+
+
+def _look_alike(text: str, groups: list[tuple[int, int]]) -> bool:
+    """True when the whole run is shaped or named as a document whose check digits fail.
+
+    Such a run is reported as nothing: not as a shorter number found inside it, nor a phone.
+    """
+    shape = tuple(e - s for s, e in groups)
+    digits = "".join(text[s:e] for s, e in groups)
+    shaped = _SHAPES.get(shape)
+    if shaped is not None:
+        return not _VALIDATORS[shaped](digits)
+    candidates = _BY_LENGTH.get(len(digits), ())
+    named = [kind for kind in candidates if _has_keyword(text, groups[0][0], kind)]
+    return bool(named) and not any(_VALIDATORS[kind](digits) for kind in named)
+
+
+def _scan_runs(norm: _Normalized, found: list[Detection]) -> None:
+    text = norm.text
+    for run in _RUN.finditer(text):
+        start, end = run.span()
+        if _DOTTED_QUAD.fullmatch(text, start, end):
+            try:
+                address = ipaddress.IPv4Address(run.group(0))
+            except ValueError:
+                continue
+            found.append(_detection(norm, "ip", start, end, str(address), "high"))
+            continue
+        groups = [(m.start(), m.end()) for m in _GROUP.finditer(text, start, end)]
+        if _look_alike(text, groups):
+            continue
+        if sum(e - s for s, e in groups) >= 11:
+            _check_digit_hits(norm, groups, found)
+        for match in _PHONE.finditer(text, max(0, start - 10), end):
+            _phone_hit(norm, match, found)
+        for match in _CEP.finditer(text, start, end):
+            value = match.group(1)
+            if (len(value) == 8 or "." in value) and not _has_keyword(text, start, "cep"):
+                continue  # eight bare digits are a CEP only after the word
+            digits = re.sub(r"[^0-9]", "", value)
+            found.append(_detection(norm, "cep", match.start(1), match.end(1), digits, "high"))
+        if _has_keyword(text, start, "rg"):
+            for match in _RG.finditer(text, start, min(len(text), end + 2)):
+                canonical = re.sub(r"[^0-9X]", "", match.group(1).upper())
+                found.append(
+                    _detection(norm, "rg", match.start(1), match.end(1), canonical, "high")
+                )
+
+
+def _scan_alnum_cnpj(norm: _Normalized, found: list[Detection]) -> None:
+    for match in _ALNUM_CNPJ.finditer(norm.text):
+        value = match.group(1)
+        compact = re.sub(r"[ ./\-]", "", value)
+        if compact.isdigit() or not any(c.isdigit() for c in compact[:12]):
+            continue  # numeric CNPJs come from the digit runs; all letters is a word
+        if stdnum_cnpj.is_valid(compact):
+            found.append(_detection(norm, "cnpj", match.start(1), match.end(1), compact, "high"))
+
+
+# --- pattern kinds -----------------------------------------------------------------------------
+
+_EMAIL = re.compile(
+    r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}\.)+"
+    r"[A-Za-z]{2,24}(?![A-Za-z0-9])"
+)
+_PHONE = re.compile(
+    r"(?<![0-9A-Za-z+])(?<![0-9][ .\-/])(?:\+?55[ .\-]?)?"
+    r"(?:\(0?([1-9][0-9])\)|0?([1-9][0-9]))[ .\-]?"
+    r"(9[ .\-]?[0-9]{4}|[2-5][0-9]{3})[ .\-]?([0-9]{4})(?![0-9A-Za-z]|[ .\-/][0-9])"
+)
+_VALID_DDD = frozenset(
+    str(code)
+    for code in (
+        *range(11, 20), 21, 22, 24, 27, 28, *range(31, 36), 37, 38, *range(41, 50), 51,
+        *range(53, 56), *range(61, 70), 71, *range(73, 76), 77, 79, *range(81, 90),
+        *range(91, 100),
+    )
+)  # fmt: skip
+_CEP = re.compile(r"(?<![0-9A-Za-z.\-])([0-9]{2}\.?[0-9]{3}-[0-9]{3}|[0-9]{8})(?![0-9A-Za-z])")
+_RG = re.compile(r"(?<![0-9A-Za-z])([0-9]{1,2}\.?[0-9]{3}\.?[0-9]{3}-?[0-9Xx])(?![0-9A-Za-z])")
+_DOTTED_QUAD = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
+_IPV6 = re.compile(
+    r"(?<![0-9A-Fa-f:])((?:[0-9A-Fa-f]{1,4}:){2,7}:?[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4})*)"
+    r"(?![0-9A-Fa-f:])"
+)
+_UUID = re.compile(
+    r"(?<![0-9A-Fa-f-])([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+    r"[0-9a-fA-F]{12})(?![0-9A-Fa-f-])"
+)
+_NAME_WORD = r"[A-ZÁÉÍÓÚÂÊÔÃÕÇ][a-záéíóúâêôãõçü]+"
+_NAME_LINK = r"(?:\s+(?:d[aeo]s?|e)\s+|\s+)"
+_NAME = re.compile(
+    r"(?:\b(?:meu nome [ée]|me chamo|chamo-me|nome(?: completo)?:|cliente:?|"
+    r"titular:?|sr\.?|sra\.?|senhor|senhora|dona|my name is|name:|customer:?|mr\.?|mrs\.?|"
+    r"ms\.?)\s+)"
+    rf"({_NAME_WORD}(?:{_NAME_LINK}{_NAME_WORD}){{1,4}})",
+    re.IGNORECASE,
+)
+# Where a name or a Pix key may follow: one pass finds them, then the full pattern is tried there.
+_CUES = re.compile(
+    r"[PpMmCcNnTtSsDd](?<![^\W_][PpMmCcNnTtSsDd])"
+    r"(?i:ix|eu|y|hamo|ome|ame|liente|ustomer|itular|rs?|ra|enhora?|ona|rs?|s)\b"
+)
+_NAME_CASE = re.compile(rf"{_NAME_WORD}(?:{_NAME_LINK}{_NAME_WORD})*")
+
+
+def _phone_e164(digits: str) -> str | None:
+    """'11987654321' -> '+5511987654321' when it is a Brazilian landline or mobile."""
+    if digits.startswith("55") and len(digits) in (12, 13):
+        digits = digits[2:]
+    if len(digits) not in (10, 11) or digits[:2] not in _VALID_DDD:
+        return None
+    if len(digits) == 11 and digits[2] != "9":
+        return None
+    if len(digits) == 10 and digits[2] not in "2345":
+        return None
+    return "+55" + digits
+
+
+def _phone_hit(norm: _Normalized, match: re.Match[str], found: list[Detection]) -> None:
+    text = norm.text
+    digits = re.sub(r"[^0-9]", "", match.group(0))
+    if digits.startswith("0"):
+        digits = digits[1:]
+    e164 = _phone_e164(digits)
+    if e164 is None:
+        return
+    formatted = any(c in match.group(0) for c in "()+ -")
+    if not formatted and "phone" not in _keyword_kinds(text, match.start()):
+        return  # a bare digit string is a phone only next to a phone word
+    found.append(_detection(norm, "phone", match.start(), match.end(), e164, "high"))
+
+
+def _windows(text: str, needle: str, before: int, after: int) -> list[tuple[int, int]]:
+    """Merged (start, end) windows around every occurrence of `needle`."""
+    windows: list[tuple[int, int]] = []
+    at = text.find(needle)
+    while at != -1:
+        start, end = max(0, at - before), min(len(text), at + after)
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], end)
+        else:
+            windows.append((start, end))
+        at = text.find(needle, at + 1)
+    return windows
+
+
+def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
+    text = norm.text
+    for start, end in _windows(text, "@", 65, 256):
+        for match in _EMAIL.finditer(text, start, end):
+            value = match.group(0)
+            found.append(
+                _detection(norm, "email", match.start(), match.end(), value.lower(), "high")
+            )
+    if "::" in text or text.count(":") >= 7:
+        for match in _IPV6.finditer(text):
+            value = match.group(1)
+            if value.count(":") < 2:
+                continue
+            try:
+                address6 = ipaddress.IPv6Address(value)
+            except ValueError:
+                continue
+            found.append(
+                _detection(norm, "ip", match.start(1), match.end(1), str(address6), "high")
+            )
+    for cue in _CUES.finditer(text):
+        if cue.group(0).lower() == "pix":
+            key = _UUID.search(text, cue.end(), cue.end() + _CONTEXT + 36)
+            if key:
+                value = key.group(1).lower()
+                found.append(_detection(norm, "pix_key", key.start(1), key.end(1), value, "high"))
+            continue
+        named = _NAME.match(text, cue.start())
+        if named is None:
+            continue
+        # The cue is case-insensitive; the name itself must be capitalized.
+        name = _NAME_CASE.match(named.group(1))
+        if name is None or " " not in name.group(0):
+            continue
+        start = named.start(1)
+        end = start + len(name.group(0).rstrip())
+        canonical = " ".join(name.group(0).split()).lower()
+        found.append(_detection(norm, "person_name", start, end, canonical, "review"))
+
+
+# --- public API --------------------------------------------------------------------------------
+
+
+def _detection(
+    norm: _Normalized, kind: str, start: int, end: int, normalized: str, confidence: Confidence
+) -> Detection:
+    orig_start, orig_end = norm.span(start, end)
+    return Detection(
+        kind=kind,
+        start=orig_start,
+        end=orig_end,
+        value=norm.original[orig_start:orig_end],
+        normalized=normalized,
+        confidence=confidence,
+    )
+
+
+_PRIORITY = {kind: index for index, kind in enumerate(KINDS)}
+
+
+def scan(text: str) -> list[Detection]:
+    """Every identifier in `text`, in order, without overlaps.
+
+    >>> scan("tel (11) 98765-4321")[0].normalized
+    '+5511987654321'
+    """
+    if not text:
+        return []
+    norm = _Normalized(text)
+    found: list[Detection] = []
+    _scan_runs(norm, found)
+    _scan_alnum_cnpj(norm, found)
+    _scan_patterns(norm, found)
+    # Overlaps: check-digit kinds first (KINDS order), then the longer match.
+    found.sort(key=lambda d: (_PRIORITY[d.kind], d.confidence != "high", d.start - d.end))
+    kept: list[Detection] = []
+    for detection in found:
+        if any(detection.start < k.end and k.start < detection.end for k in kept):
+            continue
+        kept.append(detection)
+    kept.sort(key=lambda d: d.start)
+    return kept
+
+
+def _keep_tail(value: str, keep: int) -> str:
+    """Replace every letter or digit but the last `keep` by '*', separators kept."""
+    significant = [i for i, c in enumerate(value) if c.isalnum()]
+    hidden = set(significant[: max(0, len(significant) - keep)])
+    return "".join("*" if i in hidden else c for i, c in enumerate(value))
+
+
+def masked_preview(detection: Detection) -> str:
+    """The masked form of one detection, without the kind.
+
+    >>> masked_preview(scan("CPF 529.982.247-25")[0])
+    '***.***.***-25'
+    """
+    value = detection.value
+    if detection.kind == "email":
+        local, _, domain = value.partition("@")
+        tld = domain.rsplit(".", 1)[-1] if "." in domain else ""
+        return f"{local[:1]}***@***.{tld}"
+    if detection.kind == "person_name":
+        return " ".join(word[:1] + "***" for word in value.split() if word[:1].isupper())
+    return _keep_tail(value, 2)
+
+
+def mask(text: str, detections: Sequence[Detection] | None = None) -> str:
+    """`text` with every detection replaced by `[kind masked-preview]`.
+
+    >>> mask("e-mail ana@example.com")
+    'e-mail [email a***@***.com]'
+    """
+    if detections is None:
+        detections = scan(text)
+    parts: list[str] = []
+    position = 0
+    for detection in sorted(detections, key=lambda d: d.start):
+        if detection.start < position:
+            continue
+        parts.append(text[position : detection.start])
+        parts.append(f"[{detection.kind} {masked_preview(detection)}]")
+        position = detection.end
+    parts.append(text[position:])
+    return "".join(parts)

@@ -1,0 +1,128 @@
+"""The PII scan: what counts as personal data, where it is, and how it is masked."""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction.engine.pii import KINDS, Detection, mask, masked_preview, scan
+
+# Check digits computed by python-stdnum / validate-docbr, not made up.
+CPF = "529.982.247-25"
+CNPJ = "11.222.333/0001-81"
+ALNUM_CNPJ = "12.ABC.345/01DE-35"
+PIS = "113.58647.38-5"
+CARD = "4111 1111 1111 1111"
+
+
+def kinds(text: str) -> list[str]:
+    return [d.kind for d in scan(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "normalized"),
+    [
+        (f"CPF {CPF}", "cpf", "52998224725"),
+        (f"CNPJ {CNPJ}", "cnpj", "11222333000181"),
+        (f"CNPJ {ALNUM_CNPJ}", "cnpj", "12ABC34501DE35"),
+        (f"PIS {PIS}", "pis", "11358647385"),
+        (f"cartão {CARD}", "credit_card", "4111111111111111"),
+        ("CNH 02650306461", "cnh", "02650306461"),
+        ("título de eleitor 0043 5687 0906", "titulo_eleitor", "004356870906"),
+        ("cartão SUS 860 8018 9776 4836", "cns", "860801897764836"),
+        ("mande para Ana.Souza@Example.COM.br", "email", "ana.souza@example.com.br"),
+        ("ligue (11) 98765-4321", "phone", "+5511987654321"),
+        ("fone +55 21 3456-7890", "phone", "+552134567890"),
+        ("CEP 01310-100", "cep", "01310100"),
+        ("RG 12.345.678-X", "rg", "12345678X"),
+        ("from 192.168.10.1 at noon", "ip", "192.168.10.1"),
+        ("chave pix 123e4567-e89b-42d3-a456-426614174000", "pix_key", None),
+        ("Meu nome é Maria da Silva e preciso de ajuda", "person_name", "maria da silva"),
+    ],
+)
+def test_each_kind_is_found_with_its_canonical_value(text, kind, normalized):
+    (found,) = scan(text)
+    assert found.kind == kind
+    assert found.value == text[found.start : found.end]
+    if normalized is not None:
+        assert found.normalized == normalized
+
+
+def test_a_wrong_check_digit_is_not_a_finding_of_any_kind():
+    assert scan("CPF 529.982.247-26") == []
+    assert scan("CNPJ 11.222.333/0001-82") == []
+    assert scan("CNPJ 12.ABC.345/01DE-36") == []
+    assert scan("cartão 4111 1111 1111 1112") == []
+    assert scan("529.982.247-26") == []  # the CPF shape says CPF; it is not tried as a PIS
+
+
+def test_ordinary_numbers_in_prose_are_not_personal_data():
+    text = (
+        "Pedido PED-2026-88341 entregue em 02/11/2026 às 10:45, R$ 1.234,56. "
+        "Version 3.11.7, build 20261102, 200000 tokens, see billing/api.py lines 10-45."
+    )
+    assert scan(text) == []
+
+
+def test_person_names_are_only_for_review():
+    (name,) = scan("My name is John Smith.")
+    assert name.confidence == "review"
+    assert scan(f"CPF {CPF}")[0].confidence == "high"
+
+
+@pytest.mark.parametrize(
+    "evasion",
+    [
+        "\uff15\uff12\uff19\uff0e\uff19\uff18\uff12\uff0e\uff12\uff14\uff17\uff0d\uff12\uff15",
+        "529\u200b982\u200b247\u200b25",
+        "529 982 247 25",
+        "529\u00a0982\u00a0247\u00a025",
+        "529-982-247-25",
+        "5299 8224 725",
+    ],
+)
+def test_evasions_are_seen_and_positions_point_into_the_original(evasion):
+    text = f"o CPF é {evasion}, obrigado"
+    (found,) = scan(text)
+    assert found.kind == "cpf"
+    assert found.normalized == "52998224725"
+    assert text[found.start : found.end] == evasion
+
+
+def test_positions_after_a_normalized_character_still_map_to_the_original():
+    text = "\u200b\u200bnome: x \uff11 ana@example.com"
+    (found,) = scan(text)
+    assert text[found.start : found.end] == "ana@example.com"
+
+
+def test_mask_keeps_the_kind_and_only_the_last_two_characters():
+    text = f"CPF {CPF}, e-mail ana.souza@example.com, tel (11) 98765-4321."
+    masked = mask(text)
+    assert masked == (
+        "CPF [cpf ***.***.***-25], e-mail [email a***@***.com], tel [phone (**) *****-**21]."
+    )
+    for detection in scan(text):
+        assert detection.value not in masked
+
+
+def test_mask_uses_the_detections_it_is_given():
+    text = f"a {CPF} b"
+    chosen = Detection("cpf", 2, 16, CPF, "52998224725", "high")
+    assert mask(text, [chosen]) == "a [cpf ***.***.***-25] b"
+    assert mask(text, []) == text
+
+
+def test_masked_preview_never_shows_a_name():
+    (name,) = scan("Cliente: Maria Souza")
+    assert masked_preview(name) == "M*** S***"
+
+
+def test_overlapping_matches_keep_the_check_digit_kind():
+    # Eleven digits after "tel" that pass the CPF check and are no phone: a CPF.
+    assert kinds(f"CPF {CPF} tel (21) 3456-7890") == ["cpf", "phone"]
+
+
+def test_kinds_are_the_designed_names():
+    assert set(KINDS) == {
+        "cpf", "cnpj", "pis", "cnh", "titulo_eleitor", "cns", "credit_card", "email",
+        "phone", "cep", "rg", "ip", "pix_key", "person_name",
+    }  # fmt: skip

@@ -20,6 +20,7 @@ from compaction.schemas import (
     ReplayOut,
     ReplayQueued,
 )
+from sessions import masking
 from sessions import selectors as session_selectors
 from sessions.auth import KeyRequest
 from sessions.models import AgentSession, Project
@@ -65,14 +66,14 @@ def _compaction_out(event: Any) -> CompactionOut:
         strategy=event.strategy,
         tokens_before=event.tokens_before,
         tokens_after=event.tokens_after,
-        summary=event.summary,
+        summary=masking.text_mask(event.summary),
         replaced=replaced,
-        error=event.error or None,
+        error=masking.text_mask(event.error) or None,
         duration_ms=event.duration_ms,
         failed=span.failed if span else None,
         failure_reason=(span.failure_reason or None) if span else None,
         retention_score=span.retention_score if span else None,
-        lost=[item["text"] for item in selectors.span_retention(span) if not item["kept"]]
+        lost=[masking.text_mask(item["text"]) for item in selectors.span_retention(span) if not item["kept"]]
         if span
         else [],
         compaction_call=CompactionCallOut(**cost.call.to_dict()) if cost.call else None,
@@ -116,12 +117,12 @@ def replay_out(run: ReplayRun) -> ReplayOut:
         created_at=run.created_at,
         started_at=run.started_at,
         finished_at=run.finished_at,
-        error=run.error or None,
+        error=masking.text_mask(run.error) or None,
     )
     if run.status == ReplayStatus.DONE:
         out.curve = run.curve
         out.totals = run.totals
-        out.evals = run.evals
+        out.evals = masking.json_mask(run.evals)
         out.spans = [
             {
                 "index": s.index,
@@ -130,7 +131,7 @@ def replay_out(run: ReplayRun) -> ReplayOut:
                 "trigger": s.trigger,
                 "tokens_before": s.tokens_before,
                 "tokens_after": s.tokens_after,
-                "summary": s.summary,
+                "summary": masking.text_mask(s.summary),
                 "replaced": (
                     {"from_seq": s.replaced_from_seq, "to_seq": s.replaced_to_seq}
                     if s.replaced_from_seq is not None

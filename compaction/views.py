@@ -92,6 +92,7 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
         "sections": sections.sections(span.summary_sections, span.summary),
         "retention": retention,
         "lost": [item for item in retention if not item["kept"]],
+        "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
         "next_messages": Message.objects.filter(session=session, seq__gte=span.seq).order_by("seq")[
             :3
         ],
@@ -115,7 +116,11 @@ def span_middle(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
         .exclude(seq__in=shown)
         .order_by("seq")
     )
-    return render(request, "compaction/_messages.html", {"messages": hidden})
+    context = {
+        "messages": hidden,
+        "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
+    }
+    return render(request, "compaction/_messages.html", context)
 
 
 @login_required

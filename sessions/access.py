@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 
 from sessions.models import Membership, Project, Role
 
@@ -50,3 +51,13 @@ def require_role(user: User, project: Project | int, role: str) -> None:
     """Raise PermissionDenied (403) unless the user holds ``role`` or a higher one."""
     if not has_role(user, project, role):
         raise PermissionDenied(f"This needs the {Role(role).label.lower()} role in the project.")
+
+
+def projects_with_role(user: User, role: str) -> QuerySet[Project]:
+    """The projects where the user holds ``role`` or a higher one."""
+    if not user.is_authenticated:
+        return Project.objects.none()
+    if getattr(user, "is_superuser", False):
+        return Project.objects.all()
+    held = [name for name, rank in RANK.items() if rank >= RANK[role]]
+    return Project.objects.filter(memberships__user__pk=user.pk, memberships__role__in=held)

@@ -1,15 +1,28 @@
+from typing import Any
+
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils import timezone
 
-from sessions.models import AgentSession, ApiKey, Membership, Project
+from sessions import audit, members
+from sessions.models import AgentSession, ApiKey, AuditEvent, Membership, Project
 
 
 class MembershipInline(admin.TabularInline[Membership, Project]):
+    """Shown, not edited here: roles change on Memberships (audited) or the members page."""
+
     model = Membership
     extra = 0
-    autocomplete_fields = ["user"]
+    readonly_fields = ["user", "role"]
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(Project)
@@ -31,6 +44,25 @@ class MembershipAdmin(admin.ModelAdmin[Membership]):
     list_filter = ["role", "project"]
     autocomplete_fields = ["user", "project"]
 
+    def save_model(self, request: HttpRequest, obj: Membership, form: Any, change: bool) -> None:
+        before = Membership.objects.filter(pk=obj.pk).values_list("role", flat=True).first()
+        super().save_model(request, obj, form, change)
+        if before != obj.role:
+            audit.audit_record(
+                actor=request.user,
+                action="role_change",
+                project=obj.project,
+                target=f"member:{obj.user.get_username()}",
+                detail={"from": before, "to": obj.role, "via": "admin"},
+            )
+
+    def delete_model(self, request: HttpRequest, obj: Membership) -> None:
+        members.membership_remove(actor=request.user, membership=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Membership]) -> None:
+        for membership in queryset.select_related("user", "project"):
+            members.membership_remove(actor=request.user, membership=membership)
+
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
@@ -44,9 +76,13 @@ class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: ApiKey | None = None) -> bool:
+        return False  # revoke instead: a revocation is audited and keeps the key's history
+
     @admin.action(description="Revoke selected keys")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
-        queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        for api_key in queryset.filter(revoked_at__isnull=True).select_related("project"):
+            members.project_key_revoke(actor=request.user, api_key=api_key)
 
 
 @admin.register(AgentSession)
@@ -55,3 +91,21 @@ class AgentSessionAdmin(admin.ModelAdmin[AgentSession]):
     list_filter = ["project"]
     search_fields = ["external_id", "agent"]
     readonly_fields = ["message_count", "compaction_count", "created_at", "updated_at"]
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin[AuditEvent]):
+    """Read-only: the audit log is append-only, here as everywhere."""
+
+    list_display = ["created_at", "actor_name", "action", "project_name", "target", "reason"]
+    list_filter = ["action", "project"]
+    search_fields = ["actor_name", "target", "reason"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
+        return False

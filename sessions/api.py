@@ -10,7 +10,7 @@ from __future__ import annotations
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
-from sessions import selectors, services
+from sessions import masking, selectors, services
 from sessions.auth import KeyRequest, ProjectKey
 from sessions.models import AgentSession, Message
 from sessions.schemas import (
@@ -28,14 +28,16 @@ router = Router()
 
 
 def _session_out(session: AgentSession) -> SessionOut:
-    return SessionOut.model_validate(session, from_attributes=True)
+    out = SessionOut.model_validate(session, from_attributes=True)
+    out.metadata = masking.json_mask(out.metadata)
+    return out
 
 
 def _message_out(message: Message) -> MessageOut:
     return MessageOut(
         seq=message.seq,
         role=message.role,
-        content=message.content,
+        content=masking.json_mask(message.content),
         timestamp=message.timestamp,
         usage=message.usage,
     )

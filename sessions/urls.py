@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sessions import views
+from sessions import project_views, views
 
 app_name = "sessions"
 
@@ -14,4 +14,15 @@ urlpatterns = [
         views.message_block,
         name="block",
     ),
+    path("reveal/", project_views.value_reveal, name="reveal"),
+    path("projects/<int:pk>/members/", project_views.member_list, name="members"),
+    path(
+        "projects/<int:pk>/members/<int:membership_pk>/remove/",
+        project_views.member_remove,
+        name="member-remove",
+    ),
+    path("projects/<int:pk>/keys/", project_views.key_list, name="keys"),
+    path("projects/<int:pk>/keys/<int:key_pk>/revoke/", project_views.key_revoke, name="key-revoke"),
+    path("projects/<int:pk>/audit/", project_views.audit_list, name="audit"),
+    path("projects/<int:pk>/audit.csv", project_views.audit_export, name="audit-export"),
 ]

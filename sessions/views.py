@@ -143,6 +143,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "figure": figure,
         "point_count": len(analysis.curve) if analysis else 0,
         "replays": session.replays.order_by("-created_at")[:10],
+        "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
         "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),
     }
     return render(request, "sessions/session_detail.html", context)
@@ -179,7 +180,13 @@ def message_block(request: HttpRequest, pk: int, seq: int, index: int) -> HttpRe
     if message is None or not 0 <= index < len(message.content):
         raise Http404("No such block")
     block = message.content[index]
-    return render(request, "sessions/_block_full.html", {"block": block})
+    context = {
+        "block": block,
+        "m": message,
+        "i": index,
+        "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
+    }
+    return render(request, "sessions/_block_full.html", context)
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

@@ -7,6 +7,8 @@ from typing import Any
 
 from django import template
 
+from sessions import masking
+
 register = template.Library()
 
 
@@ -103,3 +105,33 @@ def block_text(block: dict[str, Any]) -> str:
     if kind == "tool_use":
         return pretty_json(block.get("input", {}))
     return pretty_json(block)
+
+
+# --- masking: the one place templates turn trace text into what a reader may see ----------
+
+
+@register.filter
+def masked(text: Any) -> str:
+    """Trace text with every detected personal value masked (raw stays stored).
+
+    Apply it first, before clipping or markdown: ``{{ body|masked|clip }}``.
+    """
+    return masking.text_mask(text if isinstance(text, str) else str(text))
+
+
+@register.inclusion_tag("sessions/_reveal.html", takes_context=True)
+def reveal_controls(context: template.Context, kind: str, text: Any, *ids: Any) -> dict[str, Any]:
+    """Beside a masked text: one reveal form per masked value, for privacy reviewers only.
+
+    ``{% reveal_controls "message" raw m.session_id m.seq i %}`` names the target
+    ``message:<session>:<seq>:<block>`` that ``sessions/reveal.py`` reads back.
+    """
+    if not context.get("can_reveal"):
+        return {"can_reveal": False}
+    found = masking.occurrences(text if isinstance(text, str) else str(text))
+    return {
+        "can_reveal": bool(found),
+        "occurrences": found,
+        "target": ":".join([kind, *(str(i) for i in ids)]),
+        "csrf_token": context.get("csrf_token"),
+    }

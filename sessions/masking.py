@@ -1,0 +1,64 @@
+"""Masked by default: the one place that turns trace text into what a reader may see.
+
+Raw content stays stored as sent; it is masked on the way out. Templates go through the
+``masked`` filter (``sessions/templatetags/traces.py``), the API through ``json_mask``, and a
+reveal (one value, by a privacy reviewer, with a reason) through ``occurrence_value``. The
+detector is the engine's (``compaction.engine.pii``: ``scan`` finds, ``mask`` replaces).
+
+A page shows the same message many times over its life, so scans are cached per text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from compaction.engine import pii
+
+# Enough for a few pages of a long session; a text's scan is a few microseconds to rebuild.
+_CACHE_SIZE = 20_000
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _scan(text: str) -> tuple[Any, ...]:
+    return tuple(sorted(pii.scan(text), key=lambda d: (d.start, d.end)))
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def text_mask(text: str) -> str:
+    """The text with every detected value masked; the text itself when nothing is found."""
+    detections = _scan(text)
+    return pii.mask(text, list(detections)) if detections else text
+
+
+def json_mask(value: Any) -> Any:
+    """A JSON value with every string (keys included) masked, for API output."""
+    if isinstance(value, str):
+        return text_mask(value)
+    if isinstance(value, list):
+        return [json_mask(item) for item in value]
+    if isinstance(value, dict):
+        return {text_mask(str(k)): json_mask(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One masked value in a text, as a reveal control names it (never its raw value)."""
+
+    index: int
+    kind: str
+
+
+def occurrences(text: str) -> list[Occurrence]:
+    return [Occurrence(index=i, kind=str(d.kind)) for i, d in enumerate(_scan(text))]
+
+
+def occurrence_value(text: str, index: int) -> tuple[str, str] | None:
+    """(kind, raw value) of the index-th detected value in ``text``, or None."""
+    detections = _scan(text)
+    if not 0 <= index < len(detections):
+        return None
+    found = detections[index]
+    return str(found.kind), text[found.start : found.end]

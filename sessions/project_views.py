@@ -1,0 +1,153 @@
+"""Project pages for admins and reviewers: members, ingest keys, the audit log; and reveal.
+
+Every page finds the project among the user's own (404 otherwise), then asks
+``access.require_role`` (403 below the role it needs).
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages as flash
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from sessions import access, audit, members, reveal, selectors
+from sessions.errors import ApiError
+from sessions.models import ApiKey, AuditAction, Membership, Project, Role
+
+AUDIT_PER_PAGE = 100
+
+
+def _project(request: HttpRequest, pk: int, role: str) -> Project:
+    project = selectors.projects_for_user(request.user).filter(pk=pk).first()
+    if project is None:
+        raise Http404("No such project among yours")
+    access.require_role(request.user, project, role)
+    return project
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def member_list(request: HttpRequest, pk: int) -> HttpResponse:
+    project = _project(request, pk, Role.ADMIN)
+    status = 200
+    if request.method == "POST":
+        try:
+            members.membership_set(
+                actor=request.user,
+                project=project,
+                username=request.POST.get("username", ""),
+                role=request.POST.get("role", ""),
+            )
+        except ApiError as exc:
+            flash.error(request, exc.message)
+            status = 400
+        else:
+            flash.success(request, f"{request.POST['username'].strip()} is now a member.")
+            return redirect("sessions:members", project.pk)
+    memberships = project.memberships.select_related("user").order_by("user__username")
+    context = {"project": project, "memberships": memberships, "roles": Role.choices}
+    return render(request, "sessions/members.html", context, status=status)
+
+
+@login_required
+@require_POST
+def member_remove(request: HttpRequest, pk: int, membership_pk: int) -> HttpResponse:
+    project = _project(request, pk, Role.ADMIN)
+    membership = (
+        Membership.objects.filter(project=project, pk=membership_pk).select_related("user").first()
+    )
+    if membership is None:
+        raise Http404("No such member")
+    members.membership_remove(actor=request.user, membership=membership)
+    flash.success(request, f"{membership.user.get_username()} was removed from {project.name}.")
+    return redirect("sessions:members", project.pk)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def key_list(request: HttpRequest, pk: int) -> HttpResponse:
+    project = _project(request, pk, Role.ADMIN)
+    issued = None
+    status = 200
+    if request.method == "POST":
+        try:
+            issued = members.project_key_create(
+                actor=request.user, project=project, name=request.POST.get("name", "")
+            )
+        except ApiError as exc:
+            flash.error(request, exc.message)
+            status = 400
+    keys = project.api_keys.order_by("-created_at")
+    context = {"project": project, "keys": keys, "issued": issued}
+    response = render(request, "sessions/keys.html", context, status=status)
+    if issued is not None:
+        # The raw key is in this one response: keep it out of every cache.
+        response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def key_revoke(request: HttpRequest, pk: int, key_pk: int) -> HttpResponse:
+    project = _project(request, pk, Role.ADMIN)
+    api_key = ApiKey.objects.filter(project=project, pk=key_pk).select_related("project").first()
+    if api_key is None:
+        raise Http404("No such key")
+    members.project_key_revoke(actor=request.user, api_key=api_key)
+    flash.success(request, f"Key {api_key.prefix}… was revoked.")
+    return redirect("sessions:keys", project.pk)
+
+
+@login_required
+@require_GET
+def audit_list(request: HttpRequest, pk: int) -> HttpResponse:
+    project = _project(request, pk, Role.PRIVACY_REVIEWER)
+    events = audit.audit_events(project=project)
+    page = Paginator(events, AUDIT_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "sessions/audit.html", {"project": project, "page": page})
+
+
+@login_required
+@require_GET
+def audit_export(request: HttpRequest, pk: int) -> HttpResponse:
+    project = _project(request, pk, Role.PRIVACY_REVIEWER)
+    events = list(audit.audit_events(project=project))
+    audit.audit_record(
+        actor=request.user,
+        action=AuditAction.EXPORT,
+        project=project,
+        target="audit-log",
+        detail={"rows": len(events)},
+    )
+    response = HttpResponse(audit.audit_csv(events), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="audit-project-{project.pk}.csv"'
+    return response
+
+
+@login_required
+@require_POST
+def value_reveal(request: HttpRequest) -> HttpResponse:
+    """htmx: the raw value of one masked occurrence, for a privacy reviewer with a reason."""
+    try:
+        index = int(request.POST.get("index", ""))
+    except ValueError:
+        return HttpResponse("index: required, a number", status=400, content_type="text/plain")
+    try:
+        revealed = reveal.value_reveal(
+            user=request.user,
+            target=request.POST.get("target", ""),
+            index=index,
+            reason=request.POST.get("reason", ""),
+        )
+    except ApiError as exc:
+        if exc.status == 404:
+            raise Http404(exc.message) from None
+        return render(
+            request, "sessions/_revealed.html", {"error": exc.message}, status=exc.status
+        )
+    response = render(request, "sessions/_revealed.html", {"revealed": revealed})
+    response["Cache-Control"] = "no-store"
+    return response

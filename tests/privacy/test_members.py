@@ -1,0 +1,153 @@
+"""Project admins manage members and ingest keys from the project pages; every change is audited."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from sessions import services
+from sessions.models import ApiKey, AuditEvent, Membership, Project, Role
+from tests.factories import make_project, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def project() -> Project:
+    return make_project(name="casa-aurora")
+
+
+@pytest.fixture
+def admin(client: Client, project: Project) -> Client:
+    client.force_login(make_user(project=project, role=Role.ADMIN, username="ana"))
+    return client
+
+
+def test_an_admin_adds_a_member_by_username_with_a_role(admin: Client, project: Project) -> None:
+    make_user(username="bruno")
+    response = admin.post(
+        f"/projects/{project.pk}/members/", {"username": "bruno", "role": Role.ENGINEER}
+    )
+    assert response.status_code == 302
+    assert Membership.objects.get(user__username="bruno").role == Role.ENGINEER
+    event = AuditEvent.objects.get()
+    assert (event.action, event.actor_name, event.target, event.detail) == (
+        "role_change",
+        "ana",
+        "member:bruno",
+        {"from": None, "to": "engineer"},
+    )
+    page = admin.get(f"/projects/{project.pk}/members/").content.decode()
+    assert "bruno" in page and "is now a member" in page
+
+
+def test_an_admin_changes_a_role_and_removes_a_member(admin: Client, project: Project) -> None:
+    member = make_user(project=project, role=Role.VIEWER, username="bia")
+    admin.post(
+        f"/projects/{project.pk}/members/", {"username": "bia", "role": Role.PRIVACY_REVIEWER}
+    )
+    membership = Membership.objects.get(user=member)
+    assert membership.role == Role.PRIVACY_REVIEWER
+    admin.post(f"/projects/{project.pk}/members/{membership.pk}/remove/")
+    assert not Membership.objects.filter(user=member).exists()
+    assert [e.detail for e in AuditEvent.objects.order_by("pk")] == [
+        {"from": "viewer", "to": "privacy_reviewer"},
+        {"from": "privacy_reviewer", "to": None},
+    ]
+
+
+def test_setting_the_same_role_again_writes_nothing(admin: Client, project: Project) -> None:
+    make_user(project=project, role=Role.VIEWER, username="bia")
+    admin.post(f"/projects/{project.pk}/members/", {"username": "bia", "role": Role.VIEWER})
+    assert not AuditEvent.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("username", "role", "error"),
+    [
+        ("nobody", Role.VIEWER, "username: no user named &#x27;nobody&#x27;"),
+        ("bia", "owner", "role: &#x27;owner&#x27; is not one of viewer, engineer,"),
+    ],
+)
+def test_a_bad_member_form_says_which_field(
+    admin: Client, project: Project, username: str, role: str, error: str
+) -> None:
+    make_user(username="bia")
+    response = admin.post(f"/projects/{project.pk}/members/", {"username": username, "role": role})
+    assert response.status_code == 400
+    assert error in response.content.decode()
+    assert not Membership.objects.filter(user__username="bia").exists()
+    assert not AuditEvent.objects.exists()
+
+
+def test_a_key_is_shown_once_then_only_its_prefix(admin: Client, project: Project) -> None:
+    response = admin.post(f"/projects/{project.pk}/keys/", {"name": "production agent"})
+    assert response.status_code == 200 and response["Cache-Control"] == "no-store"
+    key = ApiKey.objects.get()
+    raw = response.context["issued"].raw_key
+    assert raw in response.content.decode()
+    assert services.api_key_authenticate(raw_key=raw) == project
+    later = admin.get(f"/projects/{project.pk}/keys/").content.decode()
+    assert raw not in later and f"{key.prefix}…" in later
+    event = AuditEvent.objects.get()
+    assert (event.action, event.target, event.detail) == (
+        "key_change",
+        f"key:{key.prefix}",
+        {"change": "created", "name": "production agent"},
+    )
+    assert raw not in str(event.detail) and raw not in event.target
+
+
+def test_a_revoked_key_no_longer_opens_the_api(admin: Client, project: Project) -> None:
+    issued = services.api_key_create(project=project, name="old")
+    admin.post(f"/projects/{project.pk}/keys/{issued.api_key.pk}/revoke/")
+    assert services.api_key_authenticate(raw_key=issued.raw_key) is None
+    assert AuditEvent.objects.get().detail == {"change": "revoked", "name": "old"}
+    # A second revoke changes nothing and logs nothing.
+    admin.post(f"/projects/{project.pk}/keys/{issued.api_key.pk}/revoke/")
+    assert AuditEvent.objects.count() == 1
+
+
+def test_a_key_needs_a_name(admin: Client, project: Project) -> None:
+    response = admin.post(f"/projects/{project.pk}/keys/", {"name": "  "})
+    assert response.status_code == 400
+    assert "name: required, a label for the key" in response.content.decode()
+    assert not ApiKey.objects.exists()
+
+
+def test_an_admin_of_one_project_cannot_touch_another(admin: Client) -> None:
+    other = make_project()
+    issued = services.api_key_create(project=other)
+    assert admin.get(f"/projects/{other.pk}/members/").status_code == 404
+    assert admin.post(f"/projects/{other.pk}/keys/{issued.api_key.pk}/revoke/").status_code == 404
+    assert services.api_key_authenticate(raw_key=issued.raw_key) == other
+
+
+def test_addmember_adds_and_changes_roles_and_is_audited(project: Project) -> None:
+    make_user(username="carla")
+    out = io.StringIO()
+    call_command("addmember", "casa-aurora", "carla", "privacy_reviewer", stdout=out)
+    assert "carla is privacy reviewer in project 'casa-aurora'." in out.getvalue()
+    call_command("addmember", "casa-aurora", "carla", "admin", stdout=io.StringIO())
+    assert Membership.objects.get(user__username="carla").role == Role.ADMIN
+    events = list(AuditEvent.objects.order_by("pk"))
+    assert [(e.actor_name, e.detail["to"]) for e in events] == [
+        ("manage.py addmember", "privacy_reviewer"),
+        ("manage.py addmember", "admin"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope", "carla", "viewer"], "project 'nope' not found"),
+        (["casa-aurora", "ghost", "viewer"], "username: no user named 'ghost'"),
+    ],
+)
+def test_addmember_errors_name_the_problem(project: Project, args: list[str], message: str) -> None:
+    make_user(username="carla")
+    with pytest.raises(CommandError, match=message):
+        call_command("addmember", *args, stdout=io.StringIO())

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("traces", "0001_initial"),
+        ("traces", "0002_audit"),
     ]
 
     operations = [

@@ -39,8 +39,16 @@ from compaction.models import (
     SubjectToken,
     SubjectWhere,
 )
+from sessions import audit
 from sessions.errors import BadRequest
-from sessions.models import AgentSession, CompactionEvent, Message, Probe, Project
+from sessions.models import (
+    AgentSession,
+    AuditAction,
+    CompactionEvent,
+    Message,
+    Probe,
+    Project,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -373,14 +381,16 @@ def _request_record(
 
 
 def _audit(request: SubjectRequest) -> None:
-    # AUDIT CALL SITE (one for every subject request): wire to helper `access`'s
-    # `sessions.audit.record(...)` when wt-access is merged; until then it is only logged.
-    logger.info(
-        "subject request %s: %s of a %s in project %s",
-        request.pk,
-        request.action,
-        request.kind,
-        request.project_id,
+    """One audit row per export or erasure, in the same transaction; never the identifier."""
+    audit.audit_record(
+        actor=request.requested_by,
+        action=AuditAction.EXPORT
+        if request.action == SubjectAction.EXPORT
+        else AuditAction.ERASURE,
+        project=request.project,
+        target=f"subject:{request.kind} {request.masked}",
+        reason=request.reason,
+        detail={"subject_request": request.pk, "action": request.action, **request.result},
     )
 
 

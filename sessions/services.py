@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import logging
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -20,11 +19,13 @@ from django.utils import timezone
 
 from compaction import services as compaction_services
 from compaction import subjects
+from sessions import audit
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
     AgentSession,
     ApiKey,
+    AuditAction,
     CompactionEvent,
     Message,
     Probe,
@@ -32,8 +33,6 @@ from sessions.models import (
     api_key_hash,
 )
 from sessions.schemas import CompactionIn, EventBatch, MessageIn, SessionIn
-
-logger = logging.getLogger(__name__)
 
 
 def _digest(payload: Any) -> str:
@@ -381,14 +380,13 @@ def session_delete(*, session: AgentSession, by: Any, reason: str) -> SessionDel
         raise BadRequest("reason: required to delete a session")
     with transaction.atomic():
         _, rows = AgentSession.objects.filter(pk=session.pk).delete()
-        # AUDIT CALL SITE (session deletion): wire to helper `access`'s
-        # `sessions.audit.record(...)` when wt-access is merged; until then it is only logged.
-        logger.info(
-            "session %s of project %s deleted by %s: %s",
-            session.pk,
-            session.project_id,
-            getattr(by, "username", None) or "retention purge",
-            reason,
+        audit.audit_record(
+            actor=by,
+            action=AuditAction.ERASURE,
+            project=session.project,
+            target=f"session:{session.pk}",
+            reason=reason,
+            detail={"deleted": "session", "rows": rows},
         )
     return SessionDeleted(external_id=session.external_id, project_id=session.project_id, rows=rows)
 

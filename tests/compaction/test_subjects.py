@@ -9,8 +9,8 @@ from io import StringIO
 import pytest
 from django.apps import apps
 from django.core.management import CommandError, call_command
-from django.test import Client
 from django.db import connection, models
+from django.test import Client
 
 from compaction import services, subjects, tasks
 from compaction.models import (
@@ -23,7 +23,7 @@ from compaction.models import (
 )
 from sessions import example_data
 from sessions.errors import BadRequest
-from sessions.models import AgentSession, Message, Project, Role
+from sessions.models import AgentSession, AuditEvent, Message, Project, Role
 from sessions.schemas import EventBatch
 from sessions.services import events_ingest
 from tests.factories import make_project, make_session, make_user
@@ -160,6 +160,13 @@ def test_erase_subject_leaves_no_copy_of_the_identifier_in_any_table(
     report = subjects.subject_find(project=project, subject=subjects.subject_parse(identifier=CPF))
     assert report["sessions"] == []
     assert SubjectRequest.objects.filter(project=project).count() == 1
+    event = AuditEvent.objects.get(project=project)
+    assert (event.action, event.actor, event.target) == (
+        "erasure",
+        reviewer,
+        "subject:cpf *********79",
+    )
+    assert event.reason == "Titular pediu exclusão (LGPD art. 18, VI)"
 
 
 def test_erase_subject_can_delete_the_sessions_instead() -> None:
@@ -205,8 +212,10 @@ def test_find_subject_command_prints_json_and_records_an_export() -> None:
     report = json.loads(out.getvalue())
     assert report["kind"] == "cpf"
     assert [s["external_id"] for s in report["sessions"]] == [SUPPORT]
-    assert CPF not in out.getvalue() and CPF_FORMS[1] not in out.getvalue()
+    assert CPF not in out.getvalue()
+    assert CPF_FORMS[1] not in out.getvalue()
     assert SubjectRequest.objects.get(project=project).action == SubjectAction.EXPORT
+    assert AuditEvent.objects.get(project=project).action == "export"
 
 
 def test_erase_subject_command_anonymizes_and_says_what_it_did() -> None:
@@ -270,7 +279,8 @@ def test_a_reviewer_finds_exports_and_erases_a_subject(client: Client) -> None:
     found = client.post(
         "/privacy/subjects/", {"project": project.pk, "identifier": CPF, "action": "find"}
     ).content.decode()
-    assert SUPPORT in found and "*********79" in found
+    assert SUPPORT in found
+    assert "*********79" in found
     assert "Erase from 1 session" in found
     assert CPF_FORMS[1] not in found.replace(f'value="{CPF}"', "")
 
@@ -289,7 +299,8 @@ def test_a_reviewer_finds_exports_and_erases_a_subject(client: Client) -> None:
         "/privacy/subjects/",
         {"project": project.pk, "identifier": CPF, "action": "erase", "reason": "art. 18 VI"},
     ).content.decode()
-    assert "Request" in erased and "anonymize" in erased
+    assert "Request" in erased
+    assert "anonymize" in erased
     assert rows_holding(CPF_FORMS) == []
     actions = list(SubjectRequest.objects.values_list("action", "requested_by"))
     assert sorted(actions) == [

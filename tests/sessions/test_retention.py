@@ -17,7 +17,7 @@ from compaction.models import CompactionSpan, ReplayRun, SessionAnalysis, Subjec
 from config.settings import CELERY_BEAT_SCHEDULE
 from sessions import services, tasks
 from sessions.errors import BadRequest
-from sessions.models import AgentSession, CompactionEvent, Message, Role
+from sessions.models import AgentSession, AuditEvent, CompactionEvent, Message, Role
 from tests.factories import make_key, make_project, make_session, make_user, wire_message
 
 pytestmark = pytest.mark.django_db
@@ -56,8 +56,12 @@ def test_session_delete_removes_the_session_and_everything_derived() -> None:
     session = session_with_derived_rows()
     before = derived_rows(session.pk)
     assert all(before.values()), before
-    deleted = services.session_delete(session=session, by=None, reason="test")
+    admin = make_user(project=session.project, role=Role.ADMIN)
+    deleted = services.session_delete(session=session, by=admin, reason="customer asked")
     assert deleted.external_id == "run-1"
+    event = AuditEvent.objects.get(project=session.project)
+    assert (event.action, event.actor, event.target) == ("erasure", admin, f"session:{session.pk}")
+    assert event.reason == "customer asked"
     assert not AgentSession.objects.filter(pk=session.pk).exists()
     assert not any(derived_rows(session.pk).values())
 
@@ -89,6 +93,8 @@ def test_retention_purge_deletes_only_sessions_older_than_their_projects_retenti
     assert not AgentSession.objects.filter(pk=old.pk).exists()
     assert not any(derived_rows(old.pk).values())
     assert AgentSession.objects.filter(pk__in=[recent.pk, old_forever.pk]).count() == 2
+    purge = AuditEvent.objects.get(project=keeps_30)
+    assert (purge.actor_name, purge.reason) == ("system", "retention: 30 days")
 
 
 def test_retention_purge_is_bounded_per_run() -> None:

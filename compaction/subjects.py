@@ -135,12 +135,6 @@ def strings_rewrite(value: Any, edit: Callable[[str], str]) -> Any:
     return value
 
 
-def text_mask(text: str) -> str:
-    """The text with every identifier the detector finds masked."""
-    detections = pii.scan(text)
-    return pii.mask(text, detections) if detections else text
-
-
 def row_strings(row: models.Model) -> Iterator[str]:
     """Every string in the row's text and JSON columns (JSON walked, keys left out)."""
     for f in _text_fields(type(row)):

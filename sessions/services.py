@@ -18,8 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from compaction import services as compaction_services
-from compaction import subjects
-from sessions import audit
+from sessions import audit, masking
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
@@ -136,7 +135,7 @@ def _stored(session: AgentSession, value: Any) -> Any:
     sent, so a resend is still recognised as a duplicate."""
     if not session.project.mask_at_ingest:
         return value
-    return subjects.strings_rewrite(value, subjects.text_mask)
+    return masking.json_mask(value)
 
 
 def message_hash(*, role: str, blocks: list[dict[str, Any]]) -> str:

@@ -15,6 +15,8 @@ from compaction.schemas import (
     CurvePointOut,
     ExperimentIn,
     ExperimentOut,
+    FindingList,
+    FindingOut,
     Replaced,
     ReplayIn,
     ReplayOut,
@@ -90,6 +92,26 @@ def session_compactions(request: KeyRequest, external_id: str) -> list[Compactio
         project=request.auth, external_id=external_id
     )
     return [_compaction_out(e) for e in selectors.observed_compactions(session)]
+
+
+@router.get("/sessions/{external_id}/findings", response={200: FindingList, 401: Error, 404: Error})
+def session_findings(request: KeyRequest, external_id: str) -> FindingList:
+    session = session_selectors.session_by_external_id(
+        project=request.auth, external_id=external_id
+    )
+    return FindingList(
+        items=[
+            FindingOut(
+                kind=f.kind,
+                where=f.where,
+                seq=f.seq,
+                masked=f.masked,
+                copied_from_raw=f.copied_from_raw,
+                status=f.status,
+            )
+            for f in selectors.session_findings(session)
+        ]
+    )
 
 
 @router.post(

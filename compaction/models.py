@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from sessions.models import AgentSession, CompactionEvent, Project
+from sessions.models import AgentSession, CompactionEvent, Message, Project
 
 
 class AnalysisStatus(models.TextChoices):
@@ -43,6 +43,9 @@ class SessionAnalysis(models.Model):
     failed_splices = models.PositiveIntegerField(default=0)
     lost_facts = models.PositiveIntegerField(
         default=0, help_text="Probes and constraints lost by observed compactions."
+    )
+    pii_scanned_message_pk = models.PositiveBigIntegerField(
+        default=0, help_text="Messages up to this pk have been scanned for personal data."
     )
     error = models.TextField(blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -203,6 +206,67 @@ class CompactionSpan(models.Model):
         if not self.tokens_before or self.tokens_after is None:
             return None
         return self.tokens_after / self.tokens_before
+
+
+class FindingWhere(models.TextChoices):
+    MESSAGE = "message", "Message"
+    SUMMARY = "summary", "Summary"
+    METADATA = "metadata", "Metadata"
+
+
+class FindingStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    CONFIRMED = "confirmed", "Confirmed"
+    FALSE_POSITIVE = "false_positive", "False positive"
+    REDACTED = "redacted", "Redacted"
+
+
+class Finding(models.Model):
+    """Personal data found by the analysis pass in a raw message, a summary or the metadata.
+
+    Never holds the value itself: a masked preview for people and a keyed hash (HMAC-SHA256
+    of the normalized value, compaction/findings.py) for comparisons. `message`, `event` and
+    `span` point back at where it came from, so an erasure can follow the lineage.
+    """
+
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="findings")
+    kind = models.CharField(max_length=20)
+    where = models.CharField(max_length=10, choices=FindingWhere.choices)
+    seq = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The message's seq, or a summary's compaction seq."
+    )
+    path = models.CharField(max_length=300, blank=True, help_text="Where in the JSON it is.")
+    message = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.CASCADE, related_name="findings"
+    )
+    event = models.ForeignKey(
+        CompactionEvent, null=True, blank=True, on_delete=models.CASCADE, related_name="findings"
+    )
+    span = models.ForeignKey(
+        CompactionSpan, null=True, blank=True, on_delete=models.SET_NULL, related_name="findings"
+    )
+    masked = models.CharField(max_length=200)
+    value_hash = models.CharField(max_length=64, db_index=True)
+    confidence = models.CharField(max_length=10, default="high")
+    copied_from_raw = models.BooleanField(default=False)
+    status = models.CharField(
+        max_length=20, choices=FindingStatus.choices, default=FindingStatus.OPEN
+    )
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["session", "where", "seq", "pk"]
+        indexes = [
+            models.Index(fields=["session", "where", "status"], name="finding_session_where"),
+            models.Index(fields=["status", "kind"], name="finding_queue"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} in {self.where} @{self.seq} ({self.status})"
 
 
 # --- data-subject requests (LGPD art. 18) ---------------------------------------------------

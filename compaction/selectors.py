@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from django.conf import settings
-from django.db.models import QuerySet, Sum
+from django.db.models import Q, QuerySet, Sum
 from django.urls import reverse
 
 from compaction.engine import pricing
@@ -19,9 +19,18 @@ from compaction.engine.summary_call import (
     summary_call_from_record,
 )
 from compaction.engine.tokens import CurvePointDict
-from compaction.models import CompactionSpan, Experiment, ReplayRun, SessionAnalysis, SpanOrigin
+from compaction.models import (
+    CompactionSpan,
+    Experiment,
+    Finding,
+    FindingStatus,
+    FindingWhere,
+    ReplayRun,
+    SessionAnalysis,
+    SpanOrigin,
+)
 from sessions.errors import NotFound
-from sessions.models import AgentSession, CompactionEvent, Message, MessageRole, Project
+from sessions.models import AgentSession, CompactionEvent, Message, MessageRole, Project, Role
 
 
 def analysis_for(session: AgentSession) -> SessionAnalysis | None:
@@ -211,3 +220,60 @@ def replay_evals(run: ReplayRun) -> ReplayEvals | None:
 def experiment_rows(experiment: Experiment) -> list[PolicyRow]:
     """One row per policy once the experiment is done, else []."""
     return cast(list[PolicyRow], experiment.aggregate.get("policies", []))
+
+
+# --- personal data findings ------------------------------------------------------------------
+
+# What counts as "personal data in a summary": a reviewer confirmed it, or it is still open
+# and the detector was sure (a check digit or a pattern, not a name).
+SUMMARY_PERSONAL_DATA = Q(where=FindingWhere.SUMMARY) & (
+    Q(status=FindingStatus.CONFIRMED) | Q(status=FindingStatus.OPEN, confidence="high")
+)
+
+
+def session_findings(session: AgentSession) -> QuerySet[Finding]:
+    return Finding.objects.filter(session=session).order_by("where", "seq", "pk")
+
+
+def session_has_summary_personal_data(*, session_id: int) -> bool:
+    """Whether a session's summaries hold confirmed or high-confidence open findings.
+
+    The alerts rule `personal_data` fires from this.
+    """
+    return Finding.objects.filter(SUMMARY_PERSONAL_DATA, session_id=session_id).exists()
+
+
+def reviewer_projects(user: Any) -> QuerySet[Project]:
+    """Projects where the user may review findings (privacy reviewer or admin)."""
+    if not user.is_authenticated:
+        return Project.objects.none()
+    if getattr(user, "is_superuser", False):
+        return Project.objects.all()
+    return Project.objects.filter(
+        memberships__user__pk=user.pk,
+        memberships__role__in=[Role.PRIVACY_REVIEWER, Role.ADMIN],
+    )
+
+
+def finding_queue(*, projects: QuerySet[Project], filters: dict[str, Any]) -> QuerySet[Finding]:
+    """The review queue: findings of the given projects, filtered, newest sessions first."""
+    findings = Finding.objects.filter(session__project__in=projects).select_related(
+        "session", "session__project", "span"
+    )
+    if project := filters.get("project"):
+        findings = findings.filter(session__project_id=project)
+    for field in ("kind", "where", "status"):
+        if value := filters.get(field):
+            findings = findings.filter(**{field: value})
+    return findings.order_by("-session__updated_at", "session_id", "where", "seq", "pk")
+
+
+def finding_get(*, projects: QuerySet[Project], pk: int) -> Finding:
+    finding = (
+        Finding.objects.filter(session__project__in=projects, pk=pk)
+        .select_related("session")
+        .first()
+    )
+    if finding is None:
+        raise NotFound(f"finding {pk} not found")
+    return finding

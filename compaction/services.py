@@ -19,7 +19,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from compaction import subjects, tasks
+from compaction import findings, subjects, tasks
 from compaction.engine import analysis, evals, summarizers
 from compaction.engine.messages import Message as EngineMessage
 from compaction.engine.messages import ObservedCompaction, message_from_wire
@@ -189,6 +189,8 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         locked.error = ""
         locked.finished_at = timezone.now()
         locked.save()
+    # The personal data scan: its own step, after the spans it links findings to exist.
+    findings.session_findings_scan(session_id=session_id)
     return locked
 
 

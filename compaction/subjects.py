@@ -15,7 +15,6 @@ the identifier is not stored again.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import logging
 from collections import Counter
@@ -24,14 +23,14 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, TypedDict
 
-from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, models, transaction
 from django.db.models.deletion import Collector
 
-from compaction import services, tasks
+from compaction import findings, services, tasks
 from compaction.engine import pii
 from compaction.models import (
     CompactionSpan,
+    Finding,
     ReplayRun,
     ReplayStatus,
     SubjectAction,
@@ -56,16 +55,19 @@ logger = logging.getLogger(__name__)
 # (an 11-digit number can be a valid CPF and a phone number).
 SUBJECT_KINDS = ("cpf", "cnpj", "email", "phone")
 ERASED = "[{kind} erased]"
-_SKIPPED_FIELDS = frozenset({"content_hash", "text_hash", "hashed_key", "digest", "prefix"})
+_SKIPPED_FIELDS = frozenset(
+    {"content_hash", "text_hash", "hashed_key", "digest", "value_hash", "prefix"}
+)
 
 
 # --- the keyed hash ----------------------------------------------------------------------
 
 
 def subject_digest(*, kind: str, normalized: str) -> str:
-    """HMAC-SHA256 of ``kind:normalized`` under the server's subject key, in hex."""
-    key = settings.SUBJECT_INDEX_KEY.encode()
-    return hmac.new(key, f"{kind}:{normalized}".encode(), hashlib.sha256).hexdigest()
+    """The keyed hash of an identifier: the findings' one (``findings.finding_value_hash``,
+    HMAC-SHA256 of the normalized value under the server's PII key), so a finding and an
+    index row of the same value carry the same digest. ``kind`` is kept beside it."""
+    return findings.finding_value_hash(normalized)
 
 
 @dataclass(frozen=True)
@@ -331,6 +333,24 @@ def subject_find(*, project: Project, subject: Subject, excerpts: bool = True) -
         if token.replay_id is not None and token.replay_id not in found["replays"]:
             found["replays"].append(token.replay_id)
         totals[token.where] += token.count
+    found_findings = Finding.objects.filter(
+        session__project=project, kind=subject.kind, value_hash=subject.digest
+    ).order_by("session_id", "where", "seq", "pk")
+    for finding in found_findings:
+        if finding.session_id not in by_session:
+            continue  # the index is rebuilt after findings; a stale finding alone is not a place
+        by_session[finding.session_id]["findings"].append(
+            {
+                "id": finding.pk,
+                "kind": finding.kind,
+                "where": finding.where,
+                "seq": finding.seq,
+                "masked": finding.masked,
+                "status": finding.status,
+                "copied_from_raw": finding.copied_from_raw,
+            }
+        )
+        totals["findings"] += 1
     totals["sessions"] = len(by_session)
     return SubjectReport(
         project=project.name,
@@ -496,6 +516,11 @@ def subject_erase(
             counts["replays_requeued"] += len(_replays_requeue(session))
             services.analysis_request(session_id=session.pk)
         SubjectToken.objects.filter(project=project, digest=subject.digest).delete()
+        # Findings of this value point at text that no longer holds it; the analysis pass
+        # rescans only new messages, so they are removed here rather than left stale.
+        counts["findings_removed"], _ = Finding.objects.filter(
+            session__in=sessions, kind=subject.kind, value_hash=subject.digest
+        ).delete()
         counts["sessions_anonymized"] = len(sessions)
     return _request_record(
         project=project,

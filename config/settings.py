@@ -1,6 +1,5 @@
 """Settings for Sawtooth. Every knob comes from an environment variable (see README)."""
 
-import hashlib
 from pathlib import Path
 
 import dj_database_url
@@ -164,17 +163,14 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# Data-subject index: identifiers are stored only as HMAC-SHA256 under this key. Changing it
-# (or SECRET_KEY, from which it is derived when unset) needs a re-analysis of every session.
-SUBJECT_INDEX_KEY = (
-    env_str("SAWTOOTH_SUBJECT_INDEX_KEY", "")
-    or hashlib.sha256(f"sawtooth-subject-index:{SECRET_KEY}".encode()).hexdigest()
-)
-
 # Compaction and replay. A running replay silent for this long is presumed dead and requeued.
 REPLAY_STALE_SECONDS = env_int("REPLAY_STALE_SECONDS", 300)
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")
 ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL", "claude-sonnet-4-5")
+
+# Privacy: the server secret of the keyed hash (HMAC-SHA256) that findings and subject searches
+# store instead of a personal value. Empty: derived from SECRET_KEY (compaction/findings.py).
+SAWTOOTH_PII_KEY = env_str("SAWTOOTH_PII_KEY", "")
 
 # Cost in money: USD per million tokens (input, output, cache read, cache write at the
 # 5-minute rate), Anthropic's list prices as of early 2026. A model matches its key, or its key

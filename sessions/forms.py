@@ -32,6 +32,7 @@ class SessionFilterForm(forms.Form):
             ("failed", "Failed splice"),
             ("lost", "Lost rules"),
             ("orphans", "Orphan tool pairs"),
+            ("pii", "Personal data in summary"),
         ],
     )
     sort = forms.CharField(required=False)

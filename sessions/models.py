@@ -33,8 +33,8 @@ class Project(models.Model):
     )
     mask_at_ingest = models.BooleanField(
         default=False,
-        help_text="Store only the masked text of personal data found in uploaded messages, "
-        "summaries, probes and metadata; the raw values are never written.",
+        help_text="Store trace text with personal data already masked (compaction/engine/pii.py): "
+        "the raw values are never kept. Applies to what is ingested after it is turned on.",
     )
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -60,6 +60,14 @@ def session_search(
         sessions = sessions.filter(analysis__lost_facts__gt=0)
     elif problem == "orphans":
         sessions = sessions.exclude(analysis__orphans=[]).filter(analysis__isnull=False)
+    elif problem == "pii":
+        # Confirmed, or open and high-confidence, findings in a summary (compaction.Finding);
+        # the same rule as compaction.selectors.session_has_summary_personal_data.
+        sessions = sessions.filter(
+            Q(findings__status="confirmed")
+            | Q(findings__status="open", findings__confidence="high"),
+            findings__where="summary",
+        ).distinct()
     sort = filters.get("sort") or "-updated"
     field = F(SORTS[sort.lstrip("-")])
     order = field.desc(nulls_last=True) if sort.startswith("-") else field.asc(nulls_last=True)

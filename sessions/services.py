@@ -18,7 +18,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from compaction import services as compaction_services
-from sessions import audit, masking
+from compaction.engine import pii
+from sessions import audit
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
@@ -129,15 +130,6 @@ def _replaced_delete(session: AgentSession, replacement: Replacement) -> tuple[i
     return messages, events
 
 
-def _stored(session: AgentSession, value: Any) -> Any:
-    """What is written: the value, or with the project's ``mask_at_ingest`` switch on, the
-    value with every personal identifier masked. Content hashes are taken of the value as
-    sent, so a resend is still recognised as a duplicate."""
-    if not session.project.mask_at_ingest:
-        return value
-    return masking.json_mask(value)
-
-
 def message_hash(*, role: str, blocks: list[dict[str, Any]]) -> str:
     return _digest({"role": role, "content": blocks})
 
@@ -186,7 +178,7 @@ def _apply_session_fields(session: AgentSession, fields: SessionIn | None) -> No
     for name in ("agent", "model", "context_window", "metadata"):
         value = getattr(fields, name)
         if value is not None:
-            setattr(session, name, _stored(session, value))
+            setattr(session, name, value)
     if fields.started_at is not None:
         session.started_at = _aware(fields.started_at)
     if fields.ended_at is not None:
@@ -238,7 +230,7 @@ def _new_messages(
                 session=session,
                 seq=seq,
                 role=message.role,
-                content=_stored(session, message.blocks()),
+                content=message.blocks(),
                 timestamp=_aware(message.timestamp),
                 input_tokens=usage.input_tokens if usage else None,
                 output_tokens=usage.output_tokens if usage else None,
@@ -279,7 +271,7 @@ def _new_compactions(session: AgentSession, events: list[CompactionIn]) -> list[
                 strategy=event.strategy,
                 tokens_before=event.tokens_before,
                 tokens_after=event.tokens_after,
-                summary=_stored(session, event.summary),
+                summary=event.summary,
                 summary_seq=event.summary_seq,
                 replaced_from_seq=event.replaced.from_seq if event.replaced else None,
                 replaced_to_seq=event.replaced.to_seq if event.replaced else None,
@@ -303,12 +295,29 @@ def _new_probes(session: AgentSession, batch: EventBatch) -> list[Probe]:
                 Probe(
                     session=session,
                     seq=probe.seq,
-                    text=_stored(session, probe.text),
-                    check_hint=_stored(session, probe.check),
+                    text=probe.text,
+                    check_hint=probe.check,
                     text_hash=key[1],
                 )
             )
     return new
+
+
+def _mask_personal_data(
+    messages: list[Message], compactions: list[CompactionEvent], probes: list[Probe]
+) -> None:
+    """The project's "mask at ingest" policy: keep only masked text (compaction/engine/pii.py).
+
+    The content hashes stay those of what was sent, so an identical resend is still a duplicate.
+    """
+    for message in messages:
+        message.content = pii.mask_json(message.content)
+    for event in compactions:
+        event.summary = pii.mask_json(event.summary)
+        event.error = pii.mask_json(event.error)
+    for probe in probes:
+        probe.text = pii.mask_json(probe.text)
+        probe.check_hint = pii.mask_json(probe.check_hint)
 
 
 @transaction.atomic(durable=True)
@@ -331,17 +340,20 @@ def events_ingest(
     session, _ = AgentSession.objects.get_or_create(project=project, external_id=external_id)
     # Lock the session row so concurrent batches for one session apply one after the other.
     session = AgentSession.objects.select_for_update().get(pk=session.pk)
-    session.project = project  # read by _stored for every row; never fetch it again
     gone_messages, gone_events = _replaced_delete(session, replacing) if replacing else (0, 0)
 
     messages, duplicates = _new_messages(session, by_seq)
     compactions = _new_compactions(session, batch.compactions)
     probes = _new_probes(session, batch)
+    if project.mask_at_ingest:
+        _mask_personal_data(messages, compactions, probes)
     Message.objects.bulk_create(messages, batch_size=1000)
     CompactionEvent.objects.bulk_create(compactions)
     Probe.objects.bulk_create(probes)
 
     _apply_session_fields(session, batch.session)
+    if project.mask_at_ingest:
+        session.metadata = pii.mask_json(session.metadata)
     if session.started_at is None:
         stamps = [m.timestamp for m in messages if m.timestamp is not None]
         session.started_at = min(stamps) if stamps else None

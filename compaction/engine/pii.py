@@ -27,13 +27,15 @@ normalization loop, and validators run only on candidates (see benchmarks/pii.py
 from __future__ import annotations
 
 import functools
+import hashlib
+import hmac
 import ipaddress
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from stdnum import luhn
 from stdnum.br import cnpj as stdnum_cnpj
@@ -573,3 +575,49 @@ def mask(text: str, detections: Sequence[Detection] | None = None) -> str:
         position = detection.end
     parts.append(text[position:])
     return "".join(parts)
+
+
+def value_hash(normalized: str, key: bytes) -> str:
+    """Keyed hash (HMAC-SHA256, hex) of a normalized value: how findings and subject searches
+    compare identifiers without storing them.
+
+    >>> value_hash("52998224725", b"k") == value_hash("52998224725", b"k")
+    True
+    """
+    return hmac.new(key, normalized.encode(), hashlib.sha256).hexdigest()
+
+
+def json_strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """Every string in a JSON value (keys excepted) with its path, e.g. ``[1].input.cpf``.
+
+    >>> list(json_strings([{"type": "text", "text": "oi"}]))
+    [('[0].type', 'text'), ('[0].text', 'oi')]
+    """
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from json_strings(item, f"{path}[{index}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from json_strings(item, f"{path}.{key}" if path else str(key))
+
+
+def mask_json(value: Any, only: Callable[[Detection], bool] | None = None) -> Any:
+    """A copy of a JSON value with the personal data in every string masked.
+
+    `only` picks which detections to mask (all of them by default).
+
+    >>> mask_json({"cpf": "529.982.247-25", "n": 3})
+    {'cpf': '[cpf ***.***.***-25]', 'n': 3}
+    """
+    if isinstance(value, str):
+        found = scan(value)
+        if only is not None:
+            found = [d for d in found if only(d)]
+        return mask(value, found) if found else value
+    if isinstance(value, list):
+        return [mask_json(item, only) for item in value]
+    if isinstance(value, dict):
+        return {key: mask_json(item, only) for key, item in value.items()}
+    return value

@@ -6,17 +6,10 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("traces", "0002_audit"),
+        ("traces", "0002_project_mask_at_ingest"),
     ]
 
     operations = [
-        migrations.AddField(
-            model_name="project",
-            name="mask_at_ingest",
-            field=models.BooleanField(
-                default=False,
-                help_text="Store only the masked text of personal data found in uploaded messages, summaries, probes and metadata; the raw values are never written.",
-            ),
-        ),
         migrations.AddField(
             model_name="project",
             name="retention_days",

@@ -15,6 +15,7 @@ from django.test import Client
 from compaction import services, subjects, tasks
 from compaction.models import (
     CompactionSpan,
+    Finding,
     ReplayRun,
     ReplayStatus,
     SubjectAction,
@@ -106,6 +107,9 @@ def test_find_subject_reports_every_place_through_the_keyed_index() -> None:
     wheres = {place["where"] for place in report["sessions"][0]["places"]}
     assert {"message", "summary", "span", "replay"} <= wheres
     assert report["sessions"][0]["replays"] == [run.pk]
+    found = report["sessions"][0]["findings"]
+    assert {f["where"] for f in found} == {"message", "summary"}
+    assert all(f["kind"] == "cpf" and f["masked"].endswith("79") for f in found)
     excerpts = [e for p in report["sessions"][0]["places"] for e in p["excerpts"]]
     assert excerpts
     assert not any(form in e for e in excerpts for form in CPF_FORMS)
@@ -143,6 +147,8 @@ def test_erase_subject_leaves_no_copy_of_the_identifier_in_any_table(
 
     assert rows_holding(CPF_FORMS) == []
     assert request.action == SubjectAction.ANONYMIZE
+    assert request.result["rows"]["findings_removed"] >= 2
+    assert not Finding.objects.filter(session=session, kind="cpf").exists()
     assert request.result["sessions"] == [session.pk]
     assert sorted(queued) == [("analyse", session.pk), ("replay", run.pk)]
     # The raw history kept everything else: the e-mail was not asked for.

@@ -1,0 +1,232 @@
+"""Writes for personal data findings: the scan step of the analysis pass, review, redaction.
+
+Kept apart from services.py (the analysis and replay writes) so neither passes ~600 lines;
+the reads are in selectors.py. The detection rules are in the engine (compaction/engine/pii.py).
+
+A finding never stores the value it found: only a masked preview and a keyed hash
+(HMAC-SHA256 of the normalized value with `pii_key()`), so two findings, or a subject search,
+can be compared without a plain-text copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from compaction.engine import pii
+from compaction.models import (
+    CompactionSpan,
+    Finding,
+    FindingStatus,
+    FindingWhere,
+    SessionAnalysis,
+    SpanOrigin,
+)
+from sessions.errors import BadRequest
+from sessions.models import AgentSession, CompactionEvent, Message
+
+REVIEW_STATUSES = (FindingStatus.CONFIRMED, FindingStatus.FALSE_POSITIVE, FindingStatus.OPEN)
+
+
+def pii_key() -> bytes:
+    """The server secret of the keyed hash: SAWTOOTH_PII_KEY, else derived from SECRET_KEY."""
+    configured: str = settings.SAWTOOTH_PII_KEY
+    if configured:
+        return configured.encode()
+    return hmac.new(settings.SECRET_KEY.encode(), b"sawtooth-pii-key", hashlib.sha256).digest()
+
+
+def finding_value_hash(normalized: str) -> str:
+    """The keyed hash stored for a normalized value (e.g. a CPF's eleven digits)."""
+    return pii.value_hash(normalized, pii_key())
+
+
+def _rows(strings: Iterable[tuple[str, str]], key: bytes, **where: Any) -> list[Finding]:
+    rows = []
+    for path, text in strings:
+        for detection in pii.scan(text):
+            rows.append(
+                Finding(
+                    kind=detection.kind,
+                    path=path[:300],
+                    masked=pii.masked_preview(detection)[:200],
+                    value_hash=pii.value_hash(detection.normalized, key),
+                    confidence=detection.confidence,
+                    **where,
+                )
+            )
+    return rows
+
+
+def _identity(row: Finding) -> tuple[Any, ...]:
+    return (row.where, row.event_id, row.path, row.kind, row.value_hash)
+
+
+def session_findings_scan(*, session_id: int) -> int:
+    """Scan a session for personal data and store its findings. Idempotent; returns the count.
+
+    Raw messages are scanned once each (those past `pii_scanned_message_pk`: a re-analysis
+    after a new batch scans only the new ones). Summaries and metadata are scanned afresh each
+    time and replace their earlier findings; review decisions (confirmed, false positive)
+    carry over to the same value at the same place, and redacted findings are kept as the
+    record of what was rewritten.
+    """
+    session = AgentSession.objects.get(pk=session_id)
+    analysis, _ = SessionAnalysis.objects.get_or_create(session=session)
+    key = pii_key()
+    scanned_up_to = analysis.pii_scanned_message_pk
+    message_rows: list[Finding] = []
+    last_pk = scanned_up_to
+    new_messages = Message.objects.filter(session=session, pk__gt=scanned_up_to).order_by("pk")
+    for message in new_messages.only("pk", "seq", "content").iterator(chunk_size=1000):
+        strings = pii.json_strings(message.content, "content")
+        message_rows += _rows(
+            strings,
+            key,
+            session=session,
+            where=FindingWhere.MESSAGE,
+            seq=message.seq,
+            message=message,
+        )
+        last_pk = max(last_pk, message.pk)
+
+    spans = {
+        span.event_id: span
+        for span in CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED)
+    }
+    derived_rows: list[Finding] = []
+    for event in CompactionEvent.objects.filter(session=session).order_by("seq", "pk"):
+        derived_rows += _rows(
+            [("summary", event.summary)],
+            key,
+            session=session,
+            where=FindingWhere.SUMMARY,
+            seq=event.seq,
+            event=event,
+            span=spans.get(event.pk),
+        )
+    derived_rows += _rows(
+        pii.json_strings(session.metadata, "metadata"),
+        key,
+        session=session,
+        where=FindingWhere.METADATA,
+        seq=None,
+    )
+
+    with transaction.atomic():
+        locked = SessionAnalysis.objects.select_for_update().get(pk=analysis.pk)
+        if locked.pii_scanned_message_pk > scanned_up_to:  # a concurrent pass got there first
+            done = locked.pii_scanned_message_pk
+            message_rows = [r for r in message_rows if r.message_id and r.message_id > done]
+        Finding.objects.bulk_create(message_rows)
+
+        derived = Finding.objects.filter(session=session).exclude(where=FindingWhere.MESSAGE)
+        decided = {
+            _identity(row): row
+            for row in derived.exclude(status=FindingStatus.OPEN).only(
+                "where",
+                "event_id",
+                "path",
+                "kind",
+                "value_hash",
+                "status",
+                "reviewed_by",
+                "reviewed_at",
+            )
+        }
+        derived.exclude(status=FindingStatus.REDACTED).delete()
+        first_raw_seq: dict[str, int] = {}
+        raw = Finding.objects.filter(session=session, where=FindingWhere.MESSAGE)
+        for value_hash, seq in raw.values_list("value_hash", "seq"):
+            if seq is not None and seq < first_raw_seq.get(value_hash, seq + 1):
+                first_raw_seq[value_hash] = seq
+        for row in derived_rows:
+            earlier = first_raw_seq.get(row.value_hash)
+            row.copied_from_raw = (
+                row.where == FindingWhere.SUMMARY
+                and earlier is not None
+                and row.seq is not None
+                and earlier < row.seq
+            )
+            previous = decided.get(_identity(row))
+            if previous is not None and previous.status != FindingStatus.REDACTED:
+                row.status = previous.status
+                row.reviewed_by = previous.reviewed_by
+                row.reviewed_at = previous.reviewed_at
+        Finding.objects.bulk_create(derived_rows)
+        locked.pii_scanned_message_pk = max(last_pk, locked.pii_scanned_message_pk)
+        locked.save(update_fields=["pii_scanned_message_pk"])
+    return Finding.objects.filter(session=session).count()
+
+
+def finding_review(*, finding: Finding, status: str, user: Any) -> Finding:
+    """Confirm a finding, mark it a false positive, or reopen it."""
+    if status not in REVIEW_STATUSES:
+        raise BadRequest(f"status: must be one of {', '.join(REVIEW_STATUSES)}")
+    if finding.status == FindingStatus.REDACTED:
+        raise BadRequest("status: a redacted finding is final")
+    finding.status = status
+    finding.reviewed_by = user if getattr(user, "is_authenticated", False) else None
+    finding.reviewed_at = timezone.now()
+    finding.save(update_fields=["status", "reviewed_by", "reviewed_at"])
+    return finding
+
+
+@transaction.atomic
+def finding_redact(*, finding: Finding, user: Any) -> Finding:
+    """Replace the finding's value by its mask where it was found. Rewrites stored text.
+
+    This is the one place where Sawtooth rewrites raw data: the value is re-found by its keyed
+    hash in the message content, the summary (the event and its observed span) or the session
+    metadata, and every occurrence of it there is masked (`[cpf ***.***.***-25]`).
+    """
+    key = pii_key()
+
+    def same_value(detection: pii.Detection) -> bool:
+        return detection.kind == finding.kind and (
+            pii.value_hash(detection.normalized, key) == finding.value_hash
+        )
+
+    siblings = Finding.objects.filter(
+        session_id=finding.session_id,
+        where=finding.where,
+        kind=finding.kind,
+        value_hash=finding.value_hash,
+    )
+    if finding.where == FindingWhere.MESSAGE and finding.message_id is not None:
+        message = Message.objects.select_for_update().get(pk=finding.message_id)
+        message.content = pii.mask_json(message.content, only=same_value)
+        message.save(update_fields=["content"])
+        siblings = siblings.filter(message_id=message.pk)
+    elif finding.where == FindingWhere.SUMMARY and finding.event_id is not None:
+        event = CompactionEvent.objects.select_for_update().get(pk=finding.event_id)
+        event.summary = _mask_text(event.summary, same_value)
+        event.save(update_fields=["summary"])
+        for span in CompactionSpan.objects.filter(event=event):
+            span.summary = _mask_text(span.summary, same_value)
+            span.summary_sections = pii.mask_json(span.summary_sections, only=same_value)
+            span.save(update_fields=["summary", "summary_sections"])
+        siblings = siblings.filter(event_id=event.pk)
+    elif finding.where == FindingWhere.METADATA:
+        session = AgentSession.objects.select_for_update().get(pk=finding.session_id)
+        session.metadata = pii.mask_json(session.metadata, only=same_value)
+        session.save(update_fields=["metadata"])
+    else:
+        raise BadRequest("finding: it no longer points at stored text")
+    siblings.update(
+        status=FindingStatus.REDACTED,
+        reviewed_by=user if getattr(user, "is_authenticated", False) else None,
+        reviewed_at=timezone.now(),
+    )
+    finding.refresh_from_db()
+    return finding
+
+
+def _mask_text(text: str, only: Callable[[pii.Detection], bool]) -> str:
+    return pii.mask(text, [d for d in pii.scan(text) if only(d)])

@@ -1,0 +1,224 @@
+"""Personal data findings: stored by the analysis pass, served masked, reviewed, redacted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+from compaction import findings, selectors, services
+from compaction.models import CompactionSpan, Finding, FindingStatus
+from sessions import selectors as session_selectors
+from sessions.models import AgentSession, CompactionEvent, Message
+from tests.factories import make_key, make_project, make_session, make_user, wire_message
+
+pytestmark = pytest.mark.django_db
+
+CPF = "530.582.439-79"
+CPF_DIGITS = "53058243979"
+EMAIL = "camila.figueiredo98@example.com"
+NEW_CPF = "529.982.247-25"  # only in the summary
+
+
+def support_chat(project, external_id="chat-1"):
+    return make_session(
+        project,
+        external_id=external_id,
+        session={"metadata": {"customer": {"email": EMAIL}, "locale": "pt-BR"}},
+        messages=[
+            wire_message(0, "user", "Oi, preciso de ajuda com um pedido."),
+            wire_message(1, "assistant", [{"type": "text", "text": "Qual o CPF do titular?"}]),
+            wire_message(2, "user", f"Meu CPF é {CPF}. O e-mail é {EMAIL}."),
+            wire_message(
+                3,
+                "assistant",
+                [{"type": "tool_use", "id": "t1", "name": "buscar", "input": {"cpf": CPF}}],
+            ),
+            wire_message(
+                4, "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]
+            ),
+            wire_message(5, "assistant", [{"type": "text", "text": "Achei o pedido."}]),
+        ],
+        compactions=[
+            {
+                "seq": 6,
+                "trigger": "auto",
+                "strategy": "summarize",
+                "summary": f"Cliente CPF {CPF}, e-mail {EMAIL}; cônjuge CPF {NEW_CPF}.",
+                "replaced": {"from_seq": 0, "to_seq": 5},
+            }
+        ],
+    )
+
+
+@pytest.fixture
+def project():
+    return make_project(name="loja")
+
+
+@pytest.fixture
+def chat(project):
+    session = support_chat(project)
+    services.session_analyse(session_id=session.pk)
+    return session
+
+
+def rows(session):
+    return sorted(
+        (f.where, f.seq, f.kind, f.masked, f.copied_from_raw)
+        for f in Finding.objects.filter(session=session)
+    )
+
+
+def test_the_analysis_pass_records_findings_in_messages_summaries_and_metadata(chat):
+    assert rows(chat) == [
+        ("message", 2, "cpf", "***.***.***-79", False),
+        ("message", 2, "email", "c***@***.com", False),
+        ("message", 3, "cpf", "***.***.***-79", False),
+        ("metadata", None, "email", "c***@***.com", False),
+        ("summary", 6, "cpf", "***.***.***-25", False),  # a new copy, not from the raw history
+        ("summary", 6, "cpf", "***.***.***-79", True),
+        ("summary", 6, "email", "c***@***.com", True),
+    ]
+    summary = Finding.objects.filter(session=chat, where="summary").first()
+    assert summary.event == CompactionEvent.objects.get(session=chat)
+    assert summary.span == CompactionSpan.objects.get(event=summary.event)
+    message = Finding.objects.get(session=chat, where="message", seq=3)
+    assert message.message == Message.objects.get(session=chat, seq=3)
+    assert message.path == "content[0].input.cpf"
+
+
+def test_no_finding_stores_the_value_only_a_keyed_hash(chat):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT * FROM compaction_finding")
+        dump = json.dumps(cursor.fetchall(), default=str)
+    for raw in (CPF, CPF_DIGITS, EMAIL, NEW_CPF):
+        assert raw not in dump
+    cpf = Finding.objects.filter(session=chat, kind="cpf").first()
+    assert cpf.value_hash == findings.finding_value_hash(CPF_DIGITS)
+    assert len(cpf.value_hash) == 64
+
+
+def test_the_keyed_hash_depends_on_the_server_secret(settings):
+    settings.SAWTOOTH_PII_KEY = "one secret"
+    first = findings.finding_value_hash(CPF_DIGITS)
+    settings.SAWTOOTH_PII_KEY = "another secret"
+    assert findings.finding_value_hash(CPF_DIGITS) != first
+    settings.SAWTOOTH_PII_KEY = ""
+    assert findings.finding_value_hash(CPF_DIGITS) not in (first, "")
+
+
+def test_a_second_pass_changes_nothing_and_keeps_review_decisions(chat):
+    before = rows(chat)
+    confirmed = Finding.objects.get(session=chat, where="summary", masked="***.***.***-25")
+    findings.finding_review(finding=confirmed, status=FindingStatus.CONFIRMED, user=None)
+    make_session(chat.project, external_id="chat-1", messages=[wire_message(6, "user", "ok")])
+    services.session_analyse(session_id=chat.pk)
+    assert rows(chat) == before
+    again = Finding.objects.get(session=chat, where="summary", masked="***.***.***-25")
+    assert again.status == FindingStatus.CONFIRMED
+
+
+def test_only_new_messages_are_scanned_again(chat):
+    make_session(
+        chat.project,
+        external_id="chat-1",
+        messages=[wire_message(6, "user", "tel (11) 98765-4321")],
+    )
+    services.session_analyse(session_id=chat.pk)
+    phones = Finding.objects.filter(session=chat, kind="phone")
+    assert [(f.where, f.seq) for f in phones] == [("message", 6)]
+    assert Finding.objects.filter(session=chat, where="message").count() == 4
+
+
+def test_the_api_lists_findings_masked_and_scoped_to_the_key(client: Client, project, chat):
+    auth = {"Authorization": f"Bearer {make_key(project)}"}
+    response = client.get("/api/v1/sessions/chat-1/findings", headers=auth)
+    assert response.status_code == 200
+    items = response.json()["items"]
+    assert {"kind", "where", "seq", "masked", "copied_from_raw", "status"} == set(items[0])
+    assert {"kind": "cpf", "where": "summary", "seq": 6, "masked": "***.***.***-25",
+            "copied_from_raw": False, "status": "open"} in items  # fmt: skip
+    body = response.content.decode()
+    assert CPF not in body
+    assert EMAIL not in body
+    other = {"Authorization": f"Bearer {make_key(make_project())}"}
+    assert client.get("/api/v1/sessions/chat-1/findings", headers=other).status_code == 404
+    assert client.get("/api/v1/sessions/chat-1/findings").status_code == 401
+
+
+def test_summary_personal_data_is_what_the_alert_rule_and_the_list_filter_read(project, chat):
+    assert selectors.session_has_summary_personal_data(session_id=chat.pk)
+    clean = make_session(project, external_id="clean", messages=[wire_message(0, "user", "oi")])
+    services.session_analyse(session_id=clean.pk)
+    assert not selectors.session_has_summary_personal_data(session_id=clean.pk)
+    listed = session_selectors.session_search(
+        projects=session_selectors.projects_for_user(make_user(is_superuser=True)),
+        filters={"problems": "pii"},
+    )
+    assert list(listed) == [chat]
+    for finding in Finding.objects.filter(session=chat, where="summary"):
+        findings.finding_review(finding=finding, status=FindingStatus.FALSE_POSITIVE, user=None)
+    assert not selectors.session_has_summary_personal_data(session_id=chat.pk)
+
+
+def test_a_name_alone_in_a_summary_is_for_review_not_an_alert(project):
+    session = make_session(
+        project,
+        messages=[wire_message(0, "user", "oi")],
+        compactions=[{"seq": 1, "summary": "Cliente: Maria Souza pediu reembolso."}],
+    )
+    services.session_analyse(session_id=session.pk)
+    (name,) = Finding.objects.filter(session=session)
+    assert (name.kind, name.confidence) == ("person_name", "review")
+    assert not selectors.session_has_summary_personal_data(session_id=session.pk)
+
+
+def test_redact_rewrites_the_summary_and_its_span_and_nothing_else(chat):
+    finding = Finding.objects.get(session=chat, where="summary", masked="***.***.***-79")
+    findings.finding_redact(finding=finding, user=None)
+    event = CompactionEvent.objects.get(session=chat)
+    assert CPF not in event.summary
+    assert "[cpf ***.***.***-79]" in event.summary
+    assert NEW_CPF in event.summary  # another value is left for its own decision
+    assert CPF not in CompactionSpan.objects.get(event=event).summary
+    assert CPF in json.dumps(Message.objects.get(session=chat, seq=2).content)
+    finding.refresh_from_db()
+    assert finding.status == FindingStatus.REDACTED
+    services.session_analyse(session_id=chat.pk)  # a later pass keeps the record
+    assert Finding.objects.get(pk=finding.pk).status == FindingStatus.REDACTED
+
+
+def test_redact_a_message_value_rewrites_every_block_that_holds_it(chat):
+    finding = Finding.objects.get(session=chat, where="message", seq=3)
+    findings.finding_redact(finding=finding, user=None)
+    content = Message.objects.get(session=chat, seq=3).content
+    assert content[0]["input"]["cpf"] == "[cpf ***.***.***-79]"
+
+
+def test_redact_metadata(chat):
+    finding = Finding.objects.get(session=chat, where="metadata")
+    findings.finding_redact(finding=finding, user=None)
+    chat.refresh_from_db()
+    assert chat.metadata == {"customer": {"email": "[email c***@***.com]"}, "locale": "pt-BR"}
+
+
+def test_a_project_that_masks_at_ingest_never_stores_the_raw_values():
+    project = make_project(mask_at_ingest=True)
+    session = support_chat(project)
+    stored = json.dumps(
+        [
+            list(Message.objects.filter(session=session).values_list("content", flat=True)),
+            CompactionEvent.objects.get(session=session).summary,
+            AgentSession.objects.get(pk=session.pk).metadata,
+        ]
+    )
+    for raw in (CPF, EMAIL, NEW_CPF):
+        assert raw not in stored
+    assert "[cpf ***.***.***-79]" in stored
+    # An identical resend is still a duplicate, not a conflict.
+    again = support_chat(project)
+    assert again.pk == session.pk
+    assert Message.objects.filter(session=session).count() == 6

@@ -59,3 +59,24 @@ class SessionDeleteForm(forms.Form):
         if value != self.external_id:
             raise forms.ValidationError("Does not match the session's external id.")
         return value
+
+
+class ProjectPolicyForm(forms.Form):
+    """A project's privacy policy: retention, masking at ingest, external models."""
+
+    retention_days = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=36_500,
+        label="Retention (days)",
+        help_text="Sessions not updated for this long are deleted with everything derived "
+        "from them, by a periodic purge. Empty keeps them forever.",
+    )
+    mask_at_ingest = forms.BooleanField(
+        required=False,
+        label="Mask personal data at ingest (store the masked text only)",
+    )
+    allow_external_models = forms.BooleanField(
+        required=False,
+        label="Allow sending trace content to an external model (e.g. the Anthropic API)",
+    )

@@ -373,6 +373,23 @@ def events_ingest(
     )
 
 
+def project_policy_update(
+    *,
+    project: Project,
+    retention_days: int | None,
+    mask_at_ingest: bool,
+    allow_external_models: bool,
+) -> Project:
+    """Set a project's privacy policy (the admin's project policy page)."""
+    if retention_days is not None and retention_days < 1:
+        raise BadRequest("retention_days: at least 1 day, or empty to keep sessions forever")
+    project.retention_days = retention_days
+    project.mask_at_ingest = mask_at_ingest
+    project.allow_external_models = allow_external_models
+    project.save(update_fields=["retention_days", "mask_at_ingest", "allow_external_models"])
+    return project
+
+
 # --- deletion and retention (one implementation: the delete action and the purge) -----------
 
 

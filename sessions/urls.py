@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sessions import project_views, views
+from sessions import policy_views, project_views, views
 
 app_name = "sessions"
 
@@ -21,6 +21,7 @@ urlpatterns = [
         project_views.member_remove,
         name="member-remove",
     ),
+    path("projects/<int:pk>/policy/", policy_views.project_policy, name="policy"),
     path("projects/<int:pk>/keys/", project_views.key_list, name="keys"),
     path("projects/<int:pk>/keys/<int:key_pk>/revoke/", project_views.key_revoke, name="key-revoke"),
     path("projects/<int:pk>/audit/", project_views.audit_list, name="audit"),

@@ -220,3 +220,30 @@ def test_mask_at_ingest_stores_only_the_masked_text() -> None:
 def test_without_the_switch_ingest_stores_what_was_sent() -> None:
     session = make_session(messages=[wire_message(0, "user", f"Meu CPF é {CPF}")])
     assert CPF in json.dumps(Message.objects.get(session=session).content, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("role", [Role.VIEWER, Role.ENGINEER, Role.PRIVACY_REVIEWER])
+def test_only_admins_set_the_project_policy(client: Client, role: str) -> None:
+    project = make_project()
+    client.force_login(make_user(project=project, role=role))
+    assert client.get(f"/projects/{project.pk}/policy/").status_code == 403
+    response = client.post(f"/projects/{project.pk}/policy/", {"retention_days": "7"})
+    assert response.status_code == 403
+    project.refresh_from_db()
+    assert project.retention_days is None
+
+
+def test_an_admin_sets_retention_and_masking(client: Client) -> None:
+    project = make_project()
+    client.force_login(make_user(project=project, role=Role.ADMIN))
+    assert client.get(f"/projects/{project.pk}/policy/").status_code == 200
+    bad = client.post(f"/projects/{project.pk}/policy/", {"retention_days": "0"})
+    assert "greater than or equal to 1" in bad.content.decode()
+    done = client.post(
+        f"/projects/{project.pk}/policy/", {"retention_days": "30", "mask_at_ingest": "on"}
+    )
+    assert done.status_code == 302
+    project.refresh_from_db()
+    assert (project.retention_days, project.mask_at_ingest) == (30, True)
+    assert project.allow_external_models is False
+    assert client.get(f"/projects/{make_project().pk}/policy/").status_code == 404

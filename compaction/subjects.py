@@ -287,10 +287,12 @@ def _matching(detections: Iterable[pii.Detection], subject: Subject) -> list[pii
 def _row_of(token: SubjectToken) -> models.Model | None:
     if token.span_id is not None:
         return CompactionSpan.objects.filter(pk=token.span_id).first()
-    if token.where == SubjectWhere.REPLAY:
+    if token.replay_id is not None:
         return ReplayRun.objects.filter(pk=token.replay_id).first()
     if token.event_id is not None:
         return CompactionEvent.objects.filter(pk=token.event_id).first()
+    if token.seq is None:
+        return AgentSession.objects.filter(pk=token.session_id).first()
     if token.where == SubjectWhere.MESSAGE:
         return Message.objects.filter(session_id=token.session_id, seq=token.seq).first()
     if token.where == SubjectWhere.PROBE:
@@ -467,7 +469,7 @@ def _row_erase(row: models.Model, erase: Callable[[str], str]) -> bool:
     if isinstance(row, AgentSession) and "external_id" in changed:
         row.external_id = f"erased-{row.pk}"
     if changed:
-        type(row).objects.filter(pk=row.pk).update(**{n: getattr(row, n) for n in changed})
+        type(row)._default_manager.filter(pk=row.pk).update(**{n: getattr(row, n) for n in changed})
     return bool(changed)
 
 

@@ -296,6 +296,9 @@ class SubjectToken(models.Model):
     digest = models.CharField(max_length=64)
     where = models.CharField(max_length=10, choices=SubjectWhere.choices)
     seq = models.PositiveIntegerField(null=True, blank=True)
+    message = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     event = models.ForeignKey(
         CompactionEvent, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
@@ -312,6 +315,17 @@ class SubjectToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} in {self.where} of session {self.session_id}"
+
+
+class SubjectIndexMark(models.Model):
+    """How far a session's raw messages are indexed: each message is scanned once, since
+    stored messages are immutable (a replaced one is deleted, its tokens with it)."""
+
+    session = models.OneToOneField(AgentSession, on_delete=models.CASCADE, related_name="+")
+    message_pk = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"subject index of {self.session_id} up to message {self.message_pk}"
 
 
 class SubjectAction(models.TextChoices):

@@ -34,6 +34,7 @@ from compaction.models import (
     ReplayRun,
     ReplayStatus,
     SubjectAction,
+    SubjectIndexMark,
     SubjectRequest,
     SubjectToken,
     SubjectWhere,
@@ -151,6 +152,7 @@ class _Place:
     where: str
     seq: int | None
     row: models.Model
+    message_id: int | None = None
     event_id: int | None = None
     span_id: int | None = None
     replay_id: int | None = None
@@ -177,6 +179,7 @@ def _tokens(session: AgentSession, places: Iterable[_Place]) -> list[SubjectToke
                     digest=digest,
                     where=place.where,
                     seq=place.seq,
+                    message_id=place.message_id,
                     event_id=place.event_id,
                     span_id=place.span_id,
                     replay_id=place.replay_id,
@@ -186,10 +189,12 @@ def _tokens(session: AgentSession, places: Iterable[_Place]) -> list[SubjectToke
     return tokens
 
 
-def _session_places(session: AgentSession) -> Iterator[_Place]:
+def _session_places(session: AgentSession, *, messages_after: int) -> Iterator[_Place]:
     yield _Place(SubjectWhere.METADATA, None, session)
-    for message in Message.objects.filter(session=session).order_by("seq").iterator(2000):
-        yield _Place(SubjectWhere.MESSAGE, message.seq, message)
+    for message in (
+        Message.objects.filter(session=session, pk__gt=messages_after).order_by("pk").iterator(2000)
+    ):
+        yield _Place(SubjectWhere.MESSAGE, message.seq, message, message_id=message.pk)
     for event in CompactionEvent.objects.filter(session=session).order_by("seq", "pk"):
         yield _Place(SubjectWhere.SUMMARY, event.seq, event, event_id=event.pk)
     for probe in Probe.objects.filter(session=session).order_by("seq", "pk"):
@@ -205,13 +210,22 @@ def _replay_places(run: ReplayRun) -> Iterator[_Place]:
 
 
 def subject_index_session(*, session: AgentSession) -> int:
-    """Rebuild the index of a session's raw rows, summaries and observed spans.
+    """Bring the index of a session's raw rows, summaries and observed spans up to date.
 
     Called by the analysis pass inside its transaction, after the observed spans are
-    rewritten. Returns how many index rows were written."""
-    tokens = _tokens(session, _session_places(session))
-    SubjectToken.objects.filter(session=session, replay__isnull=True).delete()
+    rewritten. New messages are scanned once (raw messages never change, except by an
+    erasure, which removes its own tokens); summaries, probes, metadata and observed spans,
+    which a pass may rewrite, are indexed afresh. Returns how many index rows were written."""
+    mark, _ = SubjectIndexMark.objects.select_for_update().get_or_create(session=session)
+    places = list(_session_places(session, messages_after=mark.message_pk))
+    tokens = _tokens(session, places)
+    SubjectToken.objects.filter(session=session, replay__isnull=True).exclude(
+        where=SubjectWhere.MESSAGE
+    ).delete()
     SubjectToken.objects.bulk_create(tokens, batch_size=1000)
+    scanned = [p.message_id for p in places if p.message_id is not None]
+    if scanned:
+        SubjectIndexMark.objects.filter(pk=mark.pk).update(message_pk=max(scanned))
     return len(tokens)
 
 
@@ -293,8 +307,8 @@ def _row_of(token: SubjectToken) -> models.Model | None:
         return CompactionEvent.objects.filter(pk=token.event_id).first()
     if token.seq is None:
         return AgentSession.objects.filter(pk=token.session_id).first()
-    if token.where == SubjectWhere.MESSAGE:
-        return Message.objects.filter(session_id=token.session_id, seq=token.seq).first()
+    if token.message_id is not None:
+        return Message.objects.filter(pk=token.message_id).first()
     if token.where == SubjectWhere.PROBE:
         return Probe.objects.filter(session_id=token.session_id, seq=token.seq).first()
     return AgentSession.objects.filter(pk=token.session_id).first()

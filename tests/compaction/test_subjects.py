@@ -330,3 +330,25 @@ def test_the_subject_page_escapes_what_it_shows(client: Client) -> None:
     ).content.decode()
     assert "&lt;script&gt;" in body
     assert payload not in body
+
+
+def test_the_index_scans_each_raw_message_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    project = make_project()
+    first = f"Meu CPF é {CPF}"
+    session = make_session(project, messages=[{"seq": 0, "role": "user", "content": first}])
+    services.session_analyse(session_id=session.pk)
+    scanned: list[str] = []
+    real_scan = subjects.pii.scan
+    monkeypatch.setattr(subjects.pii, "scan", lambda text: scanned.append(text) or real_scan(text))
+    events_ingest(
+        project=project,
+        external_id=session.external_id,
+        batch=EventBatch.model_validate(
+            {"messages": [{"seq": 1, "role": "assistant", "content": f"Anotei {EMAIL}"}]}
+        ),
+    )
+    services.session_analyse(session_id=session.pk)
+    assert f"Anotei {EMAIL}" in scanned
+    assert first not in scanned
+    places = set(SubjectToken.objects.filter(session=session).values_list("kind", "where", "seq"))
+    assert places == {("cpf", "message", 0), ("email", "message", 1)}

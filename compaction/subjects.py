@@ -278,6 +278,12 @@ def _excerpts(row: models.Model, subject: Subject) -> list[str]:
         detections = pii.scan(text)
         for d in _matching(detections, subject):
             start, end = max(0, d.start - EXCERPT_CHARS), min(len(text), d.end + EXCERPT_CHARS)
+            # Never cut through another identifier: a cut one would escape the mask.
+            for other in detections:
+                if other.start < start < other.end:
+                    start = other.start
+                if other.start < end < other.end:
+                    end = other.end
             inside = [
                 _shifted(other, start)
                 for other in detections

@@ -494,10 +494,15 @@ def _row_erase(row: models.Model, erase: Callable[[str], str]) -> bool:
 
 
 def _replays_requeue(session: AgentSession) -> list[int]:
-    """Queue the session's finished replays again, to be rebuilt from the erased history."""
+    """Queue the session's replays again, to be rebuilt from the erased history.
+
+    A running one is put back in the queue too: its worker read the history before the
+    erasure, and finding its run no longer RUNNING it writes nothing (``replay_run_execute``
+    finishes only the attempt it claimed)."""
     runs = list(
         ReplayRun.objects.filter(
-            session=session, status__in=[ReplayStatus.DONE, ReplayStatus.FAILED]
+            session=session,
+            status__in=[ReplayStatus.DONE, ReplayStatus.FAILED, ReplayStatus.RUNNING],
         ).values_list("pk", flat=True)
     )
     ReplayRun.objects.filter(pk__in=runs).update(status=ReplayStatus.QUEUED, progress=0.0)

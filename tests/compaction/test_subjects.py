@@ -352,3 +352,32 @@ def test_the_index_scans_each_raw_message_once(monkeypatch: pytest.MonkeyPatch) 
     assert first not in scanned
     places = set(SubjectToken.objects.filter(session=session).values_list("kind", "where", "seq"))
     assert places == {("cpf", "message", 0), ("email", "message", 1)}
+
+
+def test_a_replay_running_during_an_erasure_writes_nothing_and_runs_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project = make_project()
+    session = support_chat(project)
+    run = ReplayRun.objects.create(
+        session=session,
+        policy={"soft_limit": 20_300, "hard_limit": 20_600, "keep_last": 1, "unit": "step"},
+    )
+    queued: list[int] = []
+    monkeypatch.setattr(tasks.replay_run_execute, "delay", queued.append)
+    real_replay = services.analysis.replay_session
+
+    def erase_mid_replay(*args: object, **kwargs: object) -> object:
+        outcome = real_replay(*args, **kwargs)  # computed from the history before erasure
+        subjects.subject_erase(
+            project=project, subject=subjects.subject_parse(identifier=CPF), by=None, reason="r"
+        )
+        return outcome
+
+    monkeypatch.setattr(services.analysis, "replay_session", erase_mid_replay)
+    services.replay_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == ReplayStatus.QUEUED
+    assert queued == [run.pk]
+    assert not CompactionSpan.objects.filter(replay=run).exists()
+    assert rows_holding(CPF_FORMS) == []

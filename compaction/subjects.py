@@ -452,13 +452,22 @@ def subject_export(*, project: Project, subject: Subject, by: Any, reason: str) 
 
 
 def lineage(session: AgentSession) -> Iterator[models.Model]:
-    """The session and every row that deleting it would delete (everything derived)."""
+    """The session and every row that deleting it would delete (everything derived).
+
+    The collector loads related rows with their keys only; each model's rows are read again
+    whole, a chunk at a time, rather than one deferred column per query."""
     collector = Collector(using=DEFAULT_DB_ALIAS)
     collector.collect([session])
-    for instances in collector.data.values():
-        yield from instances
+    keys: dict[type[models.Model], set[Any]] = {}
+    for model, instances in collector.data.items():
+        keys.setdefault(model, set()).update(i.pk for i in instances)
     for queryset in collector.fast_deletes:
-        yield from queryset.iterator(2000)
+        keys.setdefault(queryset.model, set()).update(queryset.values_list("pk", flat=True))
+    for model, pks in keys.items():
+        ordered = sorted(pks)
+        for start in range(0, len(ordered), 2000):
+            chunk = ordered[start : start + 2000]
+            yield from model._default_manager.filter(pk__in=chunk).order_by("pk")
 
 
 def _eraser(subject: Subject, surfaces: set[str]) -> Callable[[str], str]:

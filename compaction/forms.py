@@ -173,3 +173,27 @@ class FindingFilterForm(forms.Form):
     kind = forms.ChoiceField(required=False, choices=[("", "Any"), *[(k, k) for k in pii.KINDS]])
     where = forms.ChoiceField(required=False, choices=[("", "Anywhere"), *FindingWhere.choices])
     status = forms.ChoiceField(required=False, choices=[("", "Any"), *FindingStatus.choices])
+
+
+class SubjectForm(forms.Form):
+    """A data-subject request: which project, whose identifier, and (to export or erase) why.
+
+    Sent by POST only, so the identifier never lands in a URL, a log line or browser history.
+    """
+
+    project = forms.ModelChoiceField(queryset=Project.objects.none(), empty_label=None)
+    identifier = forms.CharField(
+        max_length=200, help_text="CPF, CNPJ, e-mail or phone, in any format."
+    )
+    reason = forms.CharField(
+        max_length=500, required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    delete_sessions = forms.BooleanField(
+        required=False, label="Delete every session holding it (instead of anonymizing)"
+    )
+
+    def __init__(self, *args: Any, projects: QuerySet[Project], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["project"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = projects

@@ -277,6 +277,102 @@ class Finding(models.Model):
         return f"{self.kind} in {self.where} @{self.seq} ({self.status})"
 
 
+# --- data-subject requests (LGPD art. 18) ---------------------------------------------------
+
+
+class SubjectWhere(models.TextChoices):
+    MESSAGE = "message", "Message"
+    SUMMARY = "summary", "Summary"
+    METADATA = "metadata", "Session metadata"
+    PROBE = "probe", "Probe"
+    SPAN = "span", "Compaction span"
+    REPLAY = "replay", "Replay"
+
+
+class SubjectToken(models.Model):
+    """Where an identifier (CPF, e-mail, phone, ...) occurs, by keyed hash only.
+
+    ``digest`` is HMAC-SHA256 of ``kind:normalized`` under a server secret
+    (``compaction.subjects.subject_digest``): the index finds a subject's rows without
+    holding the identifier in clear. Rebuilt by the analysis pass (raw rows, summaries,
+    observed spans) and by each replay (its run and spans).
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=20)
+    digest = models.CharField(max_length=64)
+    where = models.CharField(max_length=10, choices=SubjectWhere.choices)
+    seq = models.PositiveIntegerField(null=True, blank=True)
+    message = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    event = models.ForeignKey(
+        CompactionEvent, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    span = models.ForeignKey(
+        "CompactionSpan", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    replay = models.ForeignKey(
+        ReplayRun, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    count = models.PositiveIntegerField(default=1, help_text="Occurrences at this place.")
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "digest"], name="subject_token_digest")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} in {self.where} of session {self.session_id}"
+
+
+class SubjectIndexMark(models.Model):
+    """How far a session's raw messages are indexed: each message is scanned once, since
+    stored messages are immutable (a replaced one is deleted, its tokens with it)."""
+
+    session = models.OneToOneField(AgentSession, on_delete=models.CASCADE, related_name="+")
+    message_pk = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"subject index of {self.session_id} up to message {self.message_pk}"
+
+
+class SubjectAction(models.TextChoices):
+    FIND = "find", "Find"
+    EXPORT = "export", "Export"
+    ANONYMIZE = "anonymize", "Anonymize"
+    DELETE = "delete", "Delete sessions"
+
+
+class SubjectRequest(models.Model):
+    """A data-subject request and what was done. Never holds the identifier in clear:
+    its kind, keyed hash and a masked form only."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="subject_requests")
+    kind = models.CharField(max_length=20)
+    digest = models.CharField(max_length=64)
+    masked = models.CharField(max_length=200)
+    action = models.CharField(max_length=10, choices=SubjectAction.choices)
+    reason = models.TextField(blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    requested_by_name = models.CharField(max_length=150, blank=True)
+    result = models.JSONField(default=dict, blank=True, help_text="Counts of what was found/done.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()} {self.masked} in {self.project_id}"
+
+    @property
+    def result_text(self) -> str:
+        """What was found or done, in words: "traces.Message 6, sessions_anonymized 1"."""
+        rows = self.result.get("rows") or {}
+        return ", ".join(f"{name} {count}" for name, count in sorted(rows.items()))
+
+
 # Alert models live in their own module; importing them here registers them with the app.
 from compaction.alert_models import (  # noqa: E402, F401
     Alert,

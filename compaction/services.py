@@ -19,7 +19,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from compaction import alerts, findings, tasks
+from compaction import alerts, findings, subjects, tasks
 from compaction.engine import analysis, evals, summarizers
 from compaction.engine.messages import Message as EngineMessage
 from compaction.engine.messages import ObservedCompaction, message_from_wire
@@ -132,6 +132,8 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
 
     Returns None when the analysis is already current (a duplicate or superseded task).
     """
+    if not AgentSession.objects.filter(pk=session_id).exists():
+        return None  # deleted (by a person or the retention purge) after it was queued
     row, _ = SessionAnalysis.objects.get_or_create(session_id=session_id)
     generation = row.requested_generation
     if row.status == AnalysisStatus.DONE and row.analysed_generation >= generation:
@@ -160,13 +162,16 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         return None
 
     with transaction.atomic():
-        locked = SessionAnalysis.objects.select_for_update().get(pk=row.pk)
+        locked = SessionAnalysis.objects.select_for_update().filter(pk=row.pk).first()
+        if locked is None:
+            return None  # the session was deleted while it was being analysed
         if locked.analysed_generation > generation:
             return None  # a later pass already wrote newer results
         CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED).delete()
         CompactionSpan.objects.bulk_create(
             [_observed_span_row(session, e, s) for e, s in zip(events, result.spans, strict=True)]
         )
+        subjects.subject_index_session(session=session)
         peak = result.peak
         locked.status = AnalysisStatus.DONE
         locked.analysed_generation = generation
@@ -363,6 +368,7 @@ def replay_run_execute(*, run_id: int) -> None:
             return  # presumed dead and taken over by another worker: its result wins
         CompactionSpan.objects.filter(replay=run).delete()
         CompactionSpan.objects.bulk_create([_replayed_span_row(run, s) for s in outcome.spans])
+        subjects.subject_index_replay(run=run)
     _experiment_maybe_finish(run.experiment_id)
 
 

@@ -161,6 +161,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "compaction.tasks.alerts_unmute_expired",
         "schedule": env_int("ALERT_UNMUTE_EVERY_SECONDS", 60),
     },
+    "purge-expired-sessions": {
+        "task": "sessions.tasks.sessions_purge_expired",
+        "schedule": env_int("RETENTION_PURGE_EVERY_SECONDS", 3600),
+    },
 }
 
 # Compaction and replay. A running replay silent for this long is presumed dead and requeued.

@@ -27,7 +27,13 @@ class MembershipInline(admin.TabularInline[Membership, Project]):
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin[Project]):
-    list_display = ["name", "allow_external_models", "created_at"]
+    list_display = [
+        "name",
+        "allow_external_models",
+        "mask_at_ingest",
+        "retention_days",
+        "created_at",
+    ]
     search_fields = ["name"]
     inlines = [MembershipInline]
 

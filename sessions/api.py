@@ -15,6 +15,7 @@ from sessions.auth import KeyRequest, ProjectKey
 from sessions.models import AgentSession, Message
 from sessions.schemas import (
     Accepted,
+    Deleted,
     Error,
     EventBatch,
     MessageOut,
@@ -40,6 +41,10 @@ def _message_out(message: Message) -> MessageOut:
         timestamp=message.timestamp,
         usage=message.usage,
     )
+
+
+class DeleteParams(Schema):
+    reason: str = Field("deleted through the API", min_length=1, max_length=500)
 
 
 class PageParams(Schema):
@@ -87,3 +92,14 @@ def list_messages(request: KeyRequest, external_id: str, page: Query[PageParams]
         limit=page.limit,
         messages=[_message_out(m) for m in messages],
     )
+
+
+@router.delete(
+    "/sessions/{external_id}",
+    response={200: Deleted, 400: Error, 401: Error, 404: Error},
+    summary="Delete a session and everything derived from it",
+)
+def delete_session(request: KeyRequest, external_id: str, params: Query[DeleteParams]) -> Deleted:
+    session = selectors.session_by_external_id(project=request.auth, external_id=external_id)
+    deleted = services.session_delete(session=session, by=None, reason=params.reason)
+    return Deleted(external_id=deleted.external_id, rows=sum(deleted.rows.values()))

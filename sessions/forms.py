@@ -41,3 +41,43 @@ class SessionFilterForm(forms.Form):
     def clean_sort(self) -> str:
         value = self.cleaned_data.get("sort") or "-updated"
         return value if value.lstrip("-") in SORTS else "-updated"
+
+
+class SessionDeleteForm(forms.Form):
+    """The confirm step of deleting a session: the external id typed again, and why."""
+
+    confirm = forms.CharField(label="Type the session's external id to confirm", max_length=200)
+    reason = forms.CharField(
+        label="Reason", max_length=500, widget=forms.Textarea(attrs={"rows": 2})
+    )
+
+    def __init__(self, *args: object, external_id: str, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.external_id = external_id
+
+    def clean_confirm(self) -> str:
+        value: str = self.cleaned_data["confirm"]
+        if value != self.external_id:
+            raise forms.ValidationError("Does not match the session's external id.")
+        return value
+
+
+class ProjectPolicyForm(forms.Form):
+    """A project's privacy policy: retention, masking at ingest, external models."""
+
+    retention_days = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=36_500,
+        label="Retention (days)",
+        help_text="Sessions not updated for this long are deleted with everything derived "
+        "from them, by a periodic purge. Empty keeps them forever.",
+    )
+    mask_at_ingest = forms.BooleanField(
+        required=False,
+        label="Mask personal data at ingest (store the masked text only)",
+    )
+    allow_external_models = forms.BooleanField(
+        required=False,
+        label="Allow sending trace content to an external model (e.g. the Anthropic API)",
+    )

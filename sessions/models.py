@@ -25,6 +25,12 @@ class Project(models.Model):
         help_text="Allow sending trace content to an external model (e.g. the Anthropic API) "
         "for summaries and judgements. Off by default for LGPD.",
     )
+    retention_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Delete sessions not updated for this many days (and everything derived "
+        "from them). Empty keeps them forever.",
+    )
     mask_at_ingest = models.BooleanField(
         default=False,
         help_text="Store trace text with personal data already masked (compaction/engine/pii.py): "

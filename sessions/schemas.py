@@ -148,6 +148,11 @@ class Error(Schema):
     error: str
 
 
+class Deleted(Schema):
+    external_id: str
+    rows: int = Field(..., description="Rows deleted: the session and everything derived.")
+
+
 class SessionOut(Schema):
     external_id: str
     agent: str

@@ -10,7 +10,7 @@ import hmac
 import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -19,11 +19,13 @@ from django.utils import timezone
 
 from compaction import services as compaction_services
 from compaction.engine import pii
+from sessions import audit
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
     AgentSession,
     ApiKey,
+    AuditAction,
     CompactionEvent,
     Message,
     Probe,
@@ -369,3 +371,69 @@ def events_ingest(
         compactions=len(compactions),
         replaced=gone_messages + gone_events,
     )
+
+
+def project_policy_update(
+    *,
+    project: Project,
+    retention_days: int | None,
+    mask_at_ingest: bool,
+    allow_external_models: bool,
+) -> Project:
+    """Set a project's privacy policy (the admin's project policy page)."""
+    if retention_days is not None and retention_days < 1:
+        raise BadRequest("retention_days: at least 1 day, or empty to keep sessions forever")
+    project.retention_days = retention_days
+    project.mask_at_ingest = mask_at_ingest
+    project.allow_external_models = allow_external_models
+    project.save(update_fields=["retention_days", "mask_at_ingest", "allow_external_models"])
+    return project
+
+
+# --- deletion and retention (one implementation: the delete action and the purge) -----------
+
+
+@dataclass(frozen=True)
+class SessionDeleted:
+    external_id: str
+    project_id: int
+    rows: dict[str, int]
+
+
+def session_delete(*, session: AgentSession, by: Any, reason: str) -> SessionDeleted:
+    """Delete a session and everything derived from it (messages, compactions, probes,
+    analysis, spans, replays, findings, subject index). ``by`` is the user, or None for the
+    retention purge; ``reason`` is required and recorded."""
+    if not reason.strip():
+        raise BadRequest("reason: required to delete a session")
+    with transaction.atomic():
+        _, rows = AgentSession.objects.filter(pk=session.pk).delete()
+        audit.audit_record(
+            actor=by,
+            action=AuditAction.ERASURE,
+            project=session.project,
+            target=f"session:{session.pk}",
+            reason=reason,
+            detail={"deleted": "session", "rows": rows},
+        )
+    return SessionDeleted(external_id=session.external_id, project_id=session.project_id, rows=rows)
+
+
+def sessions_purge_expired(*, limit: int = 500) -> int:
+    """Delete sessions not updated within their project's retention; at most ``limit`` per
+    call (the periodic task runs again). Returns how many were deleted."""
+    now = timezone.now()
+    deleted = 0
+    for project in Project.objects.filter(retention_days__isnull=False).order_by("pk"):
+        cutoff = now - timedelta(days=project.retention_days or 0)
+        expired = AgentSession.objects.filter(project=project, updated_at__lt=cutoff).order_by(
+            "updated_at", "pk"
+        )[: limit - deleted]
+        for session in expired:
+            session_delete(
+                session=session, by=None, reason=f"retention: {project.retention_days} days"
+            )
+            deleted += 1
+        if deleted >= limit:
+            break
+    return deleted

@@ -1,12 +1,13 @@
 from django.urls import path
 
-from sessions import project_views, views
+from sessions import policy_views, project_views, views
 
 app_name = "sessions"
 
 urlpatterns = [
     path("", views.session_list, name="list"),
     path("sessions/<int:pk>/", views.session_detail, name="detail"),
+    path("sessions/<int:pk>/delete/", views.session_delete, name="delete"),
     path("sessions/<int:pk>/analysis-status/", views.analysis_status, name="analysis-status"),
     path(
         "sessions/<int:pk>/messages/<int:seq>/blocks/<int:index>/",
@@ -20,6 +21,7 @@ urlpatterns = [
         project_views.member_remove,
         name="member-remove",
     ),
+    path("projects/<int:pk>/policy/", policy_views.project_policy, name="policy"),
     path("projects/<int:pk>/keys/", project_views.key_list, name="keys"),
     path(
         "projects/<int:pk>/keys/<int:key_pk>/revoke/", project_views.key_revoke, name="key-revoke"

@@ -8,16 +8,17 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
 
 from compaction import alert_selectors, charts
 from compaction import selectors as compaction_selectors
 from compaction.engine.analysis import DEFAULT_WINDOW
 from compaction.engine.messages import is_prompt, message_from_wire
 from compaction.models import CompactionSpan, SessionAnalysis
-from sessions import access, selectors
+from sessions import access, selectors, services
 from sessions.errors import NotFound
-from sessions.forms import SessionFilterForm
+from sessions.forms import SessionDeleteForm, SessionFilterForm
 from sessions.models import AgentSession, Message, Role
 
 SESSIONS_PER_PAGE = 50
@@ -153,8 +154,24 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "findings": list(compaction_selectors.session_findings(session)[:FINDINGS_SHOWN]),
         "tool_names": selectors.tool_names(session_id=session.pk, messages=list(page.object_list)),
         "jump_seq": int(request.GET["seq"]) if request.GET.get("seq", "").isdigit() else None,
+        "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),
     }
     return render(request, "sessions/session_detail.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def session_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    """Confirm, then delete a session and everything derived from it (admins only)."""
+    session = _session_or_404(request, pk)
+    access.require_role(request.user, session.project_id, Role.ADMIN)
+    form = SessionDeleteForm(request.POST or None, external_id=session.external_id)
+    if request.method == "POST" and form.is_valid():
+        services.session_delete(
+            session=session, by=request.user, reason=form.cleaned_data["reason"]
+        )
+        return redirect("sessions:list")
+    return render(request, "sessions/session_delete.html", {"session": session, "form": form})
 
 
 @login_required

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -130,9 +131,11 @@ def _pg_bin() -> Path | None:
 class PostgresServer:
     """A throw-away cluster (initdb + pg_ctl) on a free port, run as ``postgres`` under root."""
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.data = folder / "pgdata"
+    def __init__(self) -> None:
+        # Its own folder under /tmp: pytest's tmp_path is private to root, and the server
+        # runs as postgres.
+        self.folder = Path(tempfile.mkdtemp(prefix="sawtooth-pg-"))
+        self.data = self.folder / "pgdata"
         self.port = free_port()
         self.url = f"postgres://postgres@127.0.0.1:{self.port}/sawtooth"
         self.bin = _pg_bin()
@@ -146,7 +149,9 @@ class PostgresServer:
         command = [str(self.bin / argv[0]), *argv[1:]]
         if os.geteuid() == 0:  # PostgreSQL refuses to run as root
             command = ["runuser", "-u", "postgres", "--", *command]
-        subprocess.run(command, check=check, capture_output=True, timeout=120)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        if check and done.returncode:
+            raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}")
 
     def init(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -173,6 +178,10 @@ class PostgresServer:
     def stop(self, mode: str = "fast") -> None:
         if self.data.exists() and (self.data / "postmaster.pid").exists():
             self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop", check=False)
+
+    def remove(self) -> None:
+        self.stop("immediate")
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def app_env(*, database_url: str, broker_url: str, prefix: str, **extra: str) -> dict[str, str]:

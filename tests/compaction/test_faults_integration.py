@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from compaction.models import AnalysisStatus, ReplayRun, ReplayStatus, SessionAnalysis
+from compaction.models import AnalysisStatus, OutboxTask, ReplayRun, ReplayStatus, SessionAnalysis
 from sessions.models import AgentSession, Message
 from tests.factories import coding_session_messages, conversation, make_key, make_project
 from tests.infra import (
@@ -159,6 +160,8 @@ def test_a_broker_outage_during_ingest_loses_nothing_and_runs_everything_once(
             upload_round()
         during = http.post("/api/v1/sessions/s0/replays", json={})
         assert during.status_code == 202, during.text
+        # Stored and answered 202, their tasks waiting in the outbox: 12 analyses, 1 replay.
+        assert OutboxTask.objects.filter(sent_at__isnull=True).count() == 13
         redis_server.start()  # same port, same append-only file
         upload_round()
 
@@ -200,7 +203,7 @@ def test_a_postgresql_outage_during_ingest_answers_503_and_loses_nothing(
     if not PostgresServer.available():
         pytest.skip("PostgreSQL server binaries are not installed")
     _test_database_url()  # the rest of the suite's vendor; this test brings its own server
-    pg = PostgresServer(tmp_path / "pg")
+    pg = PostgresServer()
     pg.init()
     try:
         prefix = f"p-{uuid.uuid4().hex[:8]}"
@@ -247,9 +250,12 @@ def test_a_postgresql_outage_during_ingest_answers_503_and_loses_nothing(
             for name in sessions:
                 deliver(name)
             pg.stop("immediate")  # a crash, not a polite shutdown
-            reply = http.post("/api/v1/sessions/a/events", json=_batch(sent["a"], 5))
-            assert reply.status_code == 503
-            assert reply.headers["Retry-After"] == "1"
+            for name in sessions:
+                reply = http.post(f"/api/v1/sessions/{name}/events", json=_batch(sent[name], 5))
+                assert reply.status_code == 503, reply.text
+                assert reply.json() == {"error": "database: unavailable, retry later"}
+                assert reply.headers["Retry-After"] == "1"
+                unavailable += 1
             pg.start()
             # Each gunicorn worker's first request after the restart succeeds: its persistent
             # connection is checked before reuse (CONN_HEALTH_CHECKS).
@@ -259,8 +265,14 @@ def test_a_postgresql_outage_during_ingest_answers_503_and_loses_nothing(
                     reply = http.post(f"/api/v1/sessions/{name}/events", json=body)
                     assert reply.status_code == 202, reply.text
                     sent[name] += 5
-            for name in sessions:
-                deliver(name)
+            restarted = threading.Timer(1.0, pg.start)
+            pg.stop("immediate")  # a second crash: clients retry until it is back
+            restarted.start()
+            try:
+                for name in sessions:
+                    deliver(name)
+            finally:
+                restarted.join()
 
         def analysed() -> bool:
             with psycopg.connect(pg.url.replace("postgres://", "postgresql://")) as db:
@@ -280,9 +292,9 @@ def test_a_postgresql_outage_during_ingest_answers_503_and_loses_nothing(
         except TimeoutError:
             pytest.fail(_logs(procs))
         assert sent == dict.fromkeys(sessions, 20)
-        assert unavailable >= 1
+        assert unavailable >= len(sessions)
     finally:
         for proc in procs:
             proc.stop()
         procs.clear()
-        pg.stop("immediate")
+        pg.remove()

@@ -42,8 +42,19 @@ def outbox_add(*, kind: str, args: list[Any]) -> OutboxTask:
     if kind not in _senders():
         raise ValueError(f"unknown outbox task kind {kind!r}")
     row = OutboxTask.objects.create(kind=kind, args=args)
-    transaction.on_commit(partial(outbox_send, task_id=row.pk))
+    transaction.on_commit(partial(_send_after_commit, row))
     return row
+
+
+def _send_after_commit(row: OutboxTask) -> None:
+    """The request's own send: the row is known, so no lock and no read (one UPDATE).
+
+    A drain running at the same moment may send it too; a duplicate task does nothing.
+    """
+    try:
+        _send_locked(row)
+    except DatabaseError as exc:
+        logger.warning("outbox task %s sent, not marked (the database failed): %s", row.pk, exc)
 
 
 def outbox_send(*, task_id: int) -> bool:
@@ -68,6 +79,7 @@ def outbox_send(*, task_id: int) -> bool:
 
 
 def _send_locked(row: OutboxTask) -> bool:
+    """Send ``row`` and mark it sent; on a broker failure count the attempt and return False."""
     try:
         _senders()[row.kind](row.args)
     except Exception as exc:  # the broker's errors vary by transport; all mean "not now"
@@ -78,7 +90,9 @@ def _send_locked(row: OutboxTask) -> bool:
             attempts=row.attempts + 1, last_error=f"{type(exc).__name__}: {exc}"[:300]
         )
         return False
-    OutboxTask.objects.filter(pk=row.pk).update(sent_at=timezone.now(), attempts=row.attempts + 1)
+    OutboxTask.objects.filter(pk=row.pk, sent_at__isnull=True).update(
+        sent_at=timezone.now(), attempts=row.attempts + 1
+    )
     return True
 
 

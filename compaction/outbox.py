@@ -26,7 +26,7 @@ REPLAY_RUN_EXECUTE = "replay_run_execute"
 REPLAY_RUNS_EXECUTE = "replay_runs_execute"  # an experiment's runs, one task each
 
 
-def _senders() -> dict[str, Callable[[list[Any]], None]]:
+def _senders() -> dict[str, Callable[[list[Any]], object]]:
     # tasks imports services, which imports this module: look the tasks up when sending.
     from compaction import tasks
 

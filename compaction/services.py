@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -126,6 +126,42 @@ def _observed_span_row(
     )
 
 
+def _analysis_store(
+    row_id: int,
+    session: AgentSession,
+    events: list[CompactionEvent],
+    result: analysis.Analysis,
+    generation: int,
+) -> SessionAnalysis | None:
+    """Write one pass's results; None when a later pass already wrote newer ones."""
+    with transaction.atomic():
+        locked = SessionAnalysis.objects.select_for_update().get(pk=row_id)
+        if locked.analysed_generation > generation:
+            return None  # a later pass already wrote newer results
+        CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED).delete()
+        CompactionSpan.objects.bulk_create(
+            [_observed_span_row(session, e, s) for e, s in zip(events, result.spans, strict=True)]
+        )
+        peak = result.peak
+        locked.status = AnalysisStatus.DONE
+        locked.analysed_generation = generation
+        locked.message_count = result.message_count
+        locked.curve = result.curve_dicts()
+        locked.sparkline = result.sparkline()
+        locked.orphans = [o.to_dict() for o in result.orphans]
+        locked.calibration = result.calibration.to_dict() if result.calibration else {}
+        locked.peak_context_tokens = peak.context_tokens if peak else None
+        locked.peak_fill = peak.fill if peak else None
+        locked.call_count = len(result.curve)
+        locked.estimated_calls = result.estimated_calls
+        locked.failed_splices = result.failed_splices
+        locked.lost_facts = result.lost_facts
+        locked.error = ""
+        locked.finished_at = timezone.now()
+        locked.save()
+    return locked
+
+
 def session_analyse(*, session_id: int) -> SessionAnalysis | None:
     """(Re)compute a session's curve, pair check and observed spans. Idempotent.
 
@@ -160,31 +196,22 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         )
         return None
 
-    with transaction.atomic():
-        locked = SessionAnalysis.objects.select_for_update().get(pk=row.pk)
-        if locked.analysed_generation > generation:
-            return None  # a later pass already wrote newer results
-        CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED).delete()
-        CompactionSpan.objects.bulk_create(
-            [_observed_span_row(session, e, s) for e, s in zip(events, result.spans, strict=True)]
+    try:
+        locked = _analysis_store(row.pk, session, events, result, generation)
+    except (OperationalError, InterfaceError):
+        raise  # infrastructure: the task retries
+    except DatabaseError as exc:
+        # Data the database refuses (out of range, too long) fails the same way every time:
+        # record it, or the analysis would stay "running" and be swept forever.
+        logger.warning("analysis of session %s not stored: %s", session_id, type(exc).__name__)
+        SessionAnalysis.objects.filter(pk=row.pk).update(
+            status=AnalysisStatus.FAILED,
+            error=f"{type(exc).__name__}: the results could not be stored",
+            finished_at=timezone.now(),
         )
-        peak = result.peak
-        locked.status = AnalysisStatus.DONE
-        locked.analysed_generation = generation
-        locked.message_count = result.message_count
-        locked.curve = result.curve_dicts()
-        locked.sparkline = result.sparkline()
-        locked.orphans = [o.to_dict() for o in result.orphans]
-        locked.calibration = result.calibration.to_dict() if result.calibration else {}
-        locked.peak_context_tokens = peak.context_tokens if peak else None
-        locked.peak_fill = peak.fill if peak else None
-        locked.call_count = len(result.curve)
-        locked.estimated_calls = result.estimated_calls
-        locked.failed_splices = result.failed_splices
-        locked.lost_facts = result.lost_facts
-        locked.error = ""
-        locked.finished_at = timezone.now()
-        locked.save()
+        return None
+    if locked is None:
+        return None
     alerts.alerts_evaluate_session(session_id=session_id)
     return locked
 

@@ -7,7 +7,7 @@ from unittest import mock
 
 import pytest
 import time_machine
-from django.db import OperationalError
+from django.db import DataError, OperationalError
 from django.test import Client
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerDown
@@ -236,3 +236,16 @@ def test_a_page_answers_503_too(client: Client, project):
         response = client.get("/")
     assert response.status_code == 503
     assert response["Retry-After"] == "5"
+
+
+def test_results_the_database_refuses_fail_the_analysis_instead_of_leaving_it_running():
+    session = make_session(messages=4)
+    with mock.patch.object(
+        services.CompactionSpan.objects,
+        "bulk_create",
+        side_effect=DataError("value too long for type character varying(30)"),
+    ):
+        assert services.session_analyse(session_id=session.pk) is None
+    analysis = SessionAnalysis.objects.get(session=session)
+    assert analysis.status == AnalysisStatus.FAILED
+    assert analysis.error == "DataError: the results could not be stored"

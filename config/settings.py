@@ -222,7 +222,7 @@ CELERY_BEAT_SCHEDULE = {
 REPLAY_STALE_SECONDS = env_int("REPLAY_STALE_SECONDS", 30)
 REPLAY_RESEND_QUEUED_SECONDS = env_int("REPLAY_RESEND_QUEUED_SECONDS", 600)
 # An analysis "running" for longer than this, or asked for and not started, is queued again.
-ANALYSIS_STALE_SECONDS = env_int("ANALYSIS_STALE_SECONDS", 120)
+ANALYSIS_STALE_SECONDS = env_int("ANALYSIS_STALE_SECONDS", 60)
 # Seconds a client is told to wait (Retry-After) when the database is unreachable.
 DATABASE_RETRY_AFTER_SECONDS = env_int("DATABASE_RETRY_AFTER_SECONDS", 5)
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")

@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 from django.db import DatabaseError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from compaction.models import OutboxTask
@@ -24,6 +25,11 @@ logger = logging.getLogger(__name__)
 SESSION_ANALYSE = "session_analyse"
 REPLAY_RUN_EXECUTE = "replay_run_execute"
 REPLAY_RUNS_EXECUTE = "replay_runs_execute"  # an experiment's runs, one task each
+WEBHOOK_DELIVER = "webhook_deliver"
+ALERT_EMAIL_SEND = "alert_email_send"
+# A row its own request has not tried yet is left to that request for this long, so the drain
+# does not race the send right after the commit (a request killed before sending is drained).
+UNTRIED_GRACE = timedelta(seconds=10)
 
 
 def _senders() -> dict[str, Callable[[list[Any]], object]]:
@@ -34,6 +40,8 @@ def _senders() -> dict[str, Callable[[list[Any]], object]]:
         SESSION_ANALYSE: lambda args: tasks.session_analyse.delay(*args),
         REPLAY_RUN_EXECUTE: lambda args: tasks.replay_run_execute.delay(*args),
         REPLAY_RUNS_EXECUTE: lambda args: tasks.experiment_fan_out(list(args)),
+        WEBHOOK_DELIVER: lambda args: tasks.webhook_deliver.delay(*args),
+        ALERT_EMAIL_SEND: lambda args: tasks.alert_email_send.delay(*args),
     }
 
 
@@ -106,8 +114,10 @@ def outbox_drain(*, limit: int = 500) -> int:
     """
     OutboxTask.objects.filter(sent_at__lt=timezone.now() - KEEP_SENT).delete()
     sent = 0
+    untried = Q(attempts=0, created_at__gte=timezone.now() - UNTRIED_GRACE)
     pending = list(
         OutboxTask.objects.filter(sent_at__isnull=True)
+        .exclude(untried)
         .order_by("created_at", "pk")
         .values_list("pk", flat=True)[:limit]
     )

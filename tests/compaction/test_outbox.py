@@ -249,3 +249,37 @@ def test_results_the_database_refuses_fail_the_analysis_instead_of_leaving_it_ru
     analysis = SessionAnalysis.objects.get(session=session)
     assert analysis.status == AnalysisStatus.FAILED
     assert analysis.error == "DataError: the results could not be stored"
+
+
+def test_the_drain_leaves_a_fresh_untried_row_to_its_request_but_not_forever():
+    session = make_session(messages=2)  # no on-commit here: its row is never tried
+    [row] = OutboxTask.objects.filter(args=[session.pk])
+    with mock.patch.object(tasks.session_analyse, "delay") as sent:
+        assert outbox.outbox_drain() == 0
+        with time_machine.travel(timezone.now() + timedelta(seconds=11), tick=False):
+            assert outbox.outbox_drain() == 1
+    sent.assert_called_once_with(session.pk)
+    row.refresh_from_db()
+    assert row.sent_at is not None
+
+
+def test_webhook_deliveries_go_through_the_outbox_too(django_capture_on_commit_callbacks):
+    from compaction import webhooks
+    from compaction.alert_models import Alert, Webhook
+
+    project = make_project()
+    session = make_session(project, messages=2)
+    Webhook.objects.create(project=project, url="http://127.0.0.1:9/hook", secret="s")
+    alert = Alert.objects.create(
+        project=project, session=session, rule="orphan_pairs", severity="warning", title="O"
+    )
+    with (
+        mock.patch.object(tasks.webhook_deliver, "delay", side_effect=DOWN),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        [delivery] = webhooks.alert_announce(alert=alert, event="opened")
+    row = OutboxTask.objects.get(kind="webhook_deliver")
+    assert (row.args, row.sent_at, row.attempts) == ([delivery.pk], None, 1)
+    with mock.patch.object(tasks.webhook_deliver, "delay") as up:
+        outbox.outbox_drain()
+    up.assert_called_once_with(delivery.pk)

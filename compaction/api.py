@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ninja import Router, Status
+from ninja import Query, Router, Schema, Status
+from pydantic import Field
 
 from compaction import selectors, services
 from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
@@ -87,15 +88,31 @@ def _compaction_out(event: Any) -> CompactionOut:
     )
 
 
+COMPACTIONS_PAGE_MAX = 1000
+
+
+class CompactionPageParams(Schema):
+    """The answer stays a plain list (as before pagination); a session with more than
+    ``limit`` compactions is read page by page with ``offset``, in seq order."""
+
+    offset: int = Field(0, ge=0, le=2**31 - 1)
+    limit: int = Field(COMPACTIONS_PAGE_MAX, ge=1, le=COMPACTIONS_PAGE_MAX)
+
+
 @router.get(
     "/sessions/{external_id}/compactions",
     response={200: list[CompactionOut], 401: Error, 404: Error},
+    description=f"Observed compactions in seq order, at most {COMPACTIONS_PAGE_MAX} per page "
+    f"(?offset=0&limit={COMPACTIONS_PAGE_MAX} by default).",
 )
-def session_compactions(request: KeyRequest, external_id: str) -> list[CompactionOut]:
+def session_compactions(
+    request: KeyRequest, external_id: str, page: Query[CompactionPageParams]
+) -> list[CompactionOut]:
     session = session_selectors.session_by_external_id(
         project=request.auth, external_id=external_id
     )
-    return [_compaction_out(e) for e in selectors.observed_compactions(session)]
+    events = selectors.observed_compactions(session)[page.offset : page.offset + page.limit]
+    return [_compaction_out(e) for e in events]
 
 
 @router.get("/sessions/{external_id}/findings", response={200: FindingList, 401: Error, 404: Error})
@@ -120,7 +137,7 @@ def session_findings(request: KeyRequest, external_id: str) -> FindingList:
 
 @router.post(
     "/sessions/{external_id}/replays",
-    response={202: ReplayQueued, 400: Error, 401: Error, 404: Error},
+    response={202: ReplayQueued, 400: Error, 401: Error, 404: Error, 429: Error},
 )
 def replay_start(
     request: KeyRequest, external_id: str, body: ReplayIn | None = None
@@ -177,7 +194,7 @@ def replay_get(request: KeyRequest, replay_id: int) -> ReplayOut:
     return replay_out(selectors.replay_get(projects=_projects(request), pk=replay_id))
 
 
-@router.post("/experiments", response={202: ExperimentOut, 400: Error, 401: Error})
+@router.post("/experiments", response={202: ExperimentOut, 400: Error, 401: Error, 429: Error})
 def experiment_start(request: KeyRequest, body: ExperimentIn) -> Status[ExperimentOut]:
     sessions = AgentSession.objects.filter(project=request.auth).order_by("-updated_at")
     if body.sessions is not None:

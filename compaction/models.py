@@ -381,3 +381,30 @@ from compaction.alert_models import (  # noqa: E402, F401
     Webhook,
     WebhookDelivery,
 )
+
+
+class OutboxTask(models.Model):
+    """A task to send to the broker, written in the same transaction as the rows it is about.
+
+    Sent right after the commit and marked ``sent_at``; when the broker is down the row stays
+    and the beat task ``outbox_drain`` sends it later, so an outage delays work, never loses it.
+    """
+
+    kind = models.CharField(max_length=40)
+    args = models.JSONField(default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(sent_at__isnull=True),
+                name="outbox_unsent",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}{self.args} ({'sent' if self.sent_at else 'unsent'})"

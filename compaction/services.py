@@ -11,15 +11,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import timedelta
-from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from compaction import alerts, findings, subjects, tasks
+from compaction import alerts, findings, outbox, subjects
 from compaction.engine import analysis, evals, summarizers
 from compaction.engine.messages import Message as EngineMessage
 from compaction.engine.messages import ObservedCompaction, message_from_wire
@@ -34,7 +33,7 @@ from compaction.models import (
     SessionAnalysis,
     SpanOrigin,
 )
-from sessions.errors import BadRequest
+from sessions.errors import BadRequest, TooManyRequests
 from sessions.models import AgentSession, CompactionEvent, Message, Probe, Project
 
 logger = logging.getLogger(__name__)
@@ -97,7 +96,7 @@ def analysis_request(*, session_id: int) -> None:
     SessionAnalysis.objects.filter(pk=analysis.pk).update(
         requested_generation=F("requested_generation") + 1
     )
-    transaction.on_commit(partial(tasks.session_analyse.delay, session_id))
+    outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
 
 
 def _observed_span_row(
@@ -127,42 +126,17 @@ def _observed_span_row(
     )
 
 
-def session_analyse(*, session_id: int) -> SessionAnalysis | None:
-    """(Re)compute a session's curve, pair check and observed spans. Idempotent.
-
-    Returns None when the analysis is already current (a duplicate or superseded task).
-    """
-    if not AgentSession.objects.filter(pk=session_id).exists():
-        return None  # deleted (by a person or the retention purge) after it was queued
-    row, _ = SessionAnalysis.objects.get_or_create(session_id=session_id)
-    generation = row.requested_generation
-    if row.status == AnalysisStatus.DONE and row.analysed_generation >= generation:
-        return None
-    SessionAnalysis.objects.filter(pk=row.pk).update(
-        status=AnalysisStatus.RUNNING, started_at=timezone.now()
-    )
-    session = AgentSession.objects.get(pk=session_id)
-    try:
-        events = _events(session)
-        result = analysis.analyse(
-            engine_messages(session),
-            [observed_compaction(e) for e in events],
-            probes=engine_probes(session),
-            context_window=_window(session),
-        )
-    except DatabaseError:
-        raise  # infrastructure: the task retries
-    except Exception as exc:  # an engine error is deterministic: record it, do not retry
-        logger.exception("analysis of session %s failed", session_id)
-        SessionAnalysis.objects.filter(pk=row.pk).update(
-            status=AnalysisStatus.FAILED,
-            error=f"{type(exc).__name__}: {exc}",
-            finished_at=timezone.now(),
-        )
-        return None
-
+def _analysis_store(
+    row_id: int,
+    session: AgentSession,
+    events: list[CompactionEvent],
+    result: analysis.Analysis,
+    generation: int,
+) -> SessionAnalysis | None:
+    """Write one pass's results; None when a later pass already wrote newer ones, or the
+    session was deleted meanwhile."""
     with transaction.atomic():
-        locked = SessionAnalysis.objects.select_for_update().filter(pk=row.pk).first()
+        locked = SessionAnalysis.objects.select_for_update().filter(pk=row_id).first()
         if locked is None:
             return None  # the session was deleted while it was being analysed
         if locked.analysed_generation > generation:
@@ -189,6 +163,61 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         locked.error = ""
         locked.finished_at = timezone.now()
         locked.save()
+    return locked
+
+
+def session_analyse(*, session_id: int) -> SessionAnalysis | None:
+    """(Re)compute a session's curve, pair check and observed spans. Idempotent.
+
+    Returns None when the analysis is already current (a duplicate or superseded task).
+    """
+    if not AgentSession.objects.filter(pk=session_id).exists():
+        return None  # deleted (by a person or the retention purge) after it was queued
+    row, _ = SessionAnalysis.objects.get_or_create(session_id=session_id)
+    generation = row.requested_generation
+    if row.status == AnalysisStatus.DONE and row.analysed_generation >= generation:
+        return None
+    SessionAnalysis.objects.filter(pk=row.pk).update(
+        status=AnalysisStatus.RUNNING, started_at=timezone.now()
+    )
+    session = AgentSession.objects.filter(pk=session_id).first()
+    if session is None:
+        return None  # deleted since the analysis was asked for
+    try:
+        events = _events(session)
+        result = analysis.analyse(
+            engine_messages(session),
+            [observed_compaction(e) for e in events],
+            probes=engine_probes(session),
+            context_window=_window(session),
+        )
+    except DatabaseError:
+        raise  # infrastructure: the task retries
+    except Exception as exc:  # an engine error is deterministic: record it, do not retry
+        logger.exception("analysis of session %s failed", session_id)
+        SessionAnalysis.objects.filter(pk=row.pk).update(
+            status=AnalysisStatus.FAILED,
+            error=f"{type(exc).__name__}: {exc}",
+            finished_at=timezone.now(),
+        )
+        return None
+
+    try:
+        locked = _analysis_store(row.pk, session, events, result, generation)
+    except (OperationalError, InterfaceError):
+        raise  # infrastructure: the task retries
+    except DatabaseError as exc:
+        # Data the database refuses (out of range, too long) fails the same way every time:
+        # record it, or the analysis would stay "running" and be swept forever.
+        logger.warning("analysis of session %s not stored: %s", session_id, type(exc).__name__)
+        SessionAnalysis.objects.filter(pk=row.pk).update(
+            status=AnalysisStatus.FAILED,
+            error=f"{type(exc).__name__}: the results could not be stored",
+            finished_at=timezone.now(),
+        )
+        return None
+    if locked is None:
+        return None
     # The personal data scan: its own step, after the spans it links findings to exist.
     try:
         findings.session_findings_scan(session_id=session_id)
@@ -252,10 +281,33 @@ def replay_run_start(
 ) -> ReplayRun:
     parsed = policy_validate(session=session, raw=policy)
     external_summarizer_check(project=session.project, summarizer=parsed.summarizer)
+    replay_quota_check(project=session.project, adding=1)
     run = _new_run(session=session, policy=parsed, user=user)
     run.save()
-    transaction.on_commit(partial(tasks.replay_run_execute.delay, run.pk))
+    outbox.outbox_add(kind=outbox.REPLAY_RUN_EXECUTE, args=[run.pk])
     return run
+
+
+def replay_quota_check(*, project: Project, adding: int) -> None:
+    """429 when ``adding`` runs would take the project over its queued-or-running quota.
+
+    Called inside the starting transaction with the project row locked, so two concurrent
+    starts cannot both squeeze under the quota.
+    """
+    quota = settings.REPLAY_QUOTA_PER_PROJECT
+    if quota <= 0:
+        return
+    Project.objects.select_for_update().filter(pk=project.pk).first()
+    active = ReplayRun.objects.filter(
+        session__project=project, status__in=(ReplayStatus.QUEUED, ReplayStatus.RUNNING)
+    ).count()
+    if active + adding > quota:
+        raise TooManyRequests(
+            f"replays: this project has {active} replay runs queued or running and asks for "
+            f"{adding} more; the quota is {quota} (REPLAY_QUOTA_PER_PROJECT), retry when "
+            "some finish",
+            retry_after=30,
+        )
 
 
 def _stale_after() -> timedelta:
@@ -373,20 +425,58 @@ def replay_run_execute(*, run_id: int) -> None:
 
 
 def replay_runs_requeue_stuck() -> int:
-    """Put runs whose worker stopped reporting back in the queue. Returns how many."""
-    cutoff = timezone.now() - _stale_after()
-    stuck = list(
-        ReplayRun.objects.filter(status=ReplayStatus.RUNNING, heartbeat_at__lt=cutoff).values_list(
-            "pk", flat=True
-        )
+    """Queue again the runs whose worker stopped reporting, and the queued runs whose task
+    was sent long ago (lost with a broker's data). Returns how many.
+
+    ``heartbeat_at`` is the run's last sign of life: progress while running, the last send
+    while queued. A duplicate task finds the run claimed and does nothing.
+    """
+    now = timezone.now()
+    cutoff = now - _stale_after()
+    resend_cutoff = now - timedelta(seconds=settings.REPLAY_RESEND_QUEUED_SECONDS)
+    stuck = Q(status=ReplayStatus.RUNNING, heartbeat_at__lt=cutoff)
+    forgotten = Q(status=ReplayStatus.QUEUED) & (
+        Q(heartbeat_at__lt=resend_cutoff)
+        | Q(heartbeat_at__isnull=True, created_at__lt=resend_cutoff)
     )
     requeued = 0
-    for run_id in stuck:
+    for run_id in list(ReplayRun.objects.filter(stuck | forgotten).values_list("pk", flat=True)):
         with transaction.atomic():
-            if ReplayRun.objects.filter(
-                pk=run_id, status=ReplayStatus.RUNNING, heartbeat_at__lt=cutoff
-            ).update(status=ReplayStatus.QUEUED):
-                transaction.on_commit(partial(tasks.replay_run_execute.delay, run_id))
+            if ReplayRun.objects.filter(stuck | forgotten, pk=run_id).update(
+                status=ReplayStatus.QUEUED, heartbeat_at=now
+            ):
+                outbox.outbox_add(kind=outbox.REPLAY_RUN_EXECUTE, args=[run_id])
+                requeued += 1
+    return requeued
+
+
+def analyses_requeue_stuck() -> int:
+    """Queue again the analyses left "running" by a dead worker, and those asked for but never
+    started (their task lost). Returns how many.
+
+    An analysis reports no progress, so "running since longer than ANALYSIS_STALE_SECONDS"
+    is its missing heartbeat; a batch caps the work an analysis can take (see settings).
+    """
+    cutoff = timezone.now() - timedelta(seconds=settings.ANALYSIS_STALE_SECONDS)
+    stale_running = Q(status=AnalysisStatus.RUNNING, started_at__lt=cutoff)
+    never_started = (
+        Q(status__in=(AnalysisStatus.PENDING, AnalysisStatus.DONE))
+        & Q(analysed_generation__lt=F("requested_generation"))
+        & Q(session__updated_at__lt=cutoff)
+        & (Q(started_at__isnull=True) | Q(started_at__lt=cutoff))
+    )
+    requeued = 0
+    for row_id, session_id in list(
+        SessionAnalysis.objects.filter(stale_running | never_started).values_list(
+            "pk", "session_id"
+        )
+    ):
+        with transaction.atomic():
+            # started_at moves forward so the next sweep waits a full period again.
+            if SessionAnalysis.objects.filter(stale_running | never_started, pk=row_id).update(
+                status=AnalysisStatus.PENDING, started_at=timezone.now()
+            ):
+                outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
                 requeued += 1
     return requeued
 
@@ -413,6 +503,8 @@ def experiment_start(
         except PolicyError as exc:
             raise BadRequest(f"policies[{index}]: {exc}") from None
         external_summarizer_check(project=project, summarizer=parsed.summarizer)
+    own = [session for session in sessions if session.project_id == project.pk]
+    replay_quota_check(project=project, adding=len(policies) * len(own))
     experiment = Experiment.objects.create(
         project=project,
         name=name,
@@ -428,12 +520,10 @@ def experiment_start(
                 experiment=experiment,
             )
             for raw in policies
-            for session in sessions
-            if session.project_id == project.pk
+            for session in own
         ]
     )
-    run_ids = [run.pk for run in runs]
-    transaction.on_commit(partial(tasks.experiment_fan_out, run_ids))
+    outbox.outbox_add(kind=outbox.REPLAY_RUNS_EXECUTE, args=[run.pk for run in runs])
     return experiment
 
 

@@ -8,7 +8,7 @@ from celery import Task, group
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from compaction import alerts, services, webhooks
+from compaction import alerts, outbox, services, webhooks
 from config.celery import app
 
 TRANSIENT = (OperationalError, InterfaceError)
@@ -27,6 +27,16 @@ def replay_run_execute(run_id: int) -> None:
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
 def replay_runs_requeue_stuck() -> int:
     return services.replay_runs_requeue_stuck()
+
+
+@app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
+def analyses_requeue_stuck() -> int:
+    return services.analyses_requeue_stuck()
+
+
+@app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
+def outbox_drain() -> int:
+    return outbox.outbox_drain()
 
 
 def experiment_fan_out(run_ids: list[int]) -> None:

@@ -22,7 +22,7 @@ from compaction.forms import ExperimentForm, FindingFilterForm, PolicyForm
 from compaction.models import CompactionSpan, FindingStatus, ReplayRun
 from sessions import access
 from sessions import selectors as session_selectors
-from sessions.errors import BadRequest, NotFound
+from sessions.errors import BadRequest, NotFound, TooManyRequests
 from sessions.models import AgentSession, Message, Role
 
 # How many replaced messages the span page shows at each end of the summarized middle.
@@ -147,7 +147,7 @@ def replay_new(request: HttpRequest, pk: int) -> HttpResponse:
             run = services.replay_run_start(
                 session=session, policy=form.policy(), user=request.user
             )
-        except BadRequest as exc:
+        except (BadRequest, TooManyRequests) as exc:
             form.add_error(None, exc.message)
         else:
             return redirect("compaction:replay", run.pk)
@@ -321,7 +321,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
                 sessions=list(form.chosen_sessions()),
                 user=request.user,
             )
-        except BadRequest as exc:
+        except (BadRequest, TooManyRequests) as exc:
             form.add_error(None, exc.message)
         else:
             flash.success(request, f"Experiment started: {experiment.runs.count()} replays queued.")

@@ -1,7 +1,8 @@
 """Announcing alerts: signed webhook deliveries with retries, and the optional e-mail.
 
 A delivery row is written in the same transaction as the alert change, and its task is
-queued on commit; the task makes one attempt and Celery retries it with exponential backoff.
+sent through the outbox on commit (a broker outage delays it, never loses it); the task makes
+one attempt and Celery retries it with exponential backoff.
 """
 
 from __future__ import annotations
@@ -13,15 +14,13 @@ import logging
 import math
 import urllib.error
 import urllib.request
-from functools import partial
 from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db import transaction
 from django.utils import timezone
 
-from compaction import tasks
+from compaction import outbox
 from compaction.alert_models import (
     Alert,
     AlertSettings,
@@ -107,10 +106,10 @@ def alert_announce(*, alert: Alert, event: str) -> list[WebhookDelivery]:
             continue
         body = json.dumps(payload(alert=alert, event=event, format=hook.format))
         delivery = WebhookDelivery.objects.create(webhook=hook, alert=alert, event=event, body=body)
-        transaction.on_commit(partial(tasks.webhook_deliver.delay, delivery.pk))
+        outbox.outbox_add(kind=outbox.WEBHOOK_DELIVER, args=[delivery.pk])
         deliveries.append(delivery)
     if AlertSettings.objects.filter(project=alert.project_id).exclude(email_recipients="").exists():
-        transaction.on_commit(partial(tasks.alert_email_send.delay, alert.pk, event))
+        outbox.outbox_add(kind=outbox.ALERT_EMAIL_SEND, args=[alert.pk, event])
     return deliveries
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -19,6 +20,7 @@ from ninja.parser import Parser
 
 from compaction import alerts_api
 from compaction import api as compaction_api
+from config.middleware import database_unavailable_response
 from sessions import api as sessions_api
 from sessions import auth, import_api, wire
 from sessions.errors import ApiError, BadRequest, TooManyRequests, Unauthorized
@@ -88,6 +90,12 @@ def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return _error(
         request, 413, f"body: larger than the {settings.INGEST_MAX_BODY_BYTES}-byte limit"
     )
+
+
+@api.exception_handler(OperationalError)
+@api.exception_handler(InterfaceError)
+def _database_down(request: HttpRequest, exc: Exception) -> HttpResponse:
+    return database_unavailable_response(request)
 
 
 @api.exception_handler(AuthenticationError)

@@ -34,6 +34,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.DatabaseUnavailableMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -67,6 +68,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'sawtooth.sqlite3'}"),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        # A persistent connection is checked before reuse, so the first request after a
+        # PostgreSQL restart reconnects instead of failing on the dead socket.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -111,8 +115,18 @@ SECURE_REFERRER_POLICY = "same-origin"
 INGEST_MAX_BODY_BYTES = env_int("INGEST_MAX_BODY_BYTES", 10 * 1024 * 1024)
 INGEST_MAX_JSON_DEPTH = env_int("INGEST_MAX_JSON_DEPTH", 64)
 INGEST_MAX_MESSAGES_PER_BATCH = env_int("INGEST_MAX_MESSAGES_PER_BATCH", 10_000)
+# Each compaction and probe costs analysis work (retention is checked per pair), so a batch
+# carries a bounded number of each; more get 413 naming the limit.
+INGEST_MAX_COMPACTIONS_PER_BATCH = env_int("INGEST_MAX_COMPACTIONS_PER_BATCH", 500)
+INGEST_MAX_PROBES_PER_BATCH = env_int("INGEST_MAX_PROBES_PER_BATCH", 500)
+# A Claude Code transcript uploaded to /api/v1/imports/, after gzip is undone.
+IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 100 * 1024 * 1024)
+# Replay runs a project may have queued or running at once (single replays and experiment
+# runs alike); more get 429 (API) or a form error naming the quota.
+REPLAY_QUOTA_PER_PROJECT = env_int("REPLAY_QUOTA_PER_PROJECT", 200)
 # Batches a project may send per minute (0: no limit); more get 429 with Retry-After. Counted
 # in the cache: per process by default, shared across processes with CACHE_URL=redis://...
+# In production CACHE_URL must point at Redis, or each web process counts on its own.
 INGEST_RATE_LIMIT_PER_MINUTE = env_int("INGEST_RATE_LIMIT_PER_MINUTE", 1200)
 _cache_url = env_str("CACHE_URL", "")
 CACHES = {
@@ -143,10 +157,41 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
 elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # How long an unacknowledged task waits before Redis hands it to another worker.
+    # Replays and analyses claim their rows, so a redelivered copy does nothing; a killed
+    # replay is found sooner by its stale heartbeat (REPLAY_STALE_SECONDS).
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_SECONDS", 3600)
     }
+# One queue per kind of work, so bulk replays never delay the analysis of new traces. A worker
+# started without -Q consumes all of them; `celery -A config worker -Q analysis` only one.
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "sawtooth")
+CELERY_ANALYSIS_QUEUE = env_str("CELERY_ANALYSIS_QUEUE", "analysis")
+CELERY_REPLAYS_QUEUE = env_str("CELERY_REPLAYS_QUEUE", "replays")
+CELERY_WEBHOOKS_QUEUE = env_str("CELERY_WEBHOOKS_QUEUE", "webhooks")
+CELERY_TASK_QUEUES = {
+    name: {"routing_key": name}
+    for name in (
+        CELERY_TASK_DEFAULT_QUEUE,
+        CELERY_ANALYSIS_QUEUE,
+        CELERY_REPLAYS_QUEUE,
+        CELERY_WEBHOOKS_QUEUE,
+    )
+}
+CELERY_TASK_ROUTES = {
+    "compaction.tasks.session_analyse": {"queue": CELERY_ANALYSIS_QUEUE},
+    "compaction.tasks.replay_run_execute": {"queue": CELERY_REPLAYS_QUEUE},
+    "compaction.tasks.webhook_deliver": {"queue": CELERY_WEBHOOKS_QUEUE},
+    "compaction.tasks.alert_email_send": {"queue": CELERY_WEBHOOKS_QUEUE},
+}
+# A request must not hang on a broker that is down: the outbox row is committed already and
+# the beat task sends it later, so publishing gives up fast.
+CELERY_BROKER_CONNECTION_TIMEOUT = env_int("CELERY_BROKER_CONNECTION_TIMEOUT_SECONDS", 2)
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -155,7 +200,15 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "requeue-stuck-replays": {
         "task": "compaction.tasks.replay_runs_requeue_stuck",
-        "schedule": env_int("REPLAY_REQUEUE_EVERY_SECONDS", 60),
+        "schedule": env_int("REPLAY_REQUEUE_EVERY_SECONDS", 10),
+    },
+    "drain-outbox": {
+        "task": "compaction.tasks.outbox_drain",
+        "schedule": env_int("OUTBOX_DRAIN_EVERY_SECONDS", 5),
+    },
+    "requeue-stuck-analyses": {
+        "task": "compaction.tasks.analyses_requeue_stuck",
+        "schedule": env_int("ANALYSIS_REQUEUE_EVERY_SECONDS", 15),
     },
     "unmute-expired-alerts": {
         "task": "compaction.tasks.alerts_unmute_expired",
@@ -167,8 +220,15 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# Compaction and replay. A running replay silent for this long is presumed dead and requeued.
-REPLAY_STALE_SECONDS = env_int("REPLAY_STALE_SECONDS", 300)
+# Compaction and replay. A running replay silent for this long is presumed dead and requeued
+# (it reports progress after every model call); a queued one whose task was sent this long ago
+# is sent again (a duplicate finds the run claimed and does nothing).
+REPLAY_STALE_SECONDS = env_int("REPLAY_STALE_SECONDS", 30)
+REPLAY_RESEND_QUEUED_SECONDS = env_int("REPLAY_RESEND_QUEUED_SECONDS", 600)
+# An analysis "running" for longer than this, or asked for and not started, is queued again.
+ANALYSIS_STALE_SECONDS = env_int("ANALYSIS_STALE_SECONDS", 60)
+# Seconds a client is told to wait (Retry-After) when the database is unreachable.
+DATABASE_RETRY_AFTER_SECONDS = env_int("DATABASE_RETRY_AFTER_SECONDS", 5)
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")
 ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL", "claude-sonnet-4-5")
 

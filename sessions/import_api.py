@@ -12,9 +12,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from ninja import Router, Schema, Status
 
+from sessions import wire
 from sessions.auth import KeyRequest, ProjectKey
 from sessions.errors import BadRequest
 from sessions.importers import claude_code
@@ -53,8 +55,13 @@ def _save(folder: Path, uploads: Iterable[tuple[str, Iterable[bytes]]]) -> list[
     taken: set[str] = set()
     for index, (name, chunks) in enumerate(uploads, start=1):
         path = folder / _safe_name(name, index, taken)
+        # Inflated here, in bounded steps, so a gzip bomb stops at the limit (413) instead of
+        # filling the disk and a web worker's time; the importer then reads plain lines.
+        limited = wire.bounded_chunks(
+            chunks, max_bytes=settings.IMPORT_MAX_BYTES, where=f"file {path.name}"
+        )
         with path.open("wb") as out:
-            for chunk in chunks:
+            for chunk in limited:
                 out.write(chunk)
         paths.append(path)
     return paths
@@ -72,7 +79,7 @@ def _uploads(request: KeyRequest) -> list[tuple[str, Iterable[bytes]]]:
     body = request.body
     if not body.strip():
         raise BadRequest("body: empty; expected a Claude Code transcript (JSON lines)")
-    # gzip is kept as sent: the importer recognises it and inflates it line by line.
+    # gzip (by header or by its magic bytes) is undone by _save, within IMPORT_MAX_BYTES.
     name = request.GET.get("name") or "upload.jsonl"
     return [(name, [body])]
 

@@ -320,6 +320,25 @@ def _mask_personal_data(
         probe.check_hint = pii.mask_json(probe.check_hint)
 
 
+def batch_limits_check(batch: EventBatch) -> None:
+    """413 naming the limit when a batch carries more items than one analysis may take on."""
+    for field, items, limit, setting in (
+        ("messages", batch.messages, settings.INGEST_MAX_MESSAGES_PER_BATCH, "MESSAGES"),
+        (
+            "compactions",
+            batch.compactions,
+            settings.INGEST_MAX_COMPACTIONS_PER_BATCH,
+            "COMPACTIONS",
+        ),
+        ("probes", batch.probes, settings.INGEST_MAX_PROBES_PER_BATCH, "PROBES"),
+    ):
+        if len(items) > limit:
+            raise PayloadTooLarge(
+                f"{field}: {len(items)} in one batch, the limit is {limit} "
+                f"(INGEST_MAX_{setting}_PER_BATCH); send them in several batches"
+            )
+
+
 @transaction.atomic(durable=True)
 def events_ingest(
     *,
@@ -332,9 +351,7 @@ def events_ingest(
 
     ``replacing`` (importers only, never the HTTP API) names stored rows the batch
     supersedes; they are deleted in the same transaction, under the session lock."""
-    limit = settings.INGEST_MAX_MESSAGES_PER_BATCH
-    if len(batch.messages) > limit:
-        raise PayloadTooLarge(f"messages: {len(batch.messages)} in one batch, the limit is {limit}")
+    batch_limits_check(batch)
     by_seq, repeats = _unique_in_batch(batch.messages)
 
     session, _ = AgentSession.objects.get_or_create(project=project, external_id=external_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sessions.errors import BadRequest, PayloadTooLarge
@@ -42,6 +43,47 @@ def decode_body(raw: bytes, *, content_encoding: str, max_bytes: int) -> bytes:
     except (zlib.error, gzip.BadGzipFile) as exc:
         raise BadRequest(f"body: not valid gzip ({exc})") from None
     return bytes(out)
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def bounded_chunks(
+    chunks: Iterable[bytes], *, max_bytes: int, where: str = "body"
+) -> Iterator[bytes]:
+    """The bytes of an upload, gzip undone when it starts with gzip's magic, never more than
+    ``max_bytes`` of them: the same guard against a gzip bomb as ``decode_body``, streamed."""
+    total = 0
+    inflater: Any = None
+    first = True
+    try:
+        for chunk in chunks:
+            if first and chunk:
+                first = False
+                if chunk.startswith(GZIP_MAGIC):
+                    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            data = chunk
+            while data:
+                if inflater is None:
+                    out, data = data, b""
+                else:
+                    out = inflater.decompress(data, max_bytes + 1 - total)
+                    data = inflater.unconsumed_tail
+                    if inflater.eof and inflater.unused_data:  # a further gzip member
+                        data = inflater.unused_data + data
+                        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+                total += len(out)
+                if total > max_bytes:
+                    raise PayloadTooLarge(
+                        f"{where}: larger than the {max_bytes}-byte limit"
+                        + (" after decompression" if inflater is not None else "")
+                    )
+                if out:
+                    yield out
+        if inflater is not None and not inflater.eof:
+            raise BadRequest(f"{where}: truncated gzip stream")
+    except zlib.error as exc:
+        raise BadRequest(f"{where}: not valid gzip ({exc})") from None
 
 
 def parse_json(body: bytes, *, max_depth: int) -> Any:

@@ -28,6 +28,7 @@ from compaction.models import (
     SessionAnalysis,
 )
 from tests.factories import coding_session_messages, make_project, make_session
+from tests.infra import all_queues
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -64,6 +65,11 @@ class Worker:
             "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
             "CELERY_BROKER_URL": REDIS_URL,
             "CELERY_TASK_DEFAULT_QUEUE": queue,
+            # Its own queue per kind of work too: tasks the worker sends (a requeued replay,
+            # an analysis) stay within this test.
+            "CELERY_ANALYSIS_QUEUE": f"{queue}.analysis",
+            "CELERY_REPLAYS_QUEUE": f"{queue}.replays",
+            "CELERY_WEBHOOKS_QUEUE": f"{queue}.webhooks",
             "CELERY_VISIBILITY_TIMEOUT_SECONDS": "2",
             "REPLAY_STALE_SECONDS": "1",
         }
@@ -84,7 +90,7 @@ class Worker:
                 "config",
                 "worker",
                 "-Q",
-                self.queue,
+                ",".join(all_queues(self.queue)),
                 "--concurrency",
                 "2",
                 "--loglevel",

@@ -35,6 +35,7 @@ class Command(BaseCommand):
                     "port (make demo PORT=8001)"
                 ) from None
         schedule = settings.VAR_DIR / "celerybeat-schedule"
+        # No -Q: the worker consumes every queue (analysis, replays, webhooks, sawtooth).
         # The worker gets its own process group: Ctrl-C reaches the web server only, and the
         # worker is then stopped here, warm first, so that no task is cut in half needlessly.
         worker = subprocess.Popen(

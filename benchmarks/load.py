@@ -1,0 +1,248 @@
+"""Load: 50 concurrent clients for 60 s against gunicorn, then every message checked stored once.
+
+Starts gunicorn on 127.0.0.1 against a scratch PostgreSQL database (tasks go to Redis, on
+queues of this run only, deleted afterwards; no worker runs). Each client is a project of its
+own (so the per-project rate limit, counted in Redis through CACHE_URL, applies as in
+production) and uploads batches of one session in seq order until time is up. Afterwards
+the database is asked whether each accepted message is stored exactly once.
+
+    .venv/bin/python benchmarks/load.py [--clients 50] [--seconds 60] [--batch 20] [--workers 3]
+
+The last line is JSON: requests, errors (anything but 202, or no answer), messages accepted
+and stored, ``stored_exactly_once``, throughput and latency percentiles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psycopg
+import redis
+from _scratch import drop_database, fresh_database
+
+ROOT = Path(__file__).resolve().parent.parent
+DB_NAME = "sawtooth_bench_load"
+REDIS_URL = os.environ.get("SAWTOOTH_BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
+
+_KEYS_SCRIPT = """
+from sessions import services
+for n in range({clients}):
+    project = services.project_create(name=f"load-{{n}}")
+    print(services.api_key_create(project=project).raw_key)
+"""
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def batch_body(session: int, start: int, size: int) -> bytes:
+    messages = []
+    for seq in range(start, start + size):
+        if seq % 2 == 0:
+            messages.append(
+                {"seq": seq, "role": "user", "content": f"client {session}: step {seq} " * 20}
+            )
+        else:
+            messages.append(
+                {
+                    "seq": seq,
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": f"done with step {seq - 1}"}],
+                    "usage": {"input_tokens": 1000 + seq * 50, "output_tokens": 40},
+                }
+            )
+    return json.dumps({"messages": messages}).encode()
+
+
+@dataclass
+class ClientResult:
+    requests: int = 0
+    errors: int = 0
+    accepted: int = 0
+    error_samples: list[str] = field(default_factory=list)
+    latencies_ms: list[float] = field(default_factory=list)
+
+
+def client_run(base: str, key: str, index: int, batch: int, deadline: float) -> ClientResult:
+    result = ClientResult()
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    seq = 0
+    with httpx.Client(base_url=base, headers=headers, timeout=30) as http:
+        while time.monotonic() < deadline:
+            body = batch_body(index, seq, batch)
+            started = time.perf_counter()
+            try:
+                response = http.post(f"/api/v1/sessions/load-{index}/events", content=body)
+            except httpx.HTTPError as exc:
+                result.requests += 1
+                result.errors += 1
+                result.error_samples.append(type(exc).__name__)
+                continue  # the same batch again: a resend is safe
+            result.requests += 1
+            result.latencies_ms.append((time.perf_counter() - started) * 1000)
+            if response.status_code != 202:
+                result.errors += 1
+                result.error_samples.append(f"{response.status_code} {response.text[:120]}")
+                if response.status_code in (429, 503):
+                    time.sleep(float(response.headers.get("Retry-After", "1")))
+                continue
+            answer = response.json()
+            result.accepted += answer["received"]
+            seq += batch
+    return result
+
+
+def stored_check(database_url: str) -> dict[str, int | bool]:
+    with psycopg.connect(database_url.replace("postgres://", "postgresql://")) as db:
+        total, distinct = db.execute(
+            "SELECT count(*), count(DISTINCT (session_id, seq)) FROM traces_message"
+        ).fetchone() or (0, 0)
+        mismatched = db.execute(
+            "SELECT count(*) FROM traces_agentsession s WHERE s.message_count <>"
+            " (SELECT count(*) FROM traces_message m WHERE m.session_id = s.id)"
+        ).fetchone()
+    return {
+        "stored": total,
+        "distinct": distinct,
+        "count_mismatches": mismatched[0] if mismatched else 0,
+    }
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--batch", type=int, default=20)
+    parser.add_argument("--workers", type=int, default=3)
+    args = parser.parse_args()
+
+    prefix = f"load-{uuid.uuid4().hex[:8]}"
+    database_url = fresh_database(DB_NAME)
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "CELERY_BROKER_URL": REDIS_URL,
+        "CACHE_URL": REDIS_URL,
+        "CELERY_TASK_DEFAULT_QUEUE": prefix,
+        "CELERY_ANALYSIS_QUEUE": f"{prefix}.analysis",
+        "CELERY_REPLAYS_QUEUE": f"{prefix}.replays",
+        "CELERY_WEBHOOKS_QUEUE": f"{prefix}.webhooks",
+    }
+    manage(env, "migrate", "--no-input")
+    script = _KEYS_SCRIPT.format(clients=args.clients)
+    keys = [k for k in manage(env, "shell", "-c", script).split() if k.startswith("st_")]
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(args.workers),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                httpx.get(f"{base}/healthz", timeout=1).raise_for_status()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        if os.environ.get("LOAD_PROBE"):
+            subprocess.run([sys.executable, os.environ["LOAD_PROBE"], base, keys[0]], check=False)
+        deadline = time.monotonic() + args.seconds
+        started = time.perf_counter()
+        gate = threading.Barrier(args.clients)
+
+        def run(index: int) -> ClientResult:
+            gate.wait()
+            return client_run(base, keys[index], index, args.batch, deadline)
+
+        with ThreadPoolExecutor(args.clients) as pool:
+            results = list(pool.map(run, range(args.clients)))
+        seconds = time.perf_counter() - started
+    finally:
+        server.terminate()
+        server.wait(20)
+        broker = redis.Redis.from_url(REDIS_URL)
+        broker.delete(*(name for name in broker.scan_iter(f"{prefix}*")))
+    check = stored_check(database_url)
+    drop_database(DB_NAME)
+    accepted = sum(r.accepted for r in results)
+    requests = sum(r.requests for r in results)
+    errors = sum(r.errors for r in results)
+    latencies = [ms for r in results for ms in r.latencies_ms]
+    samples = [s for r in results for s in r.error_samples][:5]
+    if samples:
+        print("error samples:", samples, file=sys.stderr)
+    exactly_once = (
+        check["stored"] == check["distinct"] == accepted and check["count_mismatches"] == 0
+    )
+    print(
+        json.dumps(
+            {
+                "clients": args.clients,
+                "seconds": round(seconds, 1),
+                "gunicorn_workers": args.workers,
+                "batch_messages": args.batch,
+                "requests": requests,
+                "errors": errors,
+                "messages_accepted": accepted,
+                "messages_stored": check["stored"],
+                "stored_exactly_once": exactly_once,
+                "requests_per_s": round(requests / seconds, 1),
+                "messages_per_s": round(accepted / seconds),
+                "latency_p50_ms": round(statistics.median(latencies), 1) if latencies else 0,
+                "latency_p95_ms": round(percentile(latencies, 0.95), 1),
+                "latency_max_ms": round(max(latencies), 1) if latencies else 0,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

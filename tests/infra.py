@@ -1,0 +1,263 @@
+"""Servers a test starts and stops itself: Redis, PostgreSQL, gunicorn and Celery workers.
+
+Fault tests stop these mid-run, so they are the test's own (free ports, temporary folders),
+never the machine's shared ones. Each class has ``start()``, ``stop()`` and is safe to stop
+twice; every process gets its own process group, so stopping takes its children with it.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.2)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def wait_until(predicate, *, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+
+
+class Process:
+    """A child in its own process group, its output in a log file."""
+
+    def __init__(self, argv: Sequence[str], *, log: Path, env: Mapping[str, str] | None = None):
+        self.argv = list(argv)
+        self.log = log
+        self.env = dict(env or os.environ)
+        self.process: subprocess.Popen[bytes] | None = None
+        self._out: IO[bytes] | None = None
+
+    def start(self) -> None:
+        self._out = self.log.open("ab")
+        self.process = subprocess.Popen(
+            self.argv,
+            cwd=ROOT,
+            env=self.env,
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> None:
+        if self.running():
+            assert self.process is not None
+            os.killpg(self.process.pid, sig)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+
+    def tail(self, chars: int = 4000) -> str:
+        return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
+
+
+class RedisServer:
+    """redis-server on a free port with an append-only file, as in docker-compose."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc = Process(
+            [
+                shutil.which("redis-server") or "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(folder),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+            ],
+            log=folder / "redis.log",
+        )
+
+    @staticmethod
+    def available() -> bool:
+        return shutil.which("redis-server") is not None
+
+    def start(self) -> None:
+        self.proc.start()
+        wait_until(lambda: port_open(self.port), timeout=20, what="redis-server")
+
+    def stop(self) -> None:
+        self.proc.stop()
+
+
+def _pg_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    return Path(found[-1]).parent if found else None
+
+
+class PostgresServer:
+    """A throw-away cluster (initdb + pg_ctl) on a free port, run as ``postgres`` under root."""
+
+    def __init__(self) -> None:
+        # Its own folder under /tmp: pytest's tmp_path is private to root, and the server
+        # runs as postgres.
+        self.folder = Path(tempfile.mkdtemp(prefix="sawtooth-pg-"))
+        self.data = self.folder / "pgdata"
+        self.port = free_port()
+        self.url = f"postgres://postgres@127.0.0.1:{self.port}/sawtooth"
+        self.bin = _pg_bin()
+
+    @staticmethod
+    def available() -> bool:
+        return _pg_bin() is not None
+
+    def _run(self, *argv: str, check: bool = True) -> None:
+        assert self.bin is not None
+        command = [str(self.bin / argv[0]), *argv[1:]]
+        if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+            command = ["runuser", "-u", "postgres", "--", *command]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        if check and done.returncode:
+            raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}")
+
+    def init(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            shutil.chown(self.folder, "postgres")
+        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
+        self.start()
+        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "sawtooth")
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=on"
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.folder / "pg.log"),
+            "-w",
+            "start",
+        )
+
+    def stop(self, mode: str = "fast") -> None:
+        if self.data.exists() and (self.data / "postmaster.pid").exists():
+            self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop", check=False)
+
+    def remove(self) -> None:
+        self.stop("immediate")
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def app_env(*, database_url: str, broker_url: str, prefix: str, **extra: str) -> dict[str, str]:
+    """The environment of a web or worker process of ours, on its own queues."""
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "CELERY_BROKER_URL": broker_url,
+        "CELERY_TASK_DEFAULT_QUEUE": prefix,
+        "CELERY_ANALYSIS_QUEUE": f"{prefix}.analysis",
+        "CELERY_REPLAYS_QUEUE": f"{prefix}.replays",
+        "CELERY_WEBHOOKS_QUEUE": f"{prefix}.webhooks",
+        "SAWTOOTH_VAR_DIR": extra.pop("SAWTOOTH_VAR_DIR", str(ROOT / "var")),
+        **extra,
+    }
+
+
+def all_queues(prefix: str) -> list[str]:
+    return [prefix, f"{prefix}.analysis", f"{prefix}.replays", f"{prefix}.webhooks"]
+
+
+def celery_worker(
+    env: Mapping[str, str],
+    *,
+    log: Path,
+    queues: Sequence[str],
+    concurrency: int = 1,
+    beat: bool = False,
+) -> Process:
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        "-Q",
+        ",".join(queues),
+        "--concurrency",
+        str(concurrency),
+        "--loglevel",
+        "INFO",
+        "--without-gossip",
+        "--without-mingle",
+        "--hostname",
+        f"w{time.monotonic_ns()}@localhost",
+    ]
+    if beat:
+        argv += ["--beat", "--schedule", str(log.parent / f"beat-{time.monotonic_ns()}")]
+    return Process(argv, log=log, env=env)
+
+
+class WebServer:
+    """gunicorn serving config.wsgi on a free port of 127.0.0.1."""
+
+    def __init__(self, env: Mapping[str, str], *, log: Path, workers: int = 2) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = Process(
+            [
+                str(Path(sys.executable).parent / "gunicorn"),
+                "config.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--workers",
+                str(workers),
+                "--timeout",
+                "60",
+            ],
+            log=log,
+            env=env,
+        )
+
+    def start(self) -> None:
+        self.proc.start()
+        wait_until(lambda: port_open(self.port), timeout=60, what="gunicorn")
+
+    def stop(self) -> None:
+        self.proc.stop()

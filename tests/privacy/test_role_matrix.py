@@ -21,6 +21,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from compaction import services as compaction_services
+from compaction.alert_models import Alert
 from compaction.models import CompactionSpan, Experiment, Finding, ReplayRun
 from config.api import api
 from sessions import access, services
@@ -116,6 +117,12 @@ def _finding(w: World) -> int:
 def _new_key(w: World) -> str:
     key = services.api_key_create(project=w.project, name="spare").api_key
     return f"/projects/{w.project.pk}/keys/{key.pk}/revoke/"
+
+
+def _alert(w: World) -> int:
+    alert = Alert.objects.filter(session=w.session).order_by("pk").first()
+    assert alert is not None, "the summary's CPF raises a personal_data alert"
+    return alert.pk
 
 
 EXPERIMENT_FORM = {
@@ -237,6 +244,52 @@ PAGES: dict[str, list[PageRule]] = {
     "compaction:experiment-status": [
         PageRule("get", lambda w: f"/experiments/{w.experiment.pk}/status/", Role.VIEWER)
     ],
+    "compaction:replay-compare": [
+        PageRule(
+            "get",
+            lambda w: f"/sessions/{w.session.pk}/replays/compare/?a={w.replay.pk}",
+            Role.VIEWER,
+        )
+    ],
+    "compaction:subjects": [
+        # the outsider is an admin of another project: the page offers only that project
+        PageRule("get", lambda w: "/privacy/subjects/", Role.PRIVACY_REVIEWER, outsider=200)
+    ],
+    "alerts:list": [PageRule("get", lambda w: "/alerts/", ANY)],
+    "alerts:count": [PageRule("get", lambda w: "/alerts/count/", ANY)],
+    "alerts:acknowledge": [
+        # bulk: acknowledges only what the caller may triage, and says so; always back to the list
+        PageRule(
+            "post",
+            lambda w: "/alerts/acknowledge/",
+            ANY,
+            ok=302,
+            data=lambda w: {"alert": _alert(w)},
+        )
+    ],
+    "alerts:detail": [PageRule("get", lambda w: f"/alerts/{_alert(w)}/", Role.VIEWER)],
+    "alerts:action": [
+        PageRule(
+            "post",
+            lambda w: f"/alerts/{_alert(w)}/comment/",
+            Role.ENGINEER,
+            ok=302,
+            data=lambda w: {"text": "looking"},
+        )
+    ],
+    "alerts:project-settings": [
+        PageRule("get", lambda w: f"/projects/{w.project.pk}/settings/", Role.ADMIN)
+    ],
+    "alerts:webhook-delete": [
+        PageRule(
+            "post",
+            lambda w: f"/projects/{w.project.pk}/webhooks/999999/delete/",
+            Role.ADMIN,
+            ok=302,
+        )
+    ],
+    "sessions:delete": [PageRule("get", lambda w: f"/sessions/{w.session.pk}/delete/", Role.ADMIN)],
+    "sessions:policy": [PageRule("get", lambda w: f"/projects/{w.project.pk}/policy/", Role.ADMIN)],
 }
 
 # Routes outside the role matrix, each with the door that guards it.
@@ -297,7 +350,7 @@ def test_each_page_answers_each_caller_exactly(client: Client, world: World, nam
         assert anonymous["Location"].startswith("/login/"), name
 
         client.force_login(make_user(project=make_project(), role=Role.ADMIN))
-        expected = 200 if rule.role is ANY else rule.outsider
+        expected = rule.ok if rule.role is ANY else rule.outsider
         assert _call(client, rule, world).status_code == expected, f"{name} outsider"
 
         for role in ROLES:
@@ -386,6 +439,39 @@ API_ROUTES: list[tuple[str, str, Callable[[World], str], Any, int, int]] = [
     # An empty body passes the key check and is then refused for what it is.
     ("POST", "/imports/claude-code", lambda w: "/api/v1/imports/claude-code", "", 400, 400),
     ("POST", "otlp", lambda w: "/v1/traces", {"resourceSpans": []}, 200, 200),
+    ("GET", "/alerts", lambda w: "/api/v1/alerts", None, 200, 200),
+    (
+        "POST",
+        "/alerts/{alert_id}/acknowledge",
+        lambda w: f"/api/v1/alerts/{_alert(w)}/acknowledge",
+        {},
+        200,
+        404,
+    ),
+    (
+        "POST",
+        "/alerts/{alert_id}/resolve",
+        lambda w: f"/api/v1/alerts/{_alert(w)}/resolve",
+        {"reason": "handled"},
+        200,
+        404,
+    ),
+    (
+        "POST",
+        "/alerts/{alert_id}/mute",
+        lambda w: f"/api/v1/alerts/{_alert(w)}/mute",
+        {"until": "2030-01-01T00:00:00Z"},
+        200,
+        404,
+    ),
+    (
+        "DELETE",
+        "/sessions/{external_id}",
+        lambda w: "/api/v1/sessions/run-1?reason=matrix",
+        None,
+        200,
+        404,
+    ),
 ]
 
 
@@ -393,6 +479,8 @@ def _api_call(client: Client, method: str, path: str, body: Any, key: str | None
     headers = {"HTTP_AUTHORIZATION": f"Bearer {key}"} if key else {}
     if method == "GET":
         return client.get(path, **headers)
+    if method == "DELETE":
+        return client.delete(path, **headers)
     if isinstance(body, str):
         return client.post(path, body, content_type="application/x-ndjson", **headers)
     return client.post(path, body, content_type="application/json", **headers)

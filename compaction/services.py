@@ -20,7 +20,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from compaction import tasks
-from compaction.engine import analysis, evals, summarizers
+from compaction.engine import analysis, evals, summarizers, titles
 from compaction.engine.messages import Message as EngineMessage
 from compaction.engine.messages import ObservedCompaction, message_from_wire
 from compaction.engine.names import EXTERNAL_SUMMARIZERS, SUMMARIZERS
@@ -142,8 +142,10 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
     session = AgentSession.objects.get(pk=session_id)
     try:
         events = _events(session)
+        messages = engine_messages(session)
+        title = titles.session_title(messages, session.metadata)
         result = analysis.analyse(
-            engine_messages(session),
+            messages,
             [observed_compaction(e) for e in events],
             probes=engine_probes(session),
             context_window=_window(session),
@@ -184,6 +186,8 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         locked.error = ""
         locked.finished_at = timezone.now()
         locked.save()
+        if title != session.title:
+            AgentSession.objects.filter(pk=session.pk).update(title=title)
     return locked
 
 

@@ -7,10 +7,12 @@ rate limit are checked in ``sessions/auth.py``.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
-from sessions import selectors, services
+from sessions import search, selectors, services
 from sessions.auth import KeyRequest, ProjectKey
 from sessions.models import AgentSession, Message
 from sessions.schemas import (
@@ -19,6 +21,8 @@ from sessions.schemas import (
     EventBatch,
     MessageOut,
     MessagePage,
+    SearchHitOut,
+    SearchResults,
     SessionList,
     SessionOut,
 )
@@ -84,4 +88,46 @@ def list_messages(request: KeyRequest, external_id: str, page: Query[PageParams]
         offset=page.offset,
         limit=page.limit,
         messages=[_message_out(m) for m in messages],
+    )
+
+
+class SearchParams(Schema):
+    q: str = Field(min_length=1, max_length=200)
+    kind: Literal["message", "summary", "session"] = "message"
+    offset: int = Field(0, ge=0)
+    limit: int = Field(20, ge=1, le=100)
+
+
+@router.get(
+    "/search",
+    response={200: SearchResults, 400: Error, 401: Error},
+    summary="Search message text, tool calls, summaries and session metadata",
+)
+def search_content(request: KeyRequest, params: Query[SearchParams]) -> SearchResults:
+    sessions = AgentSession.objects.filter(project=request.auth)
+    q = params.q.strip()
+    if params.kind == "message":
+        page = search.message_hits(sessions=sessions, q=q, offset=params.offset, limit=params.limit)
+    elif params.kind == "summary":
+        page = search.summary_hits(sessions=sessions, q=q, limit=params.limit)
+    else:
+        page = search.session_hits(sessions=sessions, q=q, limit=params.limit)
+    return SearchResults(
+        q=q,
+        kind=params.kind,
+        count=page.count,
+        offset=params.offset,
+        limit=params.limit,
+        items=[
+            SearchHitOut(
+                kind=hit.kind,
+                session=hit.session.external_id,
+                session_title=hit.session.title,
+                seq=hit.seq,
+                role=hit.role,
+                snippet=hit.text,
+                highlights=hit.highlights,
+            )
+            for hit in page.hits
+        ],
     )

@@ -34,6 +34,7 @@ class SessionFilterForm(forms.Form):
             ("orphans", "Orphan tool pairs"),
         ],
     )
+    subagents = forms.BooleanField(required=False, label="Show subagents")
     sort = forms.CharField(required=False)
 
     def clean_sort(self) -> str:

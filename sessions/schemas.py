@@ -150,6 +150,7 @@ class Error(Schema):
 
 class SessionOut(Schema):
     external_id: str
+    title: str
     agent: str
     model: str
     context_window: int | None
@@ -182,3 +183,22 @@ class MessagePage(Schema):
     offset: int
     limit: int
     messages: list[MessageOut]
+
+
+class SearchHitOut(Schema):
+    kind: str = Field(description="message, summary or session")
+    session: str = Field(description="external id of the session")
+    session_title: str
+    seq: int | None = Field(description="the message (or the compaction's first seq after it)")
+    role: str
+    snippet: str = Field(description="plain text around the hits")
+    highlights: list[tuple[int, int]] = Field(description="[start, end) of each hit in snippet")
+
+
+class SearchResults(Schema):
+    q: str
+    kind: str
+    count: int
+    offset: int
+    limit: int
+    items: list[SearchHitOut]

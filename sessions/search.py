@@ -182,9 +182,29 @@ def _fts(document: str, q: str, **cols: str) -> _Sql:
     )
 
 
+_QUERY_PART = re.compile(r'(-?)"([^"]+)"|(-?)(\S+)')
+
+
+def _like_all(field: str, q: str) -> Q:
+    """The SQLite fallback: every word or "quoted phrase" as a substring, ``-word`` excluded.
+
+    >>> str(_like_all("summary", 'lost "public API" -draft')).count("icontains")
+    3
+    """
+    match = Q()
+    for neg_phrase, phrase, neg_word, word in _QUERY_PART.findall(q):
+        text = phrase or word
+        part = Q(**{f"{field}__icontains": text})
+        escaped = json.dumps(text)[1:-1]  # JSON columns on SQLite hold "não" as "n\u00e3o"
+        if escaped != text:
+            part |= Q(**{f"{field}__icontains": escaped})
+        match &= ~part if neg_phrase or neg_word else part
+    return match
+
+
 def _message_match(q: str) -> Q:
     if not is_postgres():
-        return Q(content__icontains=q)
+        return _like_all("content", q)
     match = Q(_fts(sql.MESSAGE_DOCUMENT, q, content="content"))
     if looks_like_identifier(q):
         like = _Sql(
@@ -199,7 +219,7 @@ def _message_match(q: str) -> Q:
 
 def _summary_match(q: str) -> Q:
     if not is_postgres():
-        return Q(summary__icontains=q)
+        return _like_all("summary", q)
     match = Q(_fts(sql.SUMMARY_DOCUMENT, q, summary="summary"))
     if looks_like_identifier(q):
         match |= Q(summary__icontains=q)

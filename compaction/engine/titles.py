@@ -63,8 +63,8 @@ def prompt_text(message: Message) -> str:
 def clip(text: str, limit: int = TITLE_CHARS) -> str:
     """One line of at most ``limit`` characters, cut at a word when it can be.
 
-    >>> clip("Migrate billing to API v2", 14)
-    'Migrate…'
+    >>> clip("Migrate billing to API v2", 16)
+    'Migrate billing…'
     """
     text = _SPACE.sub(" ", text).strip()
     if len(text) <= limit:

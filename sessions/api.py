@@ -116,6 +116,7 @@ def search_content(request: KeyRequest, params: Query[SearchParams]) -> SearchRe
         q=q,
         kind=params.kind,
         count=page.count,
+        count_capped=page.count_capped,
         offset=params.offset,
         limit=params.limit,
         items=[

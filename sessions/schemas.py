@@ -199,6 +199,7 @@ class SearchResults(Schema):
     q: str
     kind: str
     count: int
+    count_capped: bool = Field(description="true when there are more than count matches")
     offset: int
     limit: int
     items: list[SearchHitOut]

@@ -73,10 +73,14 @@ class SearchHit:
         return spans
 
 
+COUNT_CAP = 1000
+
+
 @dataclass(frozen=True)
 class SearchPage:
     hits: list[SearchHit]
     count: int
+    count_capped: bool = False  # at least ``count`` matches; counting stopped there
 
 
 # --- rendering: the one function that makes snippet markup ----------------------------------
@@ -158,6 +162,22 @@ def looks_like_identifier(q: str) -> bool:
     return len(q) >= 3 and bool(_IDENTIFIER.match(q))
 
 
+_QUERY_PART = re.compile(r'(-?)"([^"]+)"|(-?)(\S+)')
+
+
+def _like_all(field: str, q: str) -> Q:
+    """The SQLite fallback: every word or "quoted phrase" as a substring, ``-word`` excluded."""
+    match = Q()
+    for neg_phrase, phrase, neg_word, word in _QUERY_PART.findall(q):
+        text = phrase or word
+        part = Q(**{f"{field}__icontains": text})
+        escaped = json.dumps(text)[1:-1]  # JSON columns on SQLite hold "não" as "n\u00e3o"
+        if escaped != text:
+            part |= Q(**{f"{field}__icontains": escaped})
+        match &= ~part if neg_phrase or neg_word else part
+    return match
+
+
 class _Sql(Func):
     """A fixed SQL template over named columns (compiled with their aliases) and parameters."""
 
@@ -176,45 +196,34 @@ class _Sql(Func):
         return self.sql_template.format(**compiled, q="%s"), [*params, *self.params]
 
 
+class _MessageDocumentMatch(_Sql):
+    """``search_document @@ query`` on messages. The column is the database's own (generated,
+    not modelled), so it is addressed beside ``content``, under the same table alias."""
+
+    def __init__(self, q: str) -> None:
+        super().__init__(
+            f"{{document}} @@ {sql.QUERY}",
+            params=(q,),
+            output_field=BooleanField(),
+            document="content",
+        )
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:  # type: ignore[override]
+        text, params = super().as_sql(compiler, connection, **extra)
+        column = compiler.compile(self.get_source_expressions()[0])[0]
+        alias = column.rsplit(".", 1)[0]
+        document = f'{alias}."{sql.MESSAGE_COLUMN}"'
+        return text.replace(column, document, 1), params
+
+
 def _fts(document: str, q: str, **cols: str) -> _Sql:
-    return _Sql(
-        f"{document} @@ {sql.QUERY}", params=(q,), output_field=BooleanField(), **cols
-    )
-
-
-_QUERY_PART = re.compile(r'(-?)"([^"]+)"|(-?)(\S+)')
-
-
-def _like_all(field: str, q: str) -> Q:
-    """The SQLite fallback: every word or "quoted phrase" as a substring, ``-word`` excluded.
-
-    >>> str(_like_all("summary", 'lost "public API" -draft')).count("icontains")
-    3
-    """
-    match = Q()
-    for neg_phrase, phrase, neg_word, word in _QUERY_PART.findall(q):
-        text = phrase or word
-        part = Q(**{f"{field}__icontains": text})
-        escaped = json.dumps(text)[1:-1]  # JSON columns on SQLite hold "não" as "n\u00e3o"
-        if escaped != text:
-            part |= Q(**{f"{field}__icontains": escaped})
-        match &= ~part if neg_phrase or neg_word else part
-    return match
+    return _Sql(f"{document} @@ {sql.QUERY}", params=(q,), output_field=BooleanField(), **cols)
 
 
 def _message_match(q: str) -> Q:
     if not is_postgres():
         return _like_all("content", q)
-    match = Q(_fts(sql.MESSAGE_DOCUMENT, q, content="content"))
-    if looks_like_identifier(q):
-        like = _Sql(
-            f"{sql.MESSAGE_TEXT} ILIKE {{q}}",
-            params=(f"%{_like_escape(q)}%",),
-            output_field=BooleanField(),
-            content="content",
-        )
-        match |= Q(like)
-    return match
+    return Q(_MessageDocumentMatch(q))
 
 
 def _summary_match(q: str) -> Q:
@@ -227,22 +236,14 @@ def _summary_match(q: str) -> Q:
 
 
 def _session_match(q: str) -> Q:
-    # Sessions are few beside messages: substrings of their own fields are cheap to scan, and
-    # catch words inside paths and branch names ("tarifa" in "feature/tarifa-nova").
-    own = (
+    # Sessions are few beside messages and their own fields short: substrings are cheap to
+    # scan, and catch words inside paths and branch names ("tarifa" in "feature/tarifa-nova").
+    return (
         Q(external_id__icontains=q)
         | Q(agent__icontains=q)
         | Q(title__icontains=q)
         | Q(metadata__icontains=q)
     )
-    if not is_postgres():
-        return own
-    cols = {name: name for name in ("title", "external_id", "agent", "metadata")}
-    return own | Q(_fts(sql.SESSION_DOCUMENT, q, **cols))
-
-
-def _like_escape(q: str) -> str:
-    return q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def sessions_matching(sessions: QuerySet[AgentSession], q: str) -> QuerySet[AgentSession]:
@@ -279,7 +280,9 @@ def _plain_marks(text: str, q: str) -> str:
     start = max(0, at - PLAIN_SNIPPET_CHARS // 3)
     clip = text[start : start + PLAIN_SNIPPET_CHARS]
     marked = pattern.sub(lambda m: f"{START}{m.group(0)}{STOP}", clip)
-    return ("…" if start else "") + marked + ("…" if start + PLAIN_SNIPPET_CHARS < len(text) else "")
+    return (
+        ("…" if start else "") + marked + ("…" if start + PLAIN_SNIPPET_CHARS < len(text) else "")
+    )
 
 
 def headlines(texts: list[str], q: str) -> list[Segments]:
@@ -293,8 +296,7 @@ def headlines(texts: list[str], q: str) -> list[Segments]:
     shielded = [w.replace("<", LT).replace(">", GT) for w in windows]
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT ts_headline('simple'::regconfig, t, "
-            f"{sql.QUERY.format(q='%s')}, %s) "
+            "SELECT ts_headline('simple'::regconfig, t, sawtooth_search_query(%s), %s) "
             "FROM unnest(%s::text[]) WITH ORDINALITY AS x(t, n) ORDER BY n",
             [q, HEADLINE_OPTIONS, shielded],
         )
@@ -317,13 +319,14 @@ def headlines(texts: list[str], q: str) -> list[Segments]:
 def message_hits(
     *, sessions: QuerySet[AgentSession], q: str, offset: int = 0, limit: int = 50
 ) -> SearchPage:
-    """Matching messages, newest session first, in seq order within a session."""
-    matches = Message.objects.filter(_message_match(q), session__in=sessions.values("pk"))
-    ids = list(
-        matches.order_by("-session__updated_at", "session_id", "seq").values_list("pk", flat=True)[
-            offset : offset + limit
-        ]
-    )
+    """Matching messages, the most recently stored first.
+
+    Newest-first by primary key lets PostgreSQL walk the key index backwards and stop at the
+    page's last hit when a word is everywhere, or take the GIN index when it is rare."""
+    matches = Message.objects.filter(
+        _message_match(q), session__in=sessions.order_by().values("pk")
+    ).order_by()
+    ids = list(matches.order_by("-pk").values_list("pk", flat=True)[offset : offset + limit])
     rows = {m.pk: m for m in Message.objects.filter(pk__in=ids).select_related("session")}
     ordered = [rows[pk] for pk in ids]
     snippets = headlines([content_text(m.content) for m in ordered], q)
@@ -331,7 +334,8 @@ def message_hits(
         SearchHit("message", m.session, m.seq, m.role, segments)
         for m, segments in zip(ordered, snippets, strict=True)
     ]
-    return SearchPage(hits=hits, count=_count(hits, offset, limit, matches))
+    count, capped = _count(hits, offset, limit, matches)
+    return SearchPage(hits=hits, count=count, count_capped=capped)
 
 
 def summary_hits(
@@ -348,12 +352,19 @@ def summary_hits(
         SearchHit("summary", e.session, e.seq, "summary", segments)
         for e, segments in zip(events, snippets, strict=True)
     ]
-    return SearchPage(hits=hits, count=_count(hits, offset, limit, matches))
+    count, capped = _count(hits, offset, limit, matches)
+    return SearchPage(hits=hits, count=count, count_capped=capped)
 
 
-def _count(hits: list[SearchHit], offset: int, limit: int, matches: QuerySet[Any]) -> int:
-    # A short page ends the results: its length gives the count without a second query.
-    return offset + len(hits) if len(hits) < limit and (hits or not offset) else matches.count()
+def _count(
+    hits: list[SearchHit], offset: int, limit: int, matches: QuerySet[Any]
+) -> tuple[int, bool]:
+    """How many matches, counted up to COUNT_CAP (a common word must not count every row)."""
+    if len(hits) < limit and (hits or not offset):
+        return offset + len(hits), False  # a short page ends the results
+    counted = matches.order_by()[: max(COUNT_CAP, offset + limit) + 1].count()
+    cap = max(COUNT_CAP, offset + limit)
+    return min(counted, cap), counted > cap
 
 
 def _session_text(session: AgentSession) -> str:
@@ -371,4 +382,5 @@ def session_hits(
         SearchHit("session", s, None, "session", segments)
         for s, segments in zip(found, snippets, strict=True)
     ]
-    return SearchPage(hits=hits, count=_count(hits, offset, limit, matches))
+    count, capped = _count(hits, offset, limit, matches)
+    return SearchPage(hits=hits, count=count, count_capped=capped)

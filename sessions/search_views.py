@@ -16,7 +16,7 @@ OTHER_HITS = 10
 
 @login_required
 def search_page(request: HttpRequest) -> HttpResponse:
-    """``/search/?q=…`` plus any of the session list's filters, which narrow the sessions searched."""
+    """``/search/?q=…`` plus any of the list's filters, which narrow the sessions searched."""
     projects = selectors.projects_for_user(request.user)
     form = SessionFilterForm(request.GET)
     filters = dict(form.cleaned_data) if form.is_valid() else {}

@@ -115,8 +115,14 @@ def subagent_tree(*, session: AgentSession, max_depth: int = 4) -> list[TreeNode
         children = list(
             AgentSession.objects.filter(parent_id__in=level)
             .only(
-                "pk", "parent_id", "external_id", "title", "agent", "message_count",
-                "compaction_count", "started_at",
+                "pk",
+                "parent_id",
+                "external_id",
+                "title",
+                "agent",
+                "message_count",
+                "compaction_count",
+                "started_at",
             )
             .order_by("started_at", "pk")[: SUBAGENT_TREE_LIMIT - total]
         )

@@ -1,12 +1,10 @@
 """Content search and session titles.
 
-On PostgreSQL: GIN expression indexes that ``sessions/search.py`` queries with the very same
-expressions (the planner matches an expression index only on an identical expression):
-full-text ('simple' config, so code identifiers and Portuguese both tokenise as written) over
-every string in a message's content blocks, over compaction summaries, and over a session's
-title, ids and metadata; plus a trigram index on the content text for identifiers and paths
-that full-text splits differently (``api.py`` inside ``billing/api.py``). On SQLite nothing is
-indexed: search falls back to ``icontains``.
+On PostgreSQL (``sessions/search_sql.py`` holds the SQL and says why): a stored, generated
+tsvector column on messages with a GIN index, and a GIN expression index over compaction
+summaries, in the 'simple' configuration, so code identifiers and Portuguese both match as
+written. A session's own fields (title, ids, metadata) are few and short: matched as
+substrings, unindexed. On SQLite nothing is indexed: search falls back to ``icontains``.
 """
 
 from django.db import migrations, models
@@ -14,24 +12,19 @@ from django.db import migrations, models
 from sessions import search_sql as sql
 
 FORWARD = [
-    "CREATE EXTENSION IF NOT EXISTS pg_trgm",
-    "CREATE INDEX IF NOT EXISTS message_search_fts ON traces_message "
-    f"USING gin (({sql.MESSAGE_DOCUMENT.format(content='content')}))",
-    "CREATE INDEX IF NOT EXISTS message_search_trgm ON traces_message "
-    f"USING gin ({sql.MESSAGE_TEXT.format(content='content')} gin_trgm_ops)",
-    "CREATE INDEX IF NOT EXISTS compaction_summary_fts ON traces_compactionevent "
+    sql.DOCUMENT_FUNCTION,
+    sql.QUERY_FUNCTION,
+    f"ALTER TABLE traces_message ADD COLUMN {sql.MESSAGE_COLUMN} tsvector "
+    f"GENERATED ALWAYS AS ({sql.MESSAGE_DOCUMENT.format(content='content')}) STORED",
+    f"CREATE INDEX message_search ON traces_message USING gin ({sql.MESSAGE_COLUMN})",
+    "CREATE INDEX compaction_summary_search ON traces_compactionevent "
     f"USING gin (({sql.SUMMARY_DOCUMENT.format(summary='summary')}))",
-    "CREATE INDEX IF NOT EXISTS session_search_fts ON traces_agentsession USING gin (("
-    + sql.SESSION_DOCUMENT.format(
-        title="title", external_id="external_id", agent="agent", metadata="metadata"
-    )
-    + "))",
 ]
 BACKWARD = [
-    "DROP INDEX IF EXISTS message_search_fts",
-    "DROP INDEX IF EXISTS message_search_trgm",
-    "DROP INDEX IF EXISTS compaction_summary_fts",
-    "DROP INDEX IF EXISTS session_search_fts",
+    "DROP INDEX IF EXISTS compaction_summary_search",
+    f"ALTER TABLE traces_message DROP COLUMN IF EXISTS {sql.MESSAGE_COLUMN}",
+    "DROP FUNCTION IF EXISTS sawtooth_search_query(text)",
+    "DROP FUNCTION IF EXISTS sawtooth_search_document(jsonb)",
 ]
 
 

@@ -101,12 +101,10 @@ def test_search_does_not_match_words_that_are_absent() -> None:
     project = make_project()
     _billing_run(project)
     assert _hits(project, "refund") == []
-    # Full-text matches words ("billing" is not a word of "billing/api.py"); SQLite's fallback
-    # matches substrings.
-    words = connection.vendor == "postgresql"
-    assert [h.seq for h in _hits(project, "billing")] == ([0] if words else [0, 1])
-    assert [h.seq for h in _hits(project, "billing -migrate")] == ([] if words else [1])
+    assert sorted(h.seq for h in _hits(project, "billing")) == [0, 1]  # a word, part of a path
+    assert [h.seq for h in _hits(project, "billing -migrate")] == [1]  # a word excluded
     assert [h.seq for h in _hits(project, "billing -reading")] == [0]
+    assert _hits(project, "billing/models.py") == []  # the path whole, not its first part
 
 
 def test_snippet_marks_hits_and_escapes_hostile_text() -> None:
@@ -144,14 +142,18 @@ def test_search_uses_the_gin_indexes() -> None:
     _billing_run(project)
     with connection.cursor() as cursor:
         cursor.execute("SET enable_seqscan = off")
-        plan = (
-            search.Message.objects.filter(search._message_match("charge_customer"))
+        plans = [
+            search.Message.objects.filter(search._message_match(q)).order_by().explain()
+            for q in ("charge_customer", "api.py")
+        ]
+        summary_plan = (
+            search.CompactionEvent.objects.filter(search._summary_match("webhook"))
             .order_by()
             .explain()
         )
         cursor.execute("SET enable_seqscan = on")
-    assert "message_search_fts" in plan
-    assert "message_search_trgm" in plan
+    assert all("Bitmap Index Scan on message_search" in plan for plan in plans)
+    assert "Bitmap Index Scan on compaction_summary_search" in summary_plan
 
 
 def test_list_box_searches_content_and_combines_with_filters(client: Client) -> None:
@@ -241,3 +243,16 @@ def test_search_api_rejects_a_missing_query(client: Client) -> None:
     assert response.status_code == 400
     assert "q" in json.loads(response.content)["error"]
     assert client.get("/api/v1/search", {"q": "x"}).status_code == 401
+
+
+def test_counting_stops_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search, "COUNT_CAP", 3)
+    project = make_project()
+    for n in range(5):
+        make_session(project, messages=[wire_message(0, content=f"needle {n}")])
+    sessions = AgentSession.objects.filter(project=project)
+    page = search.message_hits(sessions=sessions, q="needle", limit=2)
+    assert (page.count, page.count_capped, len(page.hits)) == (3, True, 2)
+    assert search.message_hits(sessions=sessions, q="needle", limit=5).count == 5
+    newest = AgentSession.objects.filter(project=project).latest("pk")
+    assert page.hits[0].session == newest  # the most recently stored first

@@ -118,7 +118,12 @@ def main() -> None:
                 path = f"src/{vocab[rng.randrange(300)]}/{vocab[rng.randrange(3000)]}.py"
                 content = [
                     {"type": "text", "text": _words(rng, vocab, 20)},
-                    {"type": "tool_use", "id": f"toolu_{seq}", "name": tool, "input": {"path": path}},
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu_{seq}",
+                        "name": tool,
+                        "input": {"path": path},
+                    },
                 ]
                 role = "assistant"
             else:
@@ -126,7 +131,9 @@ def main() -> None:
                 text = _words(rng, vocab, 250)
                 if results % 1500 == 0:
                     text += f" raise {RARE}: monthly quota exhausted"
-                content = [{"type": "tool_result", "tool_use_id": f"toolu_{seq - 1}", "content": text}]
+                content = [
+                    {"type": "tool_result", "tool_use_id": f"toolu_{seq - 1}", "content": text}
+                ]
                 role = "user"
             rows.append(Message(session=s, seq=seq, role=role, content=content, content_hash="x"))
         if len(rows) >= 20_000:

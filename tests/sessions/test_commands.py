@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from io import StringIO
 
 import pytest

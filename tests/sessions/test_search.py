@@ -113,7 +113,8 @@ def test_snippet_marks_hits_and_escapes_hostile_text() -> None:
     [hit] = _hits(project, "needle")
     html = search.snippet_html(hit.segments)
     assert "<mark>needle</mark>" in html
-    assert "<script>" not in html and "<img" not in html
+    assert "<script>" not in html
+    assert "<img" not in html
     assert "&lt;script&gt;" in html
 
 
@@ -168,9 +169,12 @@ def test_list_box_searches_content_and_combines_with_filters(client: Client) -> 
     )
     client.force_login(make_user(project=project, role=Role.VIEWER))
     body = client.get("/?q=charge_customer").content.decode()
-    assert "billing-run" in body and "other-billing" in body and "support-run" not in body
+    assert "billing-run" in body
+    assert "other-billing" in body
+    assert "support-run" not in body
     body = client.get("/?q=charge_customer&agent=support").content.decode()
-    assert "other-billing" in body and "billing-run" not in body
+    assert "other-billing" in body
+    assert "billing-run" not in body
     assert "2 sessions match" in client.get("/?q=charge_customer").content.decode()
 
 
@@ -191,9 +195,11 @@ def test_search_page_is_scoped_to_the_users_projects(client: Client) -> None:
     their_run = f'href="/sessions/{_billing_run(theirs, "their-run").pk}/'
     client.force_login(make_user(project=mine, role=Role.VIEWER))
     body = client.get("/search/?q=charge_customer").content.decode()
-    assert my_run in body and their_run not in body
+    assert my_run in body
+    assert their_run not in body
     body = client.get(f"/search/?q=charge_customer&project={theirs.pk}").content.decode()
-    assert my_run not in body and their_run not in body
+    assert my_run not in body
+    assert their_run not in body
 
 
 def test_search_page_shows_hostile_content_as_text(client: Client) -> None:
@@ -202,7 +208,8 @@ def test_search_page_shows_hostile_content_as_text(client: Client) -> None:
     client.force_login(make_user(project=project))
     body = client.get("/search/?q=needle").content.decode()
     assert "<mark>needle</mark>" in body
-    assert PAYLOAD not in body and "<img src=x" not in body
+    assert PAYLOAD not in body
+    assert "<img src=x" not in body
 
 
 def test_search_api_is_scoped_to_the_key(client: Client) -> None:

@@ -95,7 +95,8 @@ def test_session_page_lists_subagents_as_a_tree(client: Client) -> None:
     # depth first: the grandchild comes right after its own parent
     assert body.index("Subtask review") < body.index("Deeper still")
     child_page = client.get(f"/sessions/{deep.pk}/").content.decode()
-    assert "Subagents" not in child_page and "Parent session" in child_page
+    assert "Subagents" not in child_page
+    assert "Parent session" in child_page
 
 
 def test_list_hides_subagents_until_asked_and_counts_them_on_the_parent(client: Client) -> None:
@@ -108,7 +109,8 @@ def test_list_hides_subagents_until_asked_and_counts_them_on_the_parent(client: 
     assert f'href="/sessions/{parent.pk}/#subagents-h">2 subagents</a>' in body
     shown = client.get("/?subagents=on").content.decode()
     assert "4 sessions in your projects" in shown
-    assert "Subtask explore" in shown and "Deeper still" in shown
+    assert "Subtask explore" in shown
+    assert "Deeper still" in shown
     # a search looks everywhere, subagents included
     assert "Deeper still" in client.get("/?q=deeper").content.decode()
 
@@ -120,7 +122,8 @@ def test_title_is_shown_beside_the_id_on_list_and_session_pages(client: Client) 
     )
     client.force_login(make_user(project=project, role=Role.VIEWER))
     body = client.get("/").content.decode()
-    assert ">Fix the login bug</a>" in body and '<span class="sid">run-7f3a</span>' in body
+    assert ">Fix the login bug</a>" in body
+    assert '<span class="sid">run-7f3a</span>' in body
     page = client.get(f"/sessions/{session.pk}/").content.decode()
     assert (
         'class="ellipsis wide session-title" title="Fix the login bug">Fix the login bug</h1>'

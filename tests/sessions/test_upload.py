@@ -29,7 +29,8 @@ def test_empty_list_offers_the_import_command_and_an_upload(client: Client) -> N
     client.force_login(make_user(project=project, role=Role.ENGINEER))
     body = client.get("/", HTTP_HOST="localhost:8123").content.decode()
     assert "manage.py import_claude_code ~/.claude/projects/&lt;project&gt;/ --project acme" in body
-    assert 'action="/imports/claude-code/"' in body and 'type="file"' in body
+    assert 'action="/imports/claude-code/"' in body
+    assert 'type="file"' in body
     assert "curl -X POST http://localhost:8123/api/v1/sessions/my-run/events" in body
     assert ":8000" not in body
 
@@ -37,7 +38,8 @@ def test_empty_list_offers_the_import_command_and_an_upload(client: Client) -> N
 def test_viewers_see_the_command_but_no_upload(client: Client) -> None:
     client.force_login(make_user(project=make_project(), role=Role.VIEWER))
     body = client.get("/").content.decode()
-    assert "import_claude_code" in body and 'type="file"' not in body
+    assert "import_claude_code" in body
+    assert 'type="file"' not in body
 
 
 @pytest.mark.parametrize("gzipped", [False, True])

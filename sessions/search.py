@@ -246,8 +246,14 @@ def _session_match(q: str) -> Q:
     )
 
 
+def query_clean(q: str) -> str:
+    """The query as searched: trimmed, without NUL (PostgreSQL text cannot hold it)."""
+    return q.replace("\x00", "").strip()
+
+
 def sessions_matching(sessions: QuerySet[AgentSession], q: str) -> QuerySet[AgentSession]:
     """Sessions whose id, agent, title, metadata, messages or summaries match ``q``."""
+    q = query_clean(q)
     messages = Message.objects.filter(_message_match(q), session=OuterRef("pk"))
     summaries = CompactionEvent.objects.filter(_summary_match(q), session=OuterRef("pk"))
     return sessions.filter(_session_match(q) | Exists(messages) | Exists(summaries))
@@ -323,6 +329,7 @@ def message_hits(
 
     Newest-first by primary key lets PostgreSQL walk the key index backwards and stop at the
     page's last hit when a word is everywhere, or take the GIN index when it is rare."""
+    q = query_clean(q)
     matches = Message.objects.filter(
         _message_match(q), session__in=sessions.order_by().values("pk")
     ).order_by()
@@ -341,6 +348,7 @@ def message_hits(
 def summary_hits(
     *, sessions: QuerySet[AgentSession], q: str, offset: int = 0, limit: int = 20
 ) -> SearchPage:
+    q = query_clean(q)
     matches = CompactionEvent.objects.filter(_summary_match(q), session__in=sessions.values("pk"))
     events = list(
         matches.select_related("session").order_by("-session__updated_at", "session_id", "seq")[
@@ -375,6 +383,7 @@ def _session_text(session: AgentSession) -> str:
 def session_hits(
     *, sessions: QuerySet[AgentSession], q: str, offset: int = 0, limit: int = 20
 ) -> SearchPage:
+    q = query_clean(q)
     matches = sessions.filter(_session_match(q)).order_by("-updated_at", "-pk")
     found = list(matches[offset : offset + limit])
     snippets = headlines([_session_text(s) for s in found], q)

@@ -263,3 +263,15 @@ def test_counting_stops_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     assert search.message_hits(sessions=sessions, q="needle", limit=5).count == 5
     newest = AgentSession.objects.filter(project=project).latest("pk")
     assert page.hits[0].session == newest  # the most recently stored first
+
+
+@pytest.mark.parametrize("q", ["\x00", "a\x00b", "!!!", "-", '"', "(", "&|!", "'; DROP TABLE x; --"])
+def test_odd_queries_answer_without_an_error(client: Client, q: str) -> None:
+    project = make_project()
+    _billing_run(project)
+    key = make_key(project)
+    response = client.get("/api/v1/search", {"q": q}, HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert response.status_code in (200, 400)
+    client.force_login(make_user(project=project))
+    assert client.get("/search/", {"q": q}).status_code == 200
+    assert client.get("/", {"q": q}).status_code == 200

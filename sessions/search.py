@@ -2,11 +2,11 @@
 and session titles, ids and metadata. Reads only (a selector module of its own).
 
 On PostgreSQL: full-text search in the 'simple' configuration (no stemming, no stop words, so
-``charge_customer`` and "não altere" match as written), served by the GIN expression indexes
-of migration ``0004_search`` (``search_sql.py`` holds the shared SQL), plus a substring match
-(trigram index) when the query looks like an identifier or a path, which full-text tokenises
-whole (``api.py`` is not a token of ``billing/api.py``). Snippets come from ``ts_headline``.
-On SQLite (the embedded demo): ``icontains`` and snippets cut in Python.
+``charge_customer`` and "não altere" match as written) over stored, generated tsvector columns
+with GIN indexes (migration ``0004_search``; ``search_sql.py`` holds the SQL and says why),
+whose documents also hold the parts and suffixes of paths and dotted names, so ``api.py``
+finds ``billing/api.py``. Snippets come from ``ts_headline``. On SQLite (the embedded demo):
+``icontains`` and snippets cut in Python.
 
 Snippets are hostile trace text. ``ts_headline`` is asked to mark hits with two private-use
 characters (stripped from the text first); ``snippet_segments`` splits on them and
@@ -196,43 +196,36 @@ class _Sql(Func):
         return self.sql_template.format(**compiled, q="%s"), [*params, *self.params]
 
 
-class _MessageDocumentMatch(_Sql):
-    """``search_document @@ query`` on messages. The column is the database's own (generated,
-    not modelled), so it is addressed beside ``content``, under the same table alias."""
+class _DocumentMatch(_Sql):
+    """``search_document @@ query``. The column is the database's own (generated, not
+    modelled: see ``search_sql.py``), so it is addressed beside the text it is made from,
+    under the same table alias."""
 
-    def __init__(self, q: str) -> None:
+    def __init__(self, q: str, *, beside: str) -> None:
         super().__init__(
             f"{{document}} @@ {sql.QUERY}",
             params=(q,),
             output_field=BooleanField(),
-            document="content",
+            document=beside,
         )
 
     def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:  # type: ignore[override]
         text, params = super().as_sql(compiler, connection, **extra)
         column = compiler.compile(self.get_source_expressions()[0])[0]
         alias = column.rsplit(".", 1)[0]
-        document = f'{alias}."{sql.MESSAGE_COLUMN}"'
-        return text.replace(column, document, 1), params
-
-
-def _fts(document: str, q: str, **cols: str) -> _Sql:
-    return _Sql(f"{document} @@ {sql.QUERY}", params=(q,), output_field=BooleanField(), **cols)
+        return text.replace(column, f'{alias}."{sql.COLUMN}"', 1), params
 
 
 def _message_match(q: str) -> Q:
     if not is_postgres():
         return _like_all("content", q)
-    return Q(_MessageDocumentMatch(q))
+    return Q(_DocumentMatch(q, beside="content"))
 
 
 def _summary_match(q: str) -> Q:
     if not is_postgres():
         return _like_all("summary", q)
-    match = Q(_fts(sql.SUMMARY_DOCUMENT, q, summary="summary"))
-    if looks_like_identifier(q):
-        match |= Q(summary__icontains=q)
-    return match
+    return Q(_DocumentMatch(q, beside="summary"))
 
 
 def _session_match(q: str) -> Q:
@@ -302,7 +295,7 @@ def headlines(texts: list[str], q: str) -> list[Segments]:
     shielded = [w.replace("<", LT).replace(">", GT) for w in windows]
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT ts_headline('simple'::regconfig, t, sawtooth_search_query(%s), %s) "
+            "SELECT ts_headline('simple'::regconfig, t, websearch_to_tsquery('simple', %s), %s) "
             "FROM unnest(%s::text[]) WITH ORDINALITY AS x(t, n) ORDER BY n",
             [q, HEADLINE_OPTIONS, shielded],
         )
@@ -349,12 +342,10 @@ def summary_hits(
     *, sessions: QuerySet[AgentSession], q: str, offset: int = 0, limit: int = 20
 ) -> SearchPage:
     q = query_clean(q)
-    matches = CompactionEvent.objects.filter(_summary_match(q), session__in=sessions.values("pk"))
-    events = list(
-        matches.select_related("session").order_by("-session__updated_at", "session_id", "seq")[
-            offset : offset + limit
-        ]
-    )
+    matches = CompactionEvent.objects.filter(
+        _summary_match(q), session__in=sessions.order_by().values("pk")
+    ).order_by()
+    events = list(matches.select_related("session").order_by("-pk")[offset : offset + limit])
     snippets = headlines([e.summary for e in events], q)
     hits = [
         SearchHit("summary", e.session, e.seq, "summary", segments)

@@ -1,10 +1,10 @@
 """Content search and session titles.
 
 On PostgreSQL (``sessions/search_sql.py`` holds the SQL and says why): a stored, generated
-tsvector column on messages with a GIN index, and a GIN expression index over compaction
-summaries, in the 'simple' configuration, so code identifiers and Portuguese both match as
-written. A session's own fields (title, ids, metadata) are few and short: matched as
-substrings, unindexed. On SQLite nothing is indexed: search falls back to ``icontains``.
+tsvector column with a GIN index on messages and on compaction events, in the 'simple'
+configuration, so code identifiers and Portuguese both match as written. A session's own
+fields (title, ids, metadata) are few and short: matched as substrings, unindexed. On SQLite
+nothing is added: search falls back to ``icontains``.
 """
 
 from django.db import migrations, models
@@ -12,19 +12,18 @@ from django.db import migrations, models
 from sessions import search_sql as sql
 
 FORWARD = [
-    sql.DOCUMENT_FUNCTION,
-    sql.QUERY_FUNCTION,
-    f"ALTER TABLE traces_message ADD COLUMN {sql.MESSAGE_COLUMN} tsvector "
-    f"GENERATED ALWAYS AS ({sql.MESSAGE_DOCUMENT.format(content='content')}) STORED",
-    f"CREATE INDEX message_search ON traces_message USING gin ({sql.MESSAGE_COLUMN})",
-    "CREATE INDEX compaction_summary_search ON traces_compactionevent "
-    f"USING gin (({sql.SUMMARY_DOCUMENT.format(summary='summary')}))",
+    sql.WORDS_FUNCTION,
+    f"ALTER TABLE traces_message ADD COLUMN {sql.COLUMN} tsvector "
+    f"GENERATED ALWAYS AS ({sql.MESSAGE_DOCUMENT}) STORED",
+    f"CREATE INDEX message_search ON traces_message USING gin ({sql.COLUMN})",
+    f"ALTER TABLE traces_compactionevent ADD COLUMN {sql.COLUMN} tsvector "
+    f"GENERATED ALWAYS AS ({sql.SUMMARY_DOCUMENT}) STORED",
+    f"CREATE INDEX compaction_summary_search ON traces_compactionevent USING gin ({sql.COLUMN})",
 ]
 BACKWARD = [
-    "DROP INDEX IF EXISTS compaction_summary_search",
-    f"ALTER TABLE traces_message DROP COLUMN IF EXISTS {sql.MESSAGE_COLUMN}",
-    "DROP FUNCTION IF EXISTS sawtooth_search_query(text)",
-    "DROP FUNCTION IF EXISTS sawtooth_search_document(jsonb)",
+    f"ALTER TABLE traces_compactionevent DROP COLUMN IF EXISTS {sql.COLUMN}",
+    f"ALTER TABLE traces_message DROP COLUMN IF EXISTS {sql.COLUMN}",
+    "DROP FUNCTION IF EXISTS sawtooth_search_words(tsvector)",
 ]
 
 

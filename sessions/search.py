@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, QuerySet
+from django.db.models import BooleanField, F, Func, Q, QuerySet
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -247,9 +247,11 @@ def query_clean(q: str) -> str:
 def sessions_matching(sessions: QuerySet[AgentSession], q: str) -> QuerySet[AgentSession]:
     """Sessions whose id, agent, title, metadata, messages or summaries match ``q``."""
     q = query_clean(q)
-    messages = Message.objects.filter(_message_match(q), session=OuterRef("pk"))
-    summaries = CompactionEvent.objects.filter(_summary_match(q), session=OuterRef("pk"))
-    return sessions.filter(_session_match(q) | Exists(messages) | Exists(summaries))
+    # Uncorrelated IN subqueries: each is one GIN index lookup, hashed, whatever the list's
+    # other filters, where a correlated EXISTS could be re-run for every session.
+    messages = Message.objects.filter(_message_match(q)).order_by().values("session_id")
+    summaries = CompactionEvent.objects.filter(_summary_match(q)).order_by().values("session_id")
+    return sessions.filter(_session_match(q) | Q(pk__in=messages) | Q(pk__in=summaries))
 
 
 # --- snippets ----------------------------------------------------------------------------

@@ -376,13 +376,21 @@ def _session_text(session: AgentSession) -> str:
 def session_hits(
     *, sessions: QuerySet[AgentSession], q: str, offset: int = 0, limit: int = 20
 ) -> SearchPage:
+    """Sessions whose own fields match, most recently updated first. Their fields are matched
+    by a scan, so the ids (up to the count's cap) come from that one scan and count too."""
     q = query_clean(q)
-    matches = sessions.filter(_session_match(q)).order_by("-updated_at", "-pk")
-    found = list(matches[offset : offset + limit])
+    cap = max(COUNT_CAP, offset + limit)
+    ids = list(
+        sessions.filter(_session_match(q))
+        .order_by("-updated_at", "-pk")
+        .values_list("pk", flat=True)[: cap + 1]
+    )
+    page_ids = ids[offset : offset + limit]
+    rows = {s.pk: s for s in AgentSession.objects.filter(pk__in=page_ids).select_related("project")}
+    found = [rows[pk] for pk in page_ids]
     snippets = headlines([_session_text(s) for s in found], q)
     hits = [
         SearchHit("session", s, None, "session", segments)
         for s, segments in zip(found, snippets, strict=True)
     ]
-    count, capped = _count(hits, offset, limit, matches)
-    return SearchPage(hits=hits, count=count, count_capped=capped)
+    return SearchPage(hits=hits, count=min(len(ids), cap), count_capped=len(ids) > cap)

@@ -17,11 +17,11 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-# Web on $(HOST):$(PORT) plus one Celery worker (with beat) on the embedded defaults:
+# Web on $(HOST):$(PORT) (`make demo PORT=8001 HOST=0.0.0.0`) plus one Celery worker (with beat) on the embedded defaults:
 # SQLite and a filesystem broker under ./var/. Ctrl-C stops both.
 demo: install
 	$(PY) manage.py migrate --no-input
-	$(PY) manage.py demo_setup
+	$(PY) manage.py demo_setup --url http://$(HOST):$(PORT)/
 	@echo "Starting web on http://$(HOST):$(PORT)/ and a worker; Ctrl-C stops both."
 	$(PY) manage.py rundemo $(HOST):$(PORT)
 

@@ -19,7 +19,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from compaction import alerts, findings, outbox, subjects
-from compaction.engine import analysis, evals, summarizers
+from compaction.engine import analysis, evals, summarizers, titles
 from compaction.engine.messages import Message as EngineMessage
 from compaction.engine.messages import ObservedCompaction, message_from_wire
 from compaction.engine.names import EXTERNAL_SUMMARIZERS, SUMMARIZERS
@@ -185,8 +185,10 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         return None  # deleted since the analysis was asked for
     try:
         events = _events(session)
+        messages = engine_messages(session)
+        title = titles.session_title(messages, session.metadata)
         result = analysis.analyse(
-            engine_messages(session),
+            messages,
             [observed_compaction(e) for e in events],
             probes=engine_probes(session),
             context_window=_window(session),
@@ -218,6 +220,8 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         return None
     if locked is None:
         return None
+    if title != session.title:
+        AgentSession.objects.filter(pk=session.pk).update(title=title)
     # The personal data scan: its own step, after the spans it links findings to exist.
     try:
         findings.session_findings_scan(session_id=session_id)

@@ -7,10 +7,12 @@ rate limit are checked in ``sessions/auth.py``.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
-from sessions import masking, selectors, services
+from sessions import masking, search, selectors, services
 from sessions.auth import KeyRequest, ProjectKey
 from sessions.models import AgentSession, Message
 from sessions.schemas import (
@@ -20,6 +22,8 @@ from sessions.schemas import (
     EventBatch,
     MessageOut,
     MessagePage,
+    SearchHitOut,
+    SearchResults,
     SessionList,
     SessionOut,
 )
@@ -103,3 +107,50 @@ def delete_session(request: KeyRequest, external_id: str, params: Query[DeletePa
     session = selectors.session_by_external_id(project=request.auth, external_id=external_id)
     deleted = services.session_delete(session=session, by=None, reason=params.reason)
     return Deleted(external_id=deleted.external_id, rows=sum(deleted.rows.values()))
+
+
+class SearchParams(Schema):
+    q: str = Field(min_length=1, max_length=200)
+    kind: Literal["message", "summary", "session"] = "message"
+    offset: int = Field(0, ge=0)
+    limit: int = Field(20, ge=1, le=100)
+
+
+def _search_hit_out(hit: search.SearchHit) -> SearchHitOut:
+    """A hit as the API shows it: personal data masked. Masking changes the text's length, so
+    a snippet that held any keeps no highlight offsets rather than wrong ones."""
+    snippet = masking.text_mask(hit.text)
+    return SearchHitOut(
+        kind=hit.kind,
+        session=hit.session.external_id,
+        session_title=hit.session.title,
+        seq=hit.seq,
+        role=hit.role,
+        snippet=snippet,
+        highlights=hit.highlights if snippet == hit.text else [],
+    )
+
+
+@router.get(
+    "/search",
+    response={200: SearchResults, 400: Error, 401: Error},
+    summary="Search message text, tool calls, summaries and session metadata",
+)
+def search_content(request: KeyRequest, params: Query[SearchParams]) -> SearchResults:
+    sessions = AgentSession.objects.filter(project=request.auth)
+    q = params.q.strip()
+    if params.kind == "message":
+        page = search.message_hits(sessions=sessions, q=q, offset=params.offset, limit=params.limit)
+    elif params.kind == "summary":
+        page = search.summary_hits(sessions=sessions, q=q, limit=params.limit)
+    else:
+        page = search.session_hits(sessions=sessions, q=q, limit=params.limit)
+    return SearchResults(
+        q=q,
+        kind=params.kind,
+        count=page.count,
+        count_capped=page.count_capped,
+        offset=params.offset,
+        limit=params.limit,
+        items=[_search_hit_out(hit) for hit in page.hits],
+    )

@@ -36,6 +36,7 @@ class SessionFilterForm(forms.Form):
             ("pii", "Personal data in summary"),
         ],
     )
+    subagents = forms.BooleanField(required=False, label="Show subagents")
     sort = forms.CharField(required=False)
 
     def clean_sort(self) -> str:

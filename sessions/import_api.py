@@ -50,7 +50,7 @@ def _safe_name(name: str, index: int, taken: set[str]) -> str:
     return candidate
 
 
-def _save(folder: Path, uploads: Iterable[tuple[str, Iterable[bytes]]]) -> list[Path]:
+def uploads_save(folder: Path, uploads: Iterable[tuple[str, Iterable[bytes]]]) -> list[Path]:
     paths: list[Path] = []
     taken: set[str] = set()
     for index, (name, chunks) in enumerate(uploads, start=1):
@@ -84,7 +84,7 @@ def _uploads(request: KeyRequest) -> list[tuple[str, Iterable[bytes]]]:
     return [(name, [body])]
 
 
-def _relative(report: ImportReport, folder: Path) -> ImportReport:
+def report_relative(report: ImportReport, folder: Path) -> ImportReport:
     for file in report.files:
         path = Path(file.path)
         if path.is_relative_to(folder):
@@ -104,8 +104,8 @@ def import_claude_code(request: KeyRequest) -> Status[Any]:
     uploads = _uploads(request)
     with tempfile.TemporaryDirectory(prefix="sawtooth-import-") as tmp:
         folder = Path(tmp)
-        paths = _save(folder, uploads)
-        report = _relative(
+        paths = uploads_save(folder, uploads)
+        report = report_relative(
             claude_code.claude_code_import(project=request.auth, paths=paths), folder
         )
     refused = [f for f in report.files if f.error]

@@ -110,6 +110,9 @@ class AgentSession(models.Model):
     )
     agent = models.CharField(max_length=200, blank=True)
     model = models.CharField(max_length=200, blank=True)
+    # The metadata's title, else the first real prompt (``compaction.engine.titles``); set at
+    # ingest when empty and corrected by the analysis, which sees every message.
+    title = models.CharField(max_length=200, blank=True)
     context_window = models.PositiveIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -129,6 +132,7 @@ class AgentSession(models.Model):
         indexes = [
             models.Index(fields=["project", "-updated_at"], name="session_recent"),
             models.Index(fields=["project", "agent"], name="session_agent"),
+            models.Index(fields=["project", "parent"], name="session_parent"),
         ]
         ordering = ["-updated_at"]
 

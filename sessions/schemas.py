@@ -155,6 +155,7 @@ class Deleted(Schema):
 
 class SessionOut(Schema):
     external_id: str
+    title: str
     agent: str
     model: str
     context_window: int | None
@@ -187,3 +188,23 @@ class MessagePage(Schema):
     offset: int
     limit: int
     messages: list[MessageOut]
+
+
+class SearchHitOut(Schema):
+    kind: str = Field(description="message, summary or session")
+    session: str = Field(description="external id of the session")
+    session_title: str
+    seq: int | None = Field(description="the message (or the compaction's first seq after it)")
+    role: str
+    snippet: str = Field(description="plain text around the hits")
+    highlights: list[tuple[int, int]] = Field(description="[start, end) of each hit in snippet")
+
+
+class SearchResults(Schema):
+    q: str
+    kind: str
+    count: int
+    count_capped: bool = Field(description="true when there are more than count matches")
+    offset: int
+    limit: int
+    items: list[SearchHitOut]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, time
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import F, Q, QuerySet
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from sessions import search
 from sessions.errors import NotFound
 from sessions.filters import SORTS
 from sessions.models import AgentSession, Message, Project
@@ -33,12 +36,17 @@ def _day(moment: Any, end: bool = False) -> datetime:
 def session_search(
     *, projects: QuerySet[Project], filters: dict[str, Any]
 ) -> QuerySet[AgentSession]:
-    """The session list page: filtered, sorted, with what each row shows already joined."""
+    """The session list page: filtered, sorted, with what each row shows already joined.
+
+    ``filters`` without ``sort`` also scope the content search page (``sessions/search.py``)."""
     sessions = session_list(projects=projects).select_related("analysis")
     if project := filters.get("project"):
         sessions = sessions.filter(project_id=project)
     if q := filters.get("q"):
-        sessions = sessions.filter(Q(external_id__icontains=q) | Q(agent__icontains=q))
+        sessions = search.sessions_matching(sessions, q)
+    elif not filters.get("subagents"):
+        # Subagents sit under their parent; a search finds them wherever they are.
+        sessions = sessions.filter(parent__isnull=True)
     if agent := filters.get("agent"):
         sessions = sessions.filter(agent=agent)
     if model := filters.get("model"):
@@ -84,6 +92,60 @@ def facet_values(*, projects: QuerySet[Project], field: str) -> list[str]:
         .distinct()[:200]
     )
     return list(values)
+
+
+def with_subagent_counts(sessions: QuerySet[AgentSession]) -> QuerySet[AgentSession]:
+    """Annotate ``subagent_count`` (direct children) in the same query as the rows."""
+    children = (
+        AgentSession.objects.filter(parent_id=OuterRef("pk"))
+        .order_by()
+        .values("parent_id")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return sessions.annotate(subagent_count=Coalesce(Subquery(children), 0))
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    session: AgentSession
+    depth: int
+
+
+SUBAGENT_TREE_LIMIT = 500
+
+
+def subagent_tree(*, session: AgentSession, max_depth: int = 4) -> list[TreeNode]:
+    """The session's subagents, depth first (children under their parent), one query a level."""
+    by_parent: dict[int, list[AgentSession]] = {}
+    level, depth, total = [session.pk], 1, 0
+    while level and depth <= max_depth and total < SUBAGENT_TREE_LIMIT:
+        children = list(
+            AgentSession.objects.filter(parent_id__in=level)
+            .only(
+                "pk",
+                "parent_id",
+                "external_id",
+                "title",
+                "agent",
+                "message_count",
+                "compaction_count",
+                "started_at",
+            )
+            .order_by("started_at", "pk")[: SUBAGENT_TREE_LIMIT - total]
+        )
+        for child in children:
+            by_parent.setdefault(child.parent_id or 0, []).append(child)
+        level, depth, total = [c.pk for c in children], depth + 1, total + len(children)
+    out: list[TreeNode] = []
+
+    def walk(pk: int, depth: int) -> None:
+        for child in by_parent.get(pk, []):
+            out.append(TreeNode(session=child, depth=depth))
+            walk(child.pk, depth + 1)
+
+    walk(session.pk, 1)
+    return out
 
 
 def session_get(*, projects: QuerySet[Project], pk: int) -> AgentSession:

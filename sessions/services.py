@@ -18,7 +18,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from compaction import services as compaction_services
-from compaction.engine import pii
+from compaction.engine import pii, titles
+from compaction.engine.messages import message_from_wire
 from sessions import audit
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
@@ -339,6 +340,21 @@ def batch_limits_check(batch: EventBatch) -> None:
             )
 
 
+def _title_fill(session: AgentSession, messages: list[Message]) -> None:
+    """Name the session at once: its metadata's title, else the first prompt seen so far. The
+    analysis, which reads every message, corrects it when batches arrive out of order."""
+    named = titles.metadata_title(session.metadata)
+    if named or session.title:
+        session.title = named or session.title
+        return
+    wires = (
+        {"seq": m.seq, "role": m.role, "content": m.content} for m in messages if m.role == "user"
+    )
+    session.title = titles.session_title(
+        message_from_wire(w, where=f"messages[{w['seq']}]") for w in wires
+    )
+
+
 @transaction.atomic(durable=True)
 def events_ingest(
     *,
@@ -371,6 +387,7 @@ def events_ingest(
     _apply_session_fields(session, batch.session)
     if project.mask_at_ingest:
         session.metadata = pii.mask_json(session.metadata)
+    _title_fill(session, messages)
     if session.started_at is None:
         stamps = [m.timestamp for m in messages if m.timestamp is not None]
         session.started_at = min(stamps) if stamps else None

@@ -1,11 +1,13 @@
 from django.urls import path
 
-from sessions import policy_views, project_views, views
+from sessions import import_views, policy_views, project_views, search_views, views
 
 app_name = "sessions"
 
 urlpatterns = [
     path("", views.session_list, name="list"),
+    path("search/", search_views.search_page, name="search"),
+    path("imports/claude-code/", import_views.transcript_upload, name="import-upload"),
     path("sessions/<int:pk>/", views.session_detail, name="detail"),
     path("sessions/<int:pk>/delete/", views.session_delete, name="delete"),
     path("sessions/<int:pk>/analysis-status/", views.analysis_status, name="analysis-status"),

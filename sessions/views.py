@@ -16,7 +16,7 @@ from compaction import selectors as compaction_selectors
 from compaction.engine.analysis import DEFAULT_WINDOW
 from compaction.engine.messages import is_prompt, message_from_wire
 from compaction.models import CompactionSpan, SessionAnalysis
-from sessions import access, selectors, services
+from sessions import access, import_views, selectors, services
 from sessions.errors import NotFound
 from sessions.forms import SessionDeleteForm, SessionFilterForm
 from sessions.models import AgentSession, Message, Role
@@ -54,6 +54,7 @@ class SessionRow:
     session: AgentSession
     analysis: SessionAnalysis | None
     sparkline: str
+    subagents: int = 0
 
 
 def _query_without(request: HttpRequest, *names: str) -> str:
@@ -63,22 +64,37 @@ def _query_without(request: HttpRequest, *names: str) -> str:
     return params.urlencode()
 
 
+def list_filtered(filters: dict[str, object]) -> bool:
+    """Whether the list is narrowed (sorting and the subagent toggle only arrange it)."""
+    return any(v not in (None, "") for k, v in filters.items() if k not in ("sort", "subagents"))
+
+
 @login_required
 def session_list(request: HttpRequest) -> HttpResponse:
     projects = selectors.projects_for_user(request.user)
     form = SessionFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
-    sessions = selectors.session_search(projects=projects, filters=filters)
+    sessions = selectors.with_subagent_counts(
+        selectors.session_search(projects=projects, filters=filters)
+    )
     sessions = alert_selectors.sessions_with_alerts(
         sessions, only_with_open=filters.get("problems") == "alerts"
     )
     page = Paginator(sessions, SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
     project_choices = list(projects.order_by("name")[:200])
+    filtered = list_filtered(filters)
     rows = []
     for session in page.object_list:
         analysis = getattr(session, "analysis", None)
         spark = charts.sparkline_path(analysis.sparkline) if analysis else ""
-        rows.append(SessionRow(session=session, analysis=analysis, sparkline=spark))
+        rows.append(
+            SessionRow(
+                session=session,
+                analysis=analysis,
+                sparkline=spark,
+                subagents=getattr(session, "subagent_count", 0),
+            )
+        )
     return render(
         request,
         "sessions/session_list.html",
@@ -92,7 +108,12 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "models": selectors.facet_values(projects=projects, field="model"),
             "extra_query": _query_without(request, "page"),
             "sort_query": _query_without(request, "page", "sort"),
-            "filtered": any(v not in (None, "") for k, v in filters.items() if k != "sort"),
+            "filtered": filtered,
+            # Only the empty state offers an upload: no query for it on a full list.
+            "upload_projects": (
+                import_views.upload_projects(request.user) if not rows and not filtered else []
+            ),
+            "site_url": request.build_absolute_uri("/").rstrip("/"),
         },
     )
 
@@ -155,6 +176,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "tool_names": selectors.tool_names(session_id=session.pk, messages=list(page.object_list)),
         "jump_seq": int(request.GET["seq"]) if request.GET.get("seq", "").isdigit() else None,
         "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),
+        "subagents": selectors.subagent_tree(session=session),
     }
     return render(request, "sessions/session_detail.html", context)
 

@@ -63,6 +63,9 @@ def test_session_list_links_to_the_session_page(
 ) -> None:
     make_session(project, external_id="run-42", messages=6)
     logged_in.goto(f"{live_server.url}/")
-    logged_in.get_by_role("link", name="run-42").click()
-    assert logged_in.get_by_role("heading", level=1).inner_text() == "run-42"
+    # Sessions are named by their first prompt ("message 0"), with the id beside it.
+    row = logged_in.locator("table.sessions tbody tr", has_text="run-42")
+    row.get_by_role("link", name="message 0").click()
+    assert logged_in.get_by_role("heading", level=1).inner_text() == "message 0"
+    assert logged_in.locator("p.session-id").inner_text() == "run-42"
     assert logged_in.locator("ol.timeline > li.msg").count() == 6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from io import StringIO
 
 import pytest
@@ -68,3 +69,19 @@ def test_demo_setup_loads_every_example_session_once() -> None:
     assert f"{total} messages stored, 0 already there" in first
     assert f"0 messages stored, {total} already there" in again
     assert Membership.objects.get(user__username="demo").role == Role.ADMIN
+
+
+def test_demo_setup_prints_the_url_it_is_served_on() -> None:
+    assert "Log in at http://127.0.0.1:8000/ as demo" in run("demo_setup")
+    output = run("demo_setup", "--url", "http://0.0.0.0:8123/")
+    assert "Log in at http://0.0.0.0:8123/ as demo / demo-sawtooth" in output
+    assert "8000" not in output
+
+
+def test_rundemo_on_a_busy_port_suggests_the_next_one() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(CommandError, match=rf"make demo PORT={port + 1}\)"):
+            run("rundemo", f"127.0.0.1:{port}")

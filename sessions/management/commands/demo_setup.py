@@ -17,8 +17,15 @@ class Command(BaseCommand):
         parser.add_argument("--username", default="demo")
         parser.add_argument("--password", default="demo-sawtooth")
         parser.add_argument("--project", default="demo")
+        parser.add_argument(
+            "--url",
+            default="http://127.0.0.1:8000/",
+            help="Where the demo is served, for the login hint (make demo passes HOST and PORT).",
+        )
 
-    def handle(self, *args: Any, username: str, password: str, project: str, **opts: Any) -> None:
+    def handle(
+        self, *args: Any, username: str, password: str, project: str, url: str, **opts: Any
+    ) -> None:
         with transaction.atomic():
             demo_project, _ = Project.objects.get_or_create(name=project)
             user_model = get_user_model()
@@ -50,4 +57,4 @@ class Command(BaseCommand):
             f"Example traces: {received} messages stored, {duplicates} already there, "
             f"in project {demo_project.name!r}."
         )
-        self.stdout.write(f"Log in at http://127.0.0.1:8000/ as {username} / {password}")
+        self.stdout.write(f"Log in at {url} as {username} / {password}")

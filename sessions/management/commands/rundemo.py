@@ -32,7 +32,7 @@ class Command(BaseCommand):
             except OSError:
                 raise CommandError(
                     f"{addrport} is already in use: stop the other server, or pick another "
-                    "port (make demo PORT=8001)"
+                    f"port (make demo PORT={int(port) + 1})"
                 ) from None
         schedule = settings.VAR_DIR / "celerybeat-schedule"
         # No -Q: the worker consumes every queue (analysis, replays, webhooks, sawtooth).
@@ -56,6 +56,7 @@ class Command(BaseCommand):
             ],
             start_new_session=True,
         )
+        self.stdout.write(f"Sawtooth on http://{host or '127.0.0.1'}:{port}/ (Ctrl-C stops it)")
         try:
             call_command("runserver", addrport, use_reloader=False)
         except KeyboardInterrupt:

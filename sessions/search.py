@@ -1,0 +1,401 @@
+"""Search in trace content: message text, tool names, inputs and results, compaction summaries,
+and session titles, ids and metadata. Reads only (a selector module of its own).
+
+On PostgreSQL: full-text search in the 'simple' configuration (no stemming, no stop words, so
+``charge_customer`` and "não altere" match as written) over stored, generated tsvector columns
+with GIN indexes (migration ``0004_search``; ``search_sql.py`` holds the SQL and says why),
+whose documents also hold the parts and suffixes of paths and dotted names, so ``api.py``
+finds ``billing/api.py``. Snippets come from ``ts_headline``. On SQLite (the embedded demo):
+``icontains`` and snippets cut in Python.
+
+Snippets are hostile trace text. ``ts_headline`` is asked to mark hits with two private-use
+characters (stripped from the text first); ``snippet_segments`` splits on them and
+``snippet_html`` is the ONE place that turns segments into markup, escaping every piece. Wrap
+that function (e.g. to mask personal data per segment) and every snippet follows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.db.models import BooleanField, F, Func, Q, QuerySet
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from sessions import masking
+from sessions import search_sql as sql
+from sessions.models import AgentSession, CompactionEvent, Message
+
+START, STOP = "\ue000", "\ue001"
+# ts_headline drops what its parser takes for HTML tags; angle brackets are swapped for these
+# on the way in and back on the way out, so a snippet shows the text as it was.
+LT, GT = "\ue002", "\ue003"
+_MARKERS = re.compile(f"[{START}{STOP}{LT}{GT}]")
+HEADLINE_OPTIONS = (
+    f"StartSel={START}, StopSel={STOP}, MaxWords=28, MinWords=10, MaxFragments=2, "
+    'FragmentDelimiter=" … "'
+)
+WINDOW_BEFORE, WINDOW_AFTER = 300, 900
+PLAIN_SNIPPET_CHARS = 220
+_IDENTIFIER = re.compile(r"^\S*[./_:\\\-]\S*$")
+_WORD = re.compile(r"[\w./:\\\-]+", re.UNICODE)
+
+Segments = tuple[tuple[str, bool], ...]
+# "charge_customer" is the phrase charge <-> customer: one mark, not two around the "_".
+_JOINED_MARKS = re.compile(f"{STOP}((?:[^\\s\\w{START}{STOP}]|_){{1,3}}){START}")
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One place a query matched: a message, a compaction summary, or a session's own fields."""
+
+    kind: str  # "message" | "summary" | "session"
+    session: AgentSession
+    seq: int | None
+    role: str
+    segments: Segments
+
+    @property
+    def text(self) -> str:
+        return "".join(text for text, _ in self.segments)
+
+    @property
+    def highlights(self) -> list[tuple[int, int]]:
+        """[start, end) offsets of the marked parts in ``text``."""
+        spans, at = [], 0
+        for text, marked in self.segments:
+            if marked:
+                spans.append((at, at + len(text)))
+            at += len(text)
+        return spans
+
+
+COUNT_CAP = 1000
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    hits: list[SearchHit]
+    count: int
+    count_capped: bool = False  # at least ``count`` matches; counting stopped there
+
+
+# --- rendering: the one function that makes snippet markup ----------------------------------
+
+
+def snippet_segments(marked: str) -> Segments:
+    """Split text carrying START/STOP markers into (text, is_hit) pieces.
+
+    >>> snippet_segments(f"a {START}b{STOP} c")
+    (('a ', False), ('b', True), (' c', False))
+    """
+    out: list[tuple[str, bool]] = []
+    hit = False
+    for piece in re.split(f"([{START}{STOP}])", marked):
+        if piece == START:
+            hit = True
+        elif piece == STOP:
+            hit = False
+        elif piece:
+            out.append((piece, hit))
+    return tuple(out)
+
+
+def snippet_html(segments: Segments) -> SafeString:
+    """Escaped snippet markup: hits in ``<mark>``, everything else as text; personal data
+    masked in each piece (a search for a CPF highlights its mask, never the number)."""
+    parts = [
+        f"<mark>{escape(masking.text_mask(text))}</mark>"
+        if marked
+        else str(escape(masking.text_mask(text)))
+        for text, marked in segments
+    ]
+    return mark_safe("".join(parts))  # noqa: S308 - every piece above is escaped
+
+
+# --- text of a message -------------------------------------------------------------------
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def content_text(blocks: Any) -> str:
+    """The searchable words of content blocks as a reader sees them: texts, thinking, tool names
+    and input values, tool results, compaction summaries (block types and ids left out)."""
+    if isinstance(blocks, str):
+        return blocks
+    parts: list[str] = []
+    for block in blocks if isinstance(blocks, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "tool_use":
+            parts.append(f"{block.get('name', '')}({' '.join(_strings(block.get('input')))})")
+        elif kind == "tool_result":
+            parts.extend(_strings(block.get("content")))
+        else:
+            parts.extend(
+                _strings({k: v for k, v in block.items() if k not in ("type", "id", "source")})
+            )
+    return " ".join(p for p in parts if p)
+
+
+# --- matching ----------------------------------------------------------------------------
+
+
+def is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def looks_like_identifier(q: str) -> bool:
+    """A path, dotted name or snake/kebab identifier: matched as a substring too.
+
+    >>> looks_like_identifier("api.py"), looks_like_identifier("lost constraint")
+    (True, False)
+    """
+    return len(q) >= 3 and bool(_IDENTIFIER.match(q))
+
+
+_QUERY_PART = re.compile(r'(-?)"([^"]+)"|(-?)(\S+)')
+
+
+def _like_all(field: str, q: str) -> Q:
+    """The SQLite fallback: every word or "quoted phrase" as a substring, ``-word`` excluded."""
+    match = Q()
+    for neg_phrase, phrase, neg_word, word in _QUERY_PART.findall(q):
+        text = phrase or word
+        part = Q(**{f"{field}__icontains": text})
+        escaped = json.dumps(text)[1:-1]  # JSON columns on SQLite hold "não" as "n\u00e3o"
+        if escaped != text:
+            part |= Q(**{f"{field}__icontains": escaped})
+        match &= ~part if neg_phrase or neg_word else part
+    return match
+
+
+class _Sql(Func):
+    """A fixed SQL template over named columns (compiled with their aliases) and parameters."""
+
+    def __init__(
+        self, template: str, *, params: tuple[Any, ...] = (), output_field: Any = None, **cols: str
+    ) -> None:
+        self.sql_template, self.names, self.params = template, list(cols), params
+        super().__init__(*[F(c) for c in cols.values()], output_field=output_field)
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:  # type: ignore[override]
+        compiled, params = {}, []
+        for name, expression in zip(self.names, self.get_source_expressions(), strict=True):
+            sql_text, sql_params = compiler.compile(expression)
+            compiled[name] = sql_text
+            params.extend(sql_params)
+        return self.sql_template.format(**compiled, q="%s"), [*params, *self.params]
+
+
+class _DocumentMatch(_Sql):
+    """``search_document @@ query``. The column is the database's own (generated, not
+    modelled: see ``search_sql.py``), so it is addressed beside the text it is made from,
+    under the same table alias."""
+
+    def __init__(self, q: str, *, beside: str) -> None:
+        super().__init__(
+            f"{{document}} @@ {sql.QUERY}",
+            params=(q,),
+            output_field=BooleanField(),
+            document=beside,
+        )
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:  # type: ignore[override]
+        text, params = super().as_sql(compiler, connection, **extra)
+        column = compiler.compile(self.get_source_expressions()[0])[0]
+        alias = column.rsplit(".", 1)[0]
+        return text.replace(column, f'{alias}."{sql.COLUMN}"', 1), params
+
+
+def _message_match(q: str) -> Q:
+    if not is_postgres():
+        return _like_all("content", q)
+    return Q(_DocumentMatch(q, beside="content"))
+
+
+def _summary_match(q: str) -> Q:
+    if not is_postgres():
+        return _like_all("summary", q)
+    return Q(_DocumentMatch(q, beside="summary"))
+
+
+def _session_match(q: str) -> Q:
+    # Sessions are few beside messages and their own fields short: substrings are cheap to
+    # scan, and catch words inside paths and branch names ("tarifa" in "feature/tarifa-nova").
+    return (
+        Q(external_id__icontains=q)
+        | Q(agent__icontains=q)
+        | Q(title__icontains=q)
+        | Q(metadata__icontains=q)
+    )
+
+
+def query_clean(q: str) -> str:
+    """The query as searched: trimmed, without NUL (PostgreSQL text cannot hold it)."""
+    return q.replace("\x00", "").strip()
+
+
+def sessions_matching(sessions: QuerySet[AgentSession], q: str) -> QuerySet[AgentSession]:
+    """Sessions whose id, agent, title, metadata, messages or summaries match ``q``."""
+    q = query_clean(q)
+    # Uncorrelated IN subqueries: each is one GIN index lookup, hashed, whatever the list's
+    # other filters, where a correlated EXISTS could be re-run for every session.
+    messages = Message.objects.filter(_message_match(q)).order_by().values("session_id")
+    summaries = CompactionEvent.objects.filter(_summary_match(q)).order_by().values("session_id")
+    return sessions.filter(_session_match(q) | Q(pk__in=messages) | Q(pk__in=summaries))
+
+
+# --- snippets ----------------------------------------------------------------------------
+
+
+def _terms(q: str) -> list[str]:
+    words = [w.strip("\"'-") for w in _WORD.findall(q.lower())]
+    return [w for w in words if w and w not in ("or", "and")]
+
+
+def _window(text: str, q: str) -> str:
+    """A bounded stretch of ``text`` around the first hit, so long tool results stay cheap."""
+    lowered = text.lower()
+    found = [i for i in (lowered.find(t) for t in [q.lower(), *_terms(q)]) if i >= 0]
+    at = min(found) if found else 0
+    start = max(0, at - WINDOW_BEFORE)
+    cut = text[start : at + WINDOW_AFTER]
+    return ("…" if start else "") + cut + ("…" if at + WINDOW_AFTER < len(text) else "")
+
+
+def _plain_marks(text: str, q: str) -> str:
+    """Mark every case-insensitive occurrence of the query (or of its words) in a short clip."""
+    needles = [q] if looks_like_identifier(q) or not _terms(q) else _terms(q)
+    pattern = re.compile("|".join(re.escape(n) for n in needles if n), re.IGNORECASE)
+    first = pattern.search(text)
+    at = first.start() if first else 0
+    start = max(0, at - PLAIN_SNIPPET_CHARS // 3)
+    clip = text[start : start + PLAIN_SNIPPET_CHARS]
+    marked = pattern.sub(lambda m: f"{START}{m.group(0)}{STOP}", clip)
+    return (
+        ("…" if start else "") + marked + ("…" if start + PLAIN_SNIPPET_CHARS < len(text) else "")
+    )
+
+
+def headlines(texts: list[str], q: str) -> list[Segments]:
+    """Snippets for each text, with the query's hits marked (``ts_headline`` on PostgreSQL)."""
+    clean = [_MARKERS.sub("", t) for t in texts]
+    windows = [_window(t, q) for t in clean]
+    if not texts:
+        return []
+    if not is_postgres():
+        return [snippet_segments(_plain_marks(w, q)) for w in windows]
+    shielded = [w.replace("<", LT).replace(">", GT) for w in windows]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT ts_headline('simple'::regconfig, t, websearch_to_tsquery('simple', %s), %s) "
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS x(t, n) ORDER BY n",
+            [q, HEADLINE_OPTIONS, shielded],
+        )
+        marked = [
+            _JOINED_MARKS.sub(r"\1", row[0]).replace(LT, "<").replace(GT, ">")
+            for row in cursor.fetchall()
+        ]
+    out = []
+    for window, headline in zip(windows, marked, strict=True):
+        if START not in headline:
+            # Matched as a substring (or only on a block type): mark it in Python.
+            headline = _plain_marks(window, q)
+        out.append(snippet_segments(headline))
+    return out
+
+
+# --- the three kinds of hit ---------------------------------------------------------------
+
+
+def message_hits(
+    *, sessions: QuerySet[AgentSession], q: str, offset: int = 0, limit: int = 50
+) -> SearchPage:
+    """Matching messages, the most recently stored first.
+
+    Newest-first by primary key lets PostgreSQL walk the key index backwards and stop at the
+    page's last hit when a word is everywhere, or take the GIN index when it is rare."""
+    q = query_clean(q)
+    matches = Message.objects.filter(
+        _message_match(q), session__in=sessions.order_by().values("pk")
+    ).order_by()
+    ids = list(matches.order_by("-pk").values_list("pk", flat=True)[offset : offset + limit])
+    rows = {m.pk: m for m in Message.objects.filter(pk__in=ids).select_related("session")}
+    ordered = [rows[pk] for pk in ids]
+    snippets = headlines([content_text(m.content) for m in ordered], q)
+    hits = [
+        SearchHit("message", m.session, m.seq, m.role, segments)
+        for m, segments in zip(ordered, snippets, strict=True)
+    ]
+    count, capped = _count(hits, offset, limit, matches)
+    return SearchPage(hits=hits, count=count, count_capped=capped)
+
+
+def summary_hits(
+    *, sessions: QuerySet[AgentSession], q: str, offset: int = 0, limit: int = 20
+) -> SearchPage:
+    q = query_clean(q)
+    matches = CompactionEvent.objects.filter(
+        _summary_match(q), session__in=sessions.order_by().values("pk")
+    ).order_by()
+    events = list(matches.select_related("session").order_by("-pk")[offset : offset + limit])
+    snippets = headlines([e.summary for e in events], q)
+    hits = [
+        SearchHit("summary", e.session, e.seq, "summary", segments)
+        for e, segments in zip(events, snippets, strict=True)
+    ]
+    count, capped = _count(hits, offset, limit, matches)
+    return SearchPage(hits=hits, count=count, count_capped=capped)
+
+
+def _count(
+    hits: list[SearchHit], offset: int, limit: int, matches: QuerySet[Any]
+) -> tuple[int, bool]:
+    """How many matches, counted up to COUNT_CAP (a common word must not count every row)."""
+    if len(hits) < limit and (hits or not offset):
+        return offset + len(hits), False  # a short page ends the results
+    counted = matches.order_by()[: max(COUNT_CAP, offset + limit) + 1].count()
+    cap = max(COUNT_CAP, offset + limit)
+    return min(counted, cap), counted > cap
+
+
+def _session_text(session: AgentSession) -> str:
+    metadata = json.dumps(session.metadata, ensure_ascii=False) if session.metadata else ""
+    return " · ".join(p for p in (session.title, session.external_id, session.agent, metadata) if p)
+
+
+def session_hits(
+    *, sessions: QuerySet[AgentSession], q: str, offset: int = 0, limit: int = 20
+) -> SearchPage:
+    """Sessions whose own fields match, most recently updated first. Their fields are matched
+    by a scan, so the ids (up to the count's cap) come from that one scan and count too."""
+    q = query_clean(q)
+    cap = max(COUNT_CAP, offset + limit)
+    ids = list(
+        sessions.filter(_session_match(q))
+        .order_by("-updated_at", "-pk")
+        .values_list("pk", flat=True)[: cap + 1]
+    )
+    page_ids = ids[offset : offset + limit]
+    rows = {s.pk: s for s in AgentSession.objects.filter(pk__in=page_ids).select_related("project")}
+    found = [rows[pk] for pk in page_ids]
+    snippets = headlines([_session_text(s) for s in found], q)
+    hits = [
+        SearchHit("session", s, None, "session", segments)
+        for s, segments in zip(found, snippets, strict=True)
+    ]
+    return SearchPage(hits=hits, count=min(len(ids), cap), count_capped=len(ids) > cap)

@@ -1,0 +1,48 @@
+"""The content search page: hits with snippets, each opening the exact message."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from sessions import search, selectors
+from sessions.forms import SessionFilterForm
+
+HITS_PER_PAGE = 50
+OTHER_HITS = 10
+
+
+@login_required
+def search_page(request: HttpRequest) -> HttpResponse:
+    """``/search/?q=…`` plus any of the list's filters, which narrow the sessions searched."""
+    projects = selectors.projects_for_user(request.user)
+    form = SessionFilterForm(request.GET)
+    filters = dict(form.cleaned_data) if form.is_valid() else {}
+    q = (filters.pop("q", "") or "").strip()
+    context: dict[str, object] = {"form": form, "q": q}
+    if q:
+        # Every session the filters allow, subagents included; the query is matched below.
+        sessions = selectors.session_search(
+            projects=projects, filters={**filters, "subagents": True}
+        )
+        number = request.GET.get("page", "1")
+        page_number = int(number) if number.isdigit() and int(number) > 0 else 1
+        messages = search.message_hits(
+            sessions=sessions,
+            q=q,
+            offset=(page_number - 1) * HITS_PER_PAGE,
+            limit=HITS_PER_PAGE,
+        )
+        params = request.GET.copy()
+        params.pop("page", None)
+        context.update(
+            message_hits=messages,
+            summary_hits=search.summary_hits(sessions=sessions, q=q, limit=OTHER_HITS),
+            session_hits=search.session_hits(sessions=sessions, q=q, limit=OTHER_HITS),
+            page=Paginator(range(messages.count), HITS_PER_PAGE).get_page(page_number),
+            extra_query=params.urlencode(),
+            list_query=request.GET.urlencode(),
+        )
+    return render(request, "sessions/search.html", context)

@@ -1,0 +1,124 @@
+"""Web upload of a Claude Code transcript from the empty sessions list."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from sessions.models import AgentSession, Message, Role
+from tests.factories import make_project, make_user
+from tests.importers.corpus import SPOTTER
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(not SPOTTER.exists(), reason="shared corpus not mounted"),
+]
+
+SHORT = SPOTTER / "short.jsonl"
+
+
+def _upload(name: str, data: bytes) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, data, content_type="application/octet-stream")
+
+
+def test_empty_list_offers_the_import_command_and_an_upload(client: Client) -> None:
+    project = make_project(name="acme")
+    client.force_login(make_user(project=project, role=Role.ENGINEER))
+    body = client.get("/", HTTP_HOST="localhost:8123").content.decode()
+    assert "manage.py import_claude_code ~/.claude/projects/&lt;project&gt;/ --project acme" in body
+    assert 'action="/imports/claude-code/"' in body
+    assert 'type="file"' in body
+    assert "curl -X POST http://localhost:8123/api/v1/sessions/my-run/events" in body
+    assert ":8000" not in body
+
+
+def test_viewers_see_the_command_but_no_upload(client: Client) -> None:
+    client.force_login(make_user(project=make_project(), role=Role.VIEWER))
+    body = client.get("/").content.decode()
+    assert "import_claude_code" in body
+    assert 'type="file"' not in body
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_upload_imports_the_transcript_and_shows_its_report(client: Client, gzipped: bool) -> None:
+    project = make_project()
+    client.force_login(make_user(project=project, role=Role.ENGINEER))
+    data = SHORT.read_bytes()
+    name = "short.jsonl.gz" if gzipped else "short.jsonl"
+    response = client.post(
+        "/imports/claude-code/",
+        {"project": project.pk, "file": _upload(name, gzip.compress(data) if gzipped else data)},
+    )
+    assert response.status_code == 200
+    session = AgentSession.objects.get(project=project)
+    stored = Message.objects.filter(session=session).count()
+    assert stored > 0
+    body = response.content.decode()
+    assert f'href="/sessions/{session.pk}/"' in body
+    assert f'<td class="num">{stored}</td>' in body
+    assert name in body
+
+
+def test_upload_needs_the_engineer_role(client: Client) -> None:
+    project = make_project()
+    client.force_login(make_user(project=project, role=Role.VIEWER))
+    response = client.post(
+        "/imports/claude-code/",
+        {"project": project.pk, "file": _upload("a.jsonl", SHORT.read_bytes())},
+    )
+    assert response.status_code == 403
+    assert not AgentSession.objects.exists()
+
+
+def test_upload_into_another_users_project_is_refused(client: Client) -> None:
+    theirs = make_project()
+    client.force_login(make_user(project=make_project(), role=Role.ADMIN))
+    response = client.post(
+        "/imports/claude-code/",
+        {"project": theirs.pk, "file": _upload("a.jsonl", SHORT.read_bytes())},
+    )
+    assert response.status_code == 400
+    assert "project: choose one of your projects" in response.content.decode()
+    assert not AgentSession.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("files", "error"),
+    [
+        ({}, "file: choose a Claude Code transcript (.jsonl or .jsonl.gz)"),
+        (
+            {"file": _upload("notes.txt", b"hello")},
+            "file: notes.txt is not a .jsonl or .jsonl.gz transcript",
+        ),
+    ],
+)
+def test_bad_uploads_get_a_clear_error_and_store_nothing(client: Client, files, error: str) -> None:  # type: ignore[no-untyped-def]
+    project = make_project()
+    client.force_login(make_user(project=project, role=Role.ENGINEER))
+    response = client.post("/imports/claude-code/", {"project": project.pk, **files})
+    assert response.status_code == 400
+    assert error in response.content.decode()
+    assert not AgentSession.objects.exists()
+
+
+def test_a_file_that_is_not_a_transcript_is_refused_with_the_importers_reason(
+    client: Client,
+) -> None:
+    project = make_project()
+    client.force_login(make_user(project=project, role=Role.ENGINEER))
+    response = client.post(
+        "/imports/claude-code/",
+        {"project": project.pk, "file": _upload("x.jsonl", b"\x00\x01binary")},
+    )
+    assert response.status_code == 400
+    assert "binary file" in response.content.decode()
+    assert not AgentSession.objects.exists()
+
+
+def test_upload_page_needs_login_and_post(client: Client) -> None:
+    assert client.post("/imports/claude-code/").status_code == 302
+    client.force_login(make_user(project=make_project()))
+    assert client.get("/imports/claude-code/").status_code == 405

@@ -213,3 +213,4 @@ from compaction.alert_models import (  # noqa: E402, F401
     Webhook,
     WebhookDelivery,
 )
+from compaction.team_models import Comment, CommentRevision, SavedFilter  # noqa: E402,F401

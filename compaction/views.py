@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from compaction import alert_selectors, charts, selectors, services
+from compaction import alert_selectors, charts, selectors, services, team
 from compaction.engine import sections
 from compaction.engine.names import Stage
 from compaction.forms import ExperimentForm, PolicyForm
@@ -95,6 +95,7 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
         "next_messages": Message.objects.filter(session=session, seq__gte=span.seq).order_by("seq")[
             :3
         ],
+        "comments": team.comments_for(session=session, span=span),
     }
     return render(request, "compaction/span_detail.html", context)
 

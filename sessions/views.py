@@ -10,7 +10,7 @@ from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from compaction import alert_selectors, charts
+from compaction import alert_selectors, charts, team
 from compaction import selectors as compaction_selectors
 from compaction.engine.analysis import DEFAULT_WINDOW
 from compaction.engine.messages import is_prompt, message_from_wire
@@ -92,6 +92,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "extra_query": _query_without(request, "page"),
             "sort_query": _query_without(request, "page", "sort"),
             "filtered": any(v not in (None, "") for k, v in filters.items() if k != "sort"),
+            "saved_filters": team.saved_filters_for(user=request.user),
+            "filter_query": team.filter_query_clean(request.GET.urlencode()),
         },
     )
 
@@ -145,6 +147,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "figure": figure,
         "point_count": len(analysis.curve) if analysis else 0,
         "replays": session.replays.order_by("-created_at")[:10],
+        "comments": team.comments_for(session=session),
     }
     return render(request, "sessions/session_detail.html", context)
 

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.browser
 
 
 def background(page: Page) -> str:
-    return page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+    return page.evaluate("() => getComputedStyle(document.documentElement).backgroundColor")
 
 
 def test_dark_mode_follows_the_system_until_the_toggle_picks_and_remembers(

@@ -25,6 +25,12 @@
     var target = button.getAttribute("data-copy-link");
     var url = new URL(target || window.location.href, window.location.href).href;
     var status = document.querySelector(".copy-status");
+    if (!status) {
+      status = document.createElement("span");
+      status.className = "copy-status";
+      status.setAttribute("role", "status");
+      button.insertAdjacentElement("afterend", status);
+    }
     button.setAttribute("data-copied-url", url);
     copy(url).then(
       function () { if (status) status.textContent = "Link copied: " + url; },

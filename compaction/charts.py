@@ -252,7 +252,7 @@ def token_curve(
                 "range": y_range(peak, [v for v, *_ in limits if v]),
                 "tickformat": ",d",
             },
-            "legend": {"orientation": "h", "y": -0.22},
+            "legend": {"orientation": "h", "y": -0.2, "yanchor": "top"},
             "hovermode": "closest",
             "shapes": shapes,
             "annotations": notes,

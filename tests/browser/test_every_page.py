@@ -82,7 +82,7 @@ def site(project: Project) -> Site:
     return Site(
         project=project,
         session=session,
-        span_pk=session.compaction_spans.order_by("seq").first().pk,
+        span_pk=session.compaction_spans.filter(replay=None).order_by("seq").first().pk,
         replay=replay,
         experiment=experiment,
         alert=Alert.objects.filter(session=session).first(),

@@ -78,6 +78,19 @@ def _split_estimated(points: Sequence[Point]) -> tuple[list[Point], list[Point]]
     return reported, estimated
 
 
+# Where each limit's label sits, so labels of close limits never overprint: the window on the
+# right above its line, the hard limit on the left above its line, the soft limit on the left
+# below its line (soft < hard, so the two left labels face away from each other).
+LABEL_PLACES = {
+    "window": {"x": 1, "xanchor": "right", "yanchor": "bottom"},
+    "hard limit": {"x": 0, "xanchor": "left", "yanchor": "bottom"},
+    "soft limit": {"x": 0, "xanchor": "left", "yanchor": "top"},
+}
+# A limit is drawn when it is at most this many times the data's peak; otherwise the y axis
+# would be scaled to the limit and a session at 2 % of its window would be a flat line.
+LIMIT_IN_RANGE = 1.6
+
+
 def _limit_line(
     value: int, label: str, color: str, dash: str
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -92,15 +105,41 @@ def _limit_line(
     }
     note = {
         "xref": "paper",
-        "x": 1,
         "y": value,
-        "xanchor": "right",
-        "yanchor": "bottom",
+        **LABEL_PLACES.get(label, LABEL_PLACES["window"]),
         "text": f"{label} {value:,}",
         "showarrow": False,
         "font": {"size": 11, "color": color},
     }
     return shape, note
+
+
+def _off_scale_note(limits: Sequence[tuple[str, int]]) -> dict[str, Any]:
+    """One line above the plot naming the limits too far above the data to draw."""
+    return {
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0,
+        "y": 1,
+        "xanchor": "left",
+        "yanchor": "bottom",
+        "text": "off scale: " + ", ".join(f"{label} {value:,}" for label, value in limits),
+        "showarrow": False,
+        "font": {"size": 11, "color": "#5d6673"},
+    }
+
+
+def y_range(peak: float, limits: Iterable[int]) -> list[float]:
+    """The y axis from 0 to a little above the data and the limits drawn with it.
+
+    >>> y_range(4_000, [200_000])
+    [0, 4400.0]
+    >>> y_range(150_000, [200_000])
+    [0, 212000.0]
+    """
+    drawn = [v for v in limits if v <= max(peak, 1) * LIMIT_IN_RANGE]
+    top = max([peak, *drawn]) or 1
+    return [0, round(top * (1.06 if drawn and max(drawn) >= peak else 1.1), 1)]
 
 
 def compaction_markers(spans: Iterable[Mapping[str, Any]], *, name: str) -> dict[str, Any]:
@@ -173,24 +212,47 @@ def token_curve(
         marker["marker"]["symbol"] = "triangle-down-open"
         marker["marker"]["color"] = REPLAYED
         data.append(marker)
-    shapes, notes = [], []
-    for value, label, color, dash in (
+    peak = max(
+        [
+            float(y)
+            for trace in data
+            if trace.get("visible") != "legendonly"
+            for y in trace.get("y", [])
+            if y is not None
+        ]
+        or [0.0]
+    )
+    shapes, notes, off_scale = [], [], []
+    limits = [
         (window, "window", "#1b1f24", "solid"),
         (hard_limit, "hard limit", FAILED, "dash"),
         (soft_limit, "soft limit", OK, "dot"),
-    ):
-        if value:
-            shape, note = _limit_line(value, label, color, dash)
-            shapes.append(shape)
-            notes.append(note)
+    ]
+    for value, label, color, dash in limits:
+        if not value:
+            continue
+        if value > max(peak, 1) * LIMIT_IN_RANGE:
+            off_scale.append((label, value))
+            continue
+        shape, note = _limit_line(value, label, color, dash)
+        shapes.append(shape)
+        notes.append(note)
+    if off_scale:
+        notes.append(_off_scale_note(off_scale))
     return {
         "data": data,
         "layout": {
-            "margin": {"l": 64, "r": 16, "t": 12, "b": 44},
-            "height": 360,
+            # The top margin leaves room for Plotly's modebar and the off-scale note, so
+            # neither covers a limit's label.
+            "margin": {"l": 64, "r": 16, "t": 34, "b": 44},
+            "height": 380,
             "xaxis": {"title": {"text": "message seq"}, "zeroline": False},
-            "yaxis": {"title": {"text": "tokens"}, "rangemode": "tozero", "tickformat": ",d"},
-            "legend": {"orientation": "h", "y": -0.22},
+            "yaxis": {
+                "title": {"text": "tokens"},
+                "range": y_range(peak, [v for v, *_ in limits if v]),
+                "tickformat": ",d",
+            },
+            "legend": {"orientation": "h", "y": -0.2, "yanchor": "top"},
             "hovermode": "closest",
             "shapes": shapes,
             "annotations": notes,
@@ -200,42 +262,73 @@ def token_curve(
     }
 
 
+# Label positions taken in turn by neighbouring points, so tags of close points fan out.
+TEXT_POSITIONS = ("top center", "bottom center", "middle right", "middle left")
+
+
+def scatter_tags(points: Sequence[tuple[float, float]]) -> tuple[list[str], list[str]]:
+    """Tags "#1", "#2"... for points; points drawn at the same place share one tag ("#1 #3")
+    and the others get none, so no two tags are printed on top of each other.
+
+    >>> scatter_tags([(10, 0.5), (20, 0.9), (10, 0.5)])
+    (['#1 #3', '#2', ''], ['top center', 'bottom center', 'top center'])
+    """
+    first_at: dict[tuple[float, float], int] = {}
+    tags: list[str] = []
+    for i, (x, y) in enumerate(points):
+        key = (round(x, -2), round(y, 2))
+        if key in first_at:
+            tags[first_at[key]] += f" #{i + 1}"
+            tags.append("")
+        else:
+            first_at[key] = i
+            tags.append(f"#{i + 1}")
+    places = []
+    slot = 0
+    for tag in tags:
+        places.append(TEXT_POSITIONS[slot % len(TEXT_POSITIONS)] if tag else "top center")
+        slot += 1 if tag else 0
+    return tags, places
+
+
 def savings_vs_retention(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Experiment summary: input tokens saved against retention score, one point per policy."""
+    xs = [r.get("input_tokens_saved") or 0 for r in rows]
+    # A policy that never summarized lost nothing to a summary: drawn at 100%.
+    ys = [1.0 if r.get("retention_score") is None else r["retention_score"] for r in rows]
+    tags, places = scatter_tags(list(zip(xs, ys, strict=True)))
     return {
         "data": [
             {
                 "type": "scatter",
                 "mode": "markers+text",
-                "x": [r.get("input_tokens_saved") or 0 for r in rows],
-                # A policy that never summarized lost nothing to a summary: drawn at 100%.
-                "y": [
-                    1.0 if r.get("retention_score") is None else r["retention_score"] for r in rows
-                ],
+                "x": xs,
+                "y": ys,
                 # Short tags on the chart (the table beside it numbers its rows the same way);
                 # the full policy shows on hover.
-                "text": [f"#{i}" for i in range(1, len(rows) + 1)],
+                "text": tags,
+                "customdata": [f"#{i}" for i in range(1, len(rows) + 1)],
                 "hovertext": [
                     r.get("label", "")
                     + (" (no summary)" if r.get("retention_score") is None else "")
                     for r in rows
                 ],
-                "textposition": "top center",
+                "textposition": places,
                 "cliponaxis": False,
                 "marker": {"size": 12, "color": OBSERVED},
                 "hovertemplate": (
-                    "%{text} %{hovertext}<br>saved %{x:,} tokens<br>retention %{y:.0%}"
+                    "%{customdata} %{hovertext}<br>saved %{x:,} tokens<br>retention %{y:.0%}"
                     "<extra></extra>"
                 ),
             }
         ],
         "layout": {
-            "margin": {"l": 64, "r": 48, "t": 16, "b": 48},
+            "margin": {"l": 64, "r": 48, "t": 34, "b": 48},
             "height": 340,
             "xaxis": {"title": {"text": "input tokens saved"}, "tickformat": ",d"},
             "yaxis": {
                 "title": {"text": "retention score"},
-                "range": [0, 1.05],
+                "range": [0, 1.12],
                 "tickformat": ".0%",
             },
             "plot_bgcolor": "#fff",

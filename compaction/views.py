@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from compaction import alert_selectors, charts, findings, selectors, services
+from compaction import alert_selectors, charts, findings, selectors, services, team
 from compaction.engine import sections
 from compaction.engine.names import Stage, Unit
 from compaction.forms import ExperimentForm, FindingFilterForm, PolicyForm
@@ -107,6 +107,7 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
         "lost": [item for item in retention if not item["kept"]],
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
         "next_messages": next_messages,
+        "comments": team.comments_for(session=session, span=span),
     }
     return render(request, "compaction/span_detail.html", context)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from sessions.filters import SORTS
+from sessions.filters import PERIOD_LABELS, SORTS
 
 
 class SessionFilterForm(forms.Form):
@@ -17,6 +17,11 @@ class SessionFilterForm(forms.Form):
     )
     started_before = forms.DateField(
         required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    period = forms.ChoiceField(
+        required=False,
+        label="Updated",
+        choices=[("", "Any time"), *PERIOD_LABELS.items()],
     )
     compacted = forms.ChoiceField(
         required=False,

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from sessions import search
 from sessions.errors import NotFound
-from sessions.filters import SORTS
+from sessions.filters import PERIODS, SORTS
 from sessions.models import AgentSession, Message, Project
 
 
@@ -55,6 +55,8 @@ def session_search(
         sessions = sessions.filter(started_at__gte=_day(after))
     if before := filters.get("started_before"):
         sessions = sessions.filter(started_at__lte=_day(before, end=True))
+    if period := filters.get("period"):  # relative range: "last 24 h / 7 d / 30 d"
+        sessions = sessions.filter(updated_at__gte=timezone.now() - PERIODS[period])
     if filters.get("compacted") == "yes":
         sessions = sessions.filter(compaction_count__gt=0)
     elif filters.get("compacted") == "no":

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sessions import import_views, policy_views, project_views, search_views, views
+from sessions import export_views, import_views, policy_views, project_views, search_views, views
 
 app_name = "sessions"
 
@@ -8,6 +8,18 @@ urlpatterns = [
     path("", views.session_list, name="list"),
     path("search/", search_views.search_page, name="search"),
     path("imports/claude-code/", import_views.transcript_upload, name="import-upload"),
+    # ---- exports (sessions/export_views.py) ----
+    path("sessions/export.<str:fmt>", export_views.session_list_export, name="list-export"),
+    path(
+        "sessions/<int:pk>/curve.<str:fmt>",
+        export_views.session_curve_export,
+        name="curve-export",
+    ),
+    path(
+        "sessions/<int:pk>/spans.<str:fmt>",
+        export_views.session_spans_export,
+        name="spans-export",
+    ),
     path("sessions/<int:pk>/", views.session_detail, name="detail"),
     path("sessions/<int:pk>/delete/", views.session_delete, name="delete"),
     path("sessions/<int:pk>/analysis-status/", views.analysis_status, name="analysis-status"),

@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from compaction import alert_selectors, charts
+from compaction import alert_selectors, charts, team
 from compaction import selectors as compaction_selectors
 from compaction.engine.analysis import DEFAULT_WINDOW
 from compaction.engine.messages import is_prompt, message_from_wire
@@ -114,6 +114,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
                 import_views.upload_projects(request.user) if not rows and not filtered else []
             ),
             "site_url": request.build_absolute_uri("/").rstrip("/"),
+            "saved_filters": team.saved_filters_for(user=request.user),
+            "filter_query": team.filter_query_clean(request.GET.urlencode()),
         },
     )
 
@@ -177,6 +179,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "jump_seq": int(request.GET["seq"]) if request.GET.get("seq", "").isdigit() else None,
         "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),
         "subagents": selectors.subagent_tree(session=session),
+        "comments": team.comments_for(session=session),
     }
     return render(request, "sessions/session_detail.html", context)
 

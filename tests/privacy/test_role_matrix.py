@@ -119,6 +119,13 @@ def _new_key(w: World) -> str:
     return f"/projects/{w.project.pk}/keys/{key.pk}/revoke/"
 
 
+def _comment(w: World) -> str:
+    from compaction import team
+
+    comment = team.comment_create(session=w.session, span=None, author=make_user(), body="first")
+    return f"/sessions/{w.session.pk}/comments/{comment.pk}/edit/"
+
+
 def _alert(w: World) -> int:
     alert = Alert.objects.filter(session=w.session).order_by("pk").first()
     assert alert is not None, "the summary's CPF raises a personal_data alert"
@@ -290,6 +297,47 @@ PAGES: dict[str, list[PageRule]] = {
     ],
     "sessions:delete": [PageRule("get", lambda w: f"/sessions/{w.session.pk}/delete/", Role.ADMIN)],
     "sessions:policy": [PageRule("get", lambda w: f"/projects/{w.project.pk}/policy/", Role.ADMIN)],
+    "compaction:comment-create": [
+        PageRule(
+            "post",
+            lambda w: f"/sessions/{w.session.pk}/comments/",
+            Role.VIEWER,
+            ok=302,
+            data=lambda w: {"body": "looked at this"},
+        )
+    ],
+    # every member is sent back to the page; only the author's edit is kept (tests/compaction/
+    # test_team.py::test_only_the_author_can_edit_and_an_empty_comment_is_refused)
+    "compaction:comment-edit": [
+        PageRule("post", _comment, Role.VIEWER, ok=302, data=lambda w: {"body": "changed"})
+    ],
+    "compaction:filter-save": [
+        PageRule(
+            "post", lambda w: "/filters/", ANY, ok=302, data=lambda w: {"name": "n", "query": "q=x"}
+        )
+    ],
+    "compaction:filter-delete": [
+        PageRule("post", lambda w: "/filters/999999/delete/", ANY, ok=302)
+    ],
+    "sessions:curve-export": [
+        PageRule("get", lambda w: f"/sessions/{w.session.pk}/curve.csv", Role.VIEWER)
+    ],
+    "sessions:spans-export": [
+        PageRule("get", lambda w: f"/sessions/{w.session.pk}/spans.json", Role.VIEWER)
+    ],
+    "sessions:list-export": [PageRule("get", lambda w: "/sessions/export.csv", ANY)],
+    "sessions:search": [PageRule("get", lambda w: "/search/?q=turn", ANY)],
+    "sessions:import-upload": [
+        # the engineer gets as far as "choose a file"; an outsider's project is not among theirs
+        PageRule(
+            "post",
+            lambda w: "/imports/claude-code/",
+            Role.ENGINEER,
+            ok=400,
+            data=lambda w: {"project": w.project.pk},
+            outsider=400,
+        )
+    ],
 }
 
 # Routes outside the role matrix, each with the door that guards it.
@@ -440,6 +488,7 @@ API_ROUTES: list[tuple[str, str, Callable[[World], str], Any, int, int]] = [
     ("POST", "/imports/claude-code", lambda w: "/api/v1/imports/claude-code", "", 400, 400),
     ("POST", "otlp", lambda w: "/v1/traces", {"resourceSpans": []}, 200, 200),
     ("GET", "/alerts", lambda w: "/api/v1/alerts", None, 200, 200),
+    ("GET", "/search", lambda w: "/api/v1/search?q=turn", None, 200, 200),
     (
         "POST",
         "/alerts/{alert_id}/acknowledge",

@@ -192,6 +192,7 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
             [observed_compaction(e) for e in events],
             probes=engine_probes(session),
             context_window=_window(session),
+            judge=retention_judge(project=session.project),
         )
     except DatabaseError:
         raise  # infrastructure: the task retries
@@ -338,6 +339,23 @@ def _claim(run_id: int) -> ReplayRun | None:
     return ReplayRun.objects.select_related("session__project").get(pk=run_id)
 
 
+def retention_judge(*, project: Project) -> evals.Judge | None:
+    """The LLM judge of retention for the project's observed and replayed spans, or None (the
+    default: offline checks only). It sends trace content out, so it needs the project's
+    switches for external models and for the judge, and ANTHROPIC_API_KEY."""
+    if not (project.judge_retention and project.allow_external_models):
+        return None
+    if not settings.ANTHROPIC_API_KEY:
+        return None
+    from compaction.engine import anthropic
+
+    return anthropic.AnthropicJudge(
+        api_key=settings.ANTHROPIC_API_KEY,
+        model=settings.ANTHROPIC_MODEL,
+        base_url=settings.ANTHROPIC_BASE_URL or None,
+    )
+
+
 def _summarizer(run: ReplayRun) -> Any:
     if run.summarizer not in EXTERNAL_SUMMARIZERS:
         return None  # the engine builds the offline one from the policy
@@ -397,6 +415,7 @@ def replay_run_execute(*, run_id: int) -> None:
             context_window=_window(session),
             summarizer=_summarizer(run),
             progress=progress,
+            judge=retention_judge(project=run.session.project),
         )
     except DatabaseError:
         raise  # infrastructure: the task retries

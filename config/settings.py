@@ -231,6 +231,8 @@ ANALYSIS_STALE_SECONDS = env_int("ANALYSIS_STALE_SECONDS", 60)
 DATABASE_RETRY_AFTER_SECONDS = env_int("DATABASE_RETRY_AFTER_SECONDS", 5)
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")
 ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL", "claude-sonnet-4-5")
+# Empty: the SDK's default endpoint. Set for a proxy or gateway in front of the Anthropic API.
+ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL", "")
 
 # Privacy: the server secret of the keyed hash (HMAC-SHA256) that findings and subject searches
 # store instead of a personal value. Empty: derived from SECRET_KEY (compaction/findings.py).

@@ -87,3 +87,8 @@ class ProjectPolicyForm(forms.Form):
         required=False,
         label="Allow sending trace content to an external model (e.g. the Anthropic API)",
     )
+    judge_retention = forms.BooleanField(
+        required=False,
+        label="Check retention with an LLM judge where the offline check finds nothing "
+        "(needs the switch above and ANTHROPIC_API_KEY)",
+    )

@@ -25,6 +25,12 @@ class Project(models.Model):
         help_text="Allow sending trace content to an external model (e.g. the Anthropic API) "
         "for summaries and judgements. Off by default for LGPD.",
     )
+    judge_retention = models.BooleanField(
+        default=False,
+        help_text="Ask an LLM judge (the Anthropic API) about facts the offline check did not "
+        "find, for observed and replayed compactions. Needs allow_external_models and "
+        "ANTHROPIC_API_KEY; its tokens are recorded.",
+    )
     retention_days = models.PositiveIntegerField(
         null=True,
         blank=True,

@@ -25,6 +25,7 @@ def project_policy(request: HttpRequest, pk: int) -> HttpResponse:
         "retention_days": project.retention_days,
         "mask_at_ingest": project.mask_at_ingest,
         "allow_external_models": project.allow_external_models,
+        "judge_retention": project.judge_retention,
     }
     form = ProjectPolicyForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():

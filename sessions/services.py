@@ -413,6 +413,7 @@ def project_policy_update(
     retention_days: int | None,
     mask_at_ingest: bool,
     allow_external_models: bool,
+    judge_retention: bool = False,
 ) -> Project:
     """Set a project's privacy policy (the admin's project policy page)."""
     if retention_days is not None and retention_days < 1:
@@ -420,7 +421,15 @@ def project_policy_update(
     project.retention_days = retention_days
     project.mask_at_ingest = mask_at_ingest
     project.allow_external_models = allow_external_models
-    project.save(update_fields=["retention_days", "mask_at_ingest", "allow_external_models"])
+    project.judge_retention = judge_retention
+    project.save(
+        update_fields=[
+            "retention_days",
+            "mask_at_ingest",
+            "allow_external_models",
+            "judge_retention",
+        ]
+    )
     return project
 
 

@@ -17,11 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from compaction.engine import evals, replay, tokens
 from compaction.engine.facts import RULE_KINDS
-from compaction.engine.messages import Message, ObservedCompaction, Orphan, TextBlock, UsageDict
+from compaction.engine.messages import (
+    Message,
+    ObservedCompaction,
+    Orphan,
+    TextBlock,
+    Usage,
+    UsageDict,
+)
 from compaction.engine.names import Stage
 from compaction.engine.strategies import Policy, seq_ranges
 from compaction.engine.summarizers import Summarizer, SummaryDict
@@ -77,6 +84,7 @@ class ObservedDetails(TypedDict):
     reported: ReportedTokens
     splice: evals.SpliceDict | None
     duration_ms: int | None
+    judge_cost: NotRequired[UsageDict]
 
 
 class ReplayedDetails(TypedDict):
@@ -124,6 +132,7 @@ class ReplayEvals(TypedDict):
     orphan_pairs: int
     observed: ObservedTotals
     difference: Difference
+    judge_cost: NotRequired[UsageDict]
 
 
 class PolicyRow(TypedDict):
@@ -286,6 +295,7 @@ class ObservedSpan:
     splice: evals.SpliceReport | None
     rework: tuple[evals.ReworkSignal, ...]
     failure_reason: str
+    judge_cost: Usage | None = None
 
     @property
     def seq(self) -> int:
@@ -308,7 +318,7 @@ class ObservedSpan:
         return sum(1 for f in self.retention.lost if f.kind in LOST_FACT_KINDS)
 
     def details(self) -> ObservedDetails:
-        return {
+        out: ObservedDetails = {
             "reported": {
                 "tokens_before": self.compaction.tokens_before,
                 "tokens_after": self.compaction.tokens_after,
@@ -316,6 +326,9 @@ class ObservedSpan:
             "splice": self.splice.to_dict() if self.splice else None,
             "duration_ms": self.compaction.duration_ms,
         }
+        if self.judge_cost is not None:
+            out["judge_cost"] = self.judge_cost.to_dict()
+        return out
 
 
 def _observed_span(
@@ -328,6 +341,7 @@ def _observed_span(
     before: Sequence[Message],
     after: Sequence[Message],
     facts: Sequence[evals.Fact],
+    judge: evals.Judge | None = None,
 ) -> ObservedSpan:
     point_before, point_after = nearest_points(curve, compaction.seq)
     tokens_before, tokens_after = compaction.tokens_before, compaction.tokens_after
@@ -336,12 +350,15 @@ def _observed_span(
         tokens_before, estimated = point_before.context_tokens, point_before.estimated
     if tokens_after is None and point_after is not None:
         tokens_after, estimated = point_after.context_tokens, estimated or point_after.estimated
+    spent = judge_cost(judge)
     report = evals.retention(
         before,
         after,
         probes=[p for p in probes if p.seq is None or p.seq < compaction.seq],
         facts=facts,
+        judge=judge,
     )
+    cost = _spent_since(judge_cost(judge), spent) if judge is not None else None
     splice = None
     if tokens_before is not None and tokens_after is not None:
         splice = evals.splice_effectiveness(tokens_before, tokens_after)
@@ -355,6 +372,7 @@ def _observed_span(
         splice=splice,
         rework=tuple(r for r in rework if r.compaction_seq == compaction.seq),
         failure_reason=observed_failure(compaction, splice),
+        judge_cost=cost,
     )
 
 
@@ -451,6 +469,7 @@ def analyse(
     *,
     probes: Sequence[evals.Probe] = (),
     context_window: int = DEFAULT_WINDOW,
+    judge: evals.Judge | None = None,
 ) -> Analysis:
     """Analyse a session: calibrate on its usage, draw its curve, check its tool pairs, and
     evaluate every compaction its harness reported (in ``seq`` order).
@@ -471,7 +490,7 @@ def analyse(
     curve = tokens.observed_curve(messages, counter, context_window, context_starts=starts)
     rework = evals.rework_signals(messages, starts)
     spans = tuple(
-        _observed_span(i, c, messages, curve, probes, rework, before, after, facts)
+        _observed_span(i, c, messages, curve, probes, rework, before, after, facts, judge)
         for i, (c, before, after, facts) in enumerate(_chained_contexts(messages, compactions))
     )
     return Analysis(
@@ -501,11 +520,36 @@ def observed_totals(curve: Sequence[tokens.CurvePoint], compactions: int) -> Obs
     }
 
 
-def replay_evals(result: replay.ReplayResult, observed: ObservedTotals) -> ReplayEvals:
-    """A replay's retention, failures and difference from what really happened."""
+def judge_cost(judge: evals.Judge | None) -> Usage:
+    """What a judge has spent so far (an offline judge, or none, spends nothing).
+
+    >>> judge_cost(None)
+    Usage(input_tokens=0, output_tokens=0, cache_read_input_tokens=0, \
+cache_creation_input_tokens=0, iterations=())
+    """
+    spent = getattr(judge, "cost", None)
+    return spent if isinstance(spent, Usage) else Usage()
+
+
+def _spent_since(now: Usage, before: Usage) -> Usage:
+    return Usage(
+        input_tokens=now.input_tokens - before.input_tokens,
+        output_tokens=now.output_tokens - before.output_tokens,
+        cache_read_input_tokens=now.cache_read_input_tokens - before.cache_read_input_tokens,
+        cache_creation_input_tokens=(
+            now.cache_creation_input_tokens - before.cache_creation_input_tokens
+        ),
+    )
+
+
+def replay_evals(
+    result: replay.ReplayResult, observed: ObservedTotals, *, judge_spent: Usage | None = None
+) -> ReplayEvals:
+    """A replay's retention, failures and difference from what really happened, and what the
+    LLM judge of its retention cost when one was asked."""
     spans = result.spans
     scores = [s.retention.score for s in spans if s.retention is not None and s.retention.items]
-    return {
+    evals_out: ReplayEvals = {
         "retention_score": min(scores) if scores else None,
         "mean_retention_score": sum(scores) / len(scores) if scores else None,
         "lost_facts": sorted({f.text for s in spans if s.retention for f in s.retention.lost}),
@@ -518,6 +562,9 @@ def replay_evals(result: replay.ReplayResult, observed: ObservedTotals) -> Repla
             "peak_context": result.totals.peak_context - observed["peak_context"],
         },
     }
+    if judge_spent is not None:
+        evals_out["judge_cost"] = judge_spent.to_dict()
+    return evals_out
 
 
 @dataclass(frozen=True)
@@ -609,6 +656,7 @@ def replay_session(
     context_window: int = DEFAULT_WINDOW,
     summarizer: Summarizer | None = None,
     progress: Callable[[int, int], None] | None = None,
+    judge: evals.Judge | None = None,
 ) -> SessionReplay:
     """Replay a session under ``policy`` (calibrated on its usage, the original harness's
     summaries skipped) and compare it with the observed curve.
@@ -635,13 +683,17 @@ def replay_session(
         skip_seqs=[c.summary_seq for c in compactions if c.summary_seq is not None],
         probes=probes,
         measured=tokens.attribute_usage(messages, counter, context_starts=starts),
+        judge=judge,
     )
     spans = tuple(
         ReplayedSpan(index=i, span=span, failure_reason=replayed_failure(span))
         for i, span in enumerate(result.spans)
     )
     return SessionReplay(
-        result=result, observed=observed, evals=replay_evals(result, observed), spans=spans
+        result=result,
+        observed=observed,
+        evals=replay_evals(result, observed, judge_spent=judge_cost(judge) if judge else None),
+        spans=spans,
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypedDict
 
 from compaction.engine.evals import (
     FactCache,
+    Judge,
     PairReport,
     Probe,
     RetentionReport,
@@ -419,6 +420,7 @@ def replay(
     probes: Iterable[Probe] = (),
     evaluate: bool = True,
     measured: Attribution | None = None,
+    judge: Judge | None = None,
 ) -> ReplayResult:
     """Walk the trace, compacting before each model call when ``policy`` says so.
 
@@ -511,7 +513,7 @@ def replay(
                 splice = r.stage != "clear_tool_results"
                 pairs = pair_validity(context) if evaluate and splice else PairReport(())
                 kept = (
-                    retention(before_ctx, context, probes=probe_list, cache=fact_cache)
+                    retention(before_ctx, context, probes=probe_list, cache=fact_cache, judge=judge)
                     if evaluate and splice
                     else None
                 )

@@ -183,3 +183,25 @@ def test_a_barely_shrinking_span_is_stored_failed_with_its_splice_details() -> N
     assert span.details["splice"]["ratio"] == pytest.approx(149 / 150, abs=1e-4)
     assert span.details["reported"] == {"tokens_before": 150_000, "tokens_after": 149_000}
     assert analysis.failed_splices == 1
+
+
+@pytest.mark.parametrize(
+    ("allow_external", "judge", "key", "built"),
+    [
+        (False, False, "k", False),  # offline is the default
+        (False, True, "k", False),  # the judge sends content out: the external switch rules
+        (True, False, "k", False),
+        (True, True, "", False),  # no key, no judge
+        (True, True, "k", True),
+    ],
+)
+def test_the_llm_judge_runs_only_when_the_project_allows_it(
+    settings, allow_external, judge, key, built
+):
+    from compaction.engine.anthropic import AnthropicJudge
+    from sessions.models import Project
+
+    settings.ANTHROPIC_API_KEY = key
+    project = Project(name="p", allow_external_models=allow_external, judge_retention=judge)
+    made = services.retention_judge(project=project)
+    assert isinstance(made, AnthropicJudge) if built else made is None

@@ -339,3 +339,64 @@ def test_llm_judge_answer_of_the_wrong_shape_is_an_error():
     judge = AnthropicJudge(api_key="test-key", http_client=mock_client(handler))
     with pytest.raises(SummaryError, match="judge: expected 2 booleans under 'kept'"):
         judge.judge(["a", "b"], "context")
+
+
+def test_the_analysis_asks_the_judge_what_it_cannot_decide_and_records_its_cost():
+    from compaction.engine import analysis
+    from compaction.engine.messages import ObservedCompaction
+
+    messages = [
+        Message(0, "user", (TextBlock("Migrate billing. Do not change the public API."),)),
+        Message(1, "assistant", (TextBlock("Working on it."),)),
+        Message(2, "user", (TextBlock("Go on."),)),
+    ]
+    paraphrase = ObservedCompaction(
+        seq=3,
+        trigger="auto",
+        summary="Goal: migrate billing. Public signatures stay frozen.",
+        replaced_from=0,
+        replaced_to=2,
+    )
+    handler = Recorder((200, message_response('{"kept": [true]}', input_tokens=410)))
+    judge = AnthropicJudge(api_key="test-key", http_client=mock_client(handler))
+
+    (span,) = analysis.analyse(messages, [paraphrase], judge=judge).spans
+
+    (request,) = handler.requests
+    assert "Do not change the public API" in json.loads(request.content)["messages"][0]["content"]
+    judged = [i for i in span.retention.items if i.method == "judge"]
+    assert [(i.fact.kind, i.kept) for i in judged] == [("constraint", True)]
+    assert span.details()["judge_cost"]["input_tokens"] == 410
+    # offline, the same span has no judge cost and the paraphrase reads as lost
+    (offline,) = analysis.analyse(messages, [paraphrase]).spans
+    assert "judge_cost" not in offline.details()
+    assert [f.kind for f in offline.retention.lost] == ["constraint"]
+
+
+def test_a_replay_judged_by_the_llm_reports_what_the_judge_cost():
+    from compaction.engine import analysis
+    from compaction.engine.messages import messages_from_wire
+    from compaction.engine.strategies import Policy
+    from tests.engine.builders import coding_session_messages
+
+    messages = messages_from_wire(coding_session_messages(10, tool_chars=8000))
+    handler = Recorder()
+
+    def answer(request):
+        asked = json.loads(request.content)["messages"][0]["content"].split("<facts>")[1]
+        facts = [line for line in asked.strip().splitlines() if line[:1].isdigit()]
+        handler.requests.append(request)
+        return httpx2.Response(
+            200, json=message_response(json.dumps({"kept": [False] * len(facts)}), input_tokens=100)
+        )
+
+    judge = AnthropicJudge(api_key="test-key", http_client=mock_client(answer))
+    policy = Policy(soft_limit=6000, hard_limit=9000, keep_last=2, stages=("summarize",))
+    # a probe no summary states: the offline check cannot find it, so the judge is asked
+    probes = [Probe("Invoices stay in euros", 0)]
+    out = analysis.replay_session(messages, [], policy, probes=probes, judge=judge)
+
+    assert handler.requests, "the probe was left to the judge"
+    assert out.evals["judge_cost"]["input_tokens"] == 100 * len(handler.requests)
+    assert out.evals["lost_facts"] == ["Invoices stay in euros"]  # the judge said so too
+    assert "judge_cost" not in analysis.replay_session(messages, [], policy, probes=probes).evals

@@ -24,6 +24,7 @@ from sessions.schemas import (
 )
 
 router = Router()
+OFFSET_MAX = 1_000_000_000
 
 
 def _session_out(session: AgentSession) -> SessionOut:
@@ -41,7 +42,8 @@ def _message_out(message: Message) -> MessageOut:
 
 
 class PageParams(Schema):
-    offset: int = Field(0, ge=0)
+    # bounded so the OFFSET sent to PostgreSQL (a bigint) never overflows
+    offset: int = Field(0, ge=0, le=OFFSET_MAX)
     limit: int = Field(100, ge=1, le=1000)
 
 

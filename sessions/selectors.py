@@ -9,6 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
+from sessions import wire
 from sessions.errors import NotFound
 from sessions.filters import SORTS
 from sessions.models import AgentSession, Message, Project
@@ -86,6 +87,7 @@ def session_get(*, projects: QuerySet[Project], pk: int) -> AgentSession:
 
 
 def session_by_external_id(*, project: Project, external_id: str) -> AgentSession:
+    wire.external_id_check(external_id)
     session = AgentSession.objects.filter(project=project, external_id=external_id).first()
     if session is None:
         raise NotFound(f"session {external_id!r} not found in this project")

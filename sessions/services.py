@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from compaction import services as compaction_services
+from sessions import wire
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
@@ -312,6 +313,7 @@ def events_ingest(
 
     ``replacing`` (importers only, never the HTTP API) names stored rows the batch
     supersedes; they are deleted in the same transaction, under the session lock."""
+    wire.external_id_check(external_id)
     limit = settings.INGEST_MAX_MESSAGES_PER_BATCH
     if len(batch.messages) > limit:
         raise PayloadTooLarge(f"messages: {len(batch.messages)} in one batch, the limit is {limit}")

@@ -32,11 +32,18 @@ CHUNK_BYTES = 8 * 1024 * 1024
 
 
 def _safe_message(wire: dict[str, Any], file: FileReport, line: int | None) -> MessageIn:
-    """Validate one message; a block the wire format refuses is kept, wrapped, not lost."""
+    """Validate one message; a block the wire format refuses is kept, wrapped, not lost, and a
+    usage figure storage cannot hold is dropped, not the message."""
     try:
         return MessageIn.model_validate(wire)
     except ValidationError as exc:
-        reason = exc.errors()[0].get("msg", "invalid")
+        first = exc.errors()[0]
+    loc = first.get("loc", ())
+    if loc and loc[0] == "usage":
+        field = ".".join(str(part) for part in loc)
+        file.skip(line, f"seq {wire.get('seq')}: {field} dropped ({first.get('msg')})")
+        return _safe_message({**wire, "usage": None}, file, line)
+    reason = first.get("msg", "invalid")
     content = wire.get("content")
     blocks = content if isinstance(content, list) else [{"type": "text", "text": str(content)}]
     fixed = []

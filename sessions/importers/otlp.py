@@ -21,6 +21,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import DataError
+
 from sessions import wire
 from sessions.errors import ApiError, BadRequest
 from sessions.importers.calls import Call, conversation_ingest
@@ -176,11 +178,11 @@ def _hex_id(value: Any, size: int, where: str) -> str:
 
 def _nanos(value: Any, where: str = "time") -> int:
     """Nanoseconds since the epoch; unreadable is 0 (unknown), beyond int64 is refused."""
+    if isinstance(value, str) and len(value.strip()) > 20:
+        raise SpanError(f"{where}: outside the 64-bit range of nanoseconds")
     try:
         if isinstance(value, list | tuple) and len(value) == 2:  # SDK HrTime [seconds, nanos]
             nanos = int(value[0]) * 1_000_000_000 + int(value[1])
-        elif isinstance(value, str) and len(value.strip()) > 20:
-            raise SpanError(f"{where}: outside the 64-bit range of nanoseconds")
         else:
             nanos = int(value or 0)
     except (TypeError, ValueError):
@@ -730,9 +732,10 @@ def spans_ingest(
                     "metadata": {"provider": provider} if provider else {},
                 },
             )
-        except ApiError as exc:
+        except (ApiError, DataError) as exc:
             # One conversation refused (stored whole or not at all); the others are kept.
-            message = f"conversation {external_id!r}: {exc.message}"
+            reason = exc.message if isinstance(exc, ApiError) else "a value storage cannot hold"
+            message = f"conversation {external_id!r}: {reason}"
             result.accepted -= len(calls)
             result.rejected += len(calls)
             result.errors.append(message)

@@ -23,9 +23,15 @@ def _ensure_filesystem_broker_folders() -> None:
 
 @worker_init.connect
 def _refuse_production_without_key(**kwargs: object) -> None:
+    # Celery logs and ignores an Exception raised by a signal handler; SystemExit stops it.
+    from django.core.exceptions import ImproperlyConfigured
+
     from config.secret import production_key_require
 
-    production_key_require()
+    try:
+        production_key_require()
+    except ImproperlyConfigured as exc:
+        raise SystemExit(str(exc)) from None
 
 
 @app.on_configure.connect

@@ -46,7 +46,10 @@ def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    code = f"import sys; from django.core.management import execute_from_command_line; execute_from_command_line(['manage.py', *{list(args)!r}])"
+    code = (
+        "from django.core.management import execute_from_command_line; "
+        f"execute_from_command_line(['manage.py', *{list(args)!r}])"
+    )
     return _run(code, **env)
 
 
@@ -262,7 +265,8 @@ def test_no_trace_content_reaches_the_log_when_a_write_fails(
     text = caplog.text
     assert "analysis of session" in text  # the failures were logged...
     assert "Internal Server Error" in text
-    assert "ValueError" in text and "RuntimeError" in text
+    assert "ValueError" in text
+    assert "RuntimeError" in text
     assert CPF not in text  # ...without their content
     assert EMAIL not in text
     for record in caplog.records:

@@ -54,10 +54,14 @@ def _int_list(value: str, field: str) -> list[int]:
 
 class PolicyForm(forms.Form):
     soft_limit = forms.IntegerField(
-        min_value=1, max_value=LIMIT_MAX, help_text="Above it, old tool results are cleared (cheap)."
+        min_value=1,
+        max_value=LIMIT_MAX,
+        help_text="Above it, old tool results are cleared (cheap).",
     )
     hard_limit = forms.IntegerField(
-        min_value=1, max_value=LIMIT_MAX, help_text="Above it, the middle of the history is summarized."
+        min_value=1,
+        max_value=LIMIT_MAX,
+        help_text="Above it, the middle of the history is summarized.",
     )
     keep_last = forms.IntegerField(
         min_value=1, max_value=1000, initial=6, help_text="Newest turns kept verbatim."

@@ -57,7 +57,9 @@ def _safe_message(wire: dict[str, Any], file: FileReport, line: int | None) -> M
         except ValidationError:
             fixed.append({"type": "invalid_block", "original": block})
     file.skip(line, f"seq {wire.get('seq')}: a content block was kept as invalid_block ({reason})")
-    return MessageIn.model_validate({**wire, "content": fixed})
+    if fixed == content:  # the content was not the problem: nothing more to drop
+        return MessageIn.model_validate(wire)
+    return _safe_message({**wire, "content": fixed}, file, line)
 
 
 def _safe_session(fields: dict[str, Any], file: FileReport) -> SessionIn:

@@ -201,3 +201,14 @@ def test_the_400_names_every_bad_message_for_the_recorder(client: Client, key: s
     body = refused(post(client, key, raw.encode()), "messages[")
     assert body["bad_messages"] == [4], body
     assert not Message.objects.exists()
+
+
+def test_the_session_page_ignores_a_seq_it_cannot_read(client: Client, key: str) -> None:
+    from tests.factories import make_user
+
+    post(client, key, {"messages": [wire_message(0)]})
+    session = AgentSession.objects.get()
+    client.force_login(make_user(project=session.project))
+    for seq in ("²", "9" * 40, "0", "-1"):
+        page = client.get(f"/sessions/{session.pk}/?seq={seq}")
+        assert page.status_code == 200, seq

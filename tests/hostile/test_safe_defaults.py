@@ -29,7 +29,14 @@ PRIVATE = f"Customer {EMAIL}, CPF {CPF}, asked for a refund."
 
 
 def _env() -> dict[str, str]:
-    drop = ("SECRET_KEY", "DJANGO_SECRET_KEY", "SAWTOOTH_PRODUCTION", "DATABASE_URL")
+    # (the browser tests set DJANGO_ALLOW_ASYNC_UNSAFE in this process: no deployment would)
+    drop = (
+        "SECRET_KEY",
+        "DJANGO_SECRET_KEY",
+        "SAWTOOTH_PRODUCTION",
+        "DATABASE_URL",
+        "DJANGO_ALLOW_ASYNC_UNSAFE",
+    )
     clean = {k: v for k, v in os.environ.items() if k not in drop}
     return {**clean, "DJANGO_SETTINGS_MODULE": "config.settings"}
 

@@ -116,6 +116,7 @@ def main() -> None:
         "DATABASE_URL": fresh_database(DB_NAME),
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
         "CELERY_BROKER_URL": REDIS_URL,
+        "SAWTOOTH_PRODUCTION": "0",  # a local benchmark server, on this install's own key
     }
     manage(env, "migrate", "--no-input")
     manage(env, "createproject", "bench")

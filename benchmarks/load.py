@@ -156,6 +156,7 @@ def main() -> None:
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
+        "SAWTOOTH_PRODUCTION": "0",  # a local test server, on this install's own key
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
         "CELERY_BROKER_URL": REDIS_URL,
         "CACHE_URL": REDIS_URL,

@@ -36,6 +36,7 @@ def main() -> None:
         CELERY_BROKER_URL=REDIS_URL,
         CELERY_TASK_DEFAULT_QUEUE=queue,
         DJANGO_SETTINGS_MODULE="config.settings",
+        SAWTOOTH_PRODUCTION="0",  # a local benchmark worker, on this install's own key
     )
     sys.path.insert(0, str(ROOT))
     import django

@@ -117,7 +117,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
 @require_POST
 def alerts_acknowledge(request: HttpRequest) -> HttpResponse:
     """Bulk acknowledge: only alerts in projects where the user may triage."""
-    ids = [int(v) for v in request.POST.getlist("alert") if v.isdigit()]
+    ids = [int(v) for v in request.POST.getlist("alert") if v.isdecimal() and len(v) <= 18]
     allowed = [
         a.pk
         for a in Alert.objects.filter(project__in=_projects(request), pk__in=ids)

@@ -85,7 +85,8 @@ def _alert(request: KeyRequest, alert_id: int) -> Alert:
 
 
 @router.post(
-    "/alerts/{alert_id}/acknowledge", response={200: AlertOut, 401: Error, 404: Error, 409: Error}
+    "/alerts/{alert_id}/acknowledge",
+    response={200: AlertOut, 400: Error, 401: Error, 404: Error, 409: Error},
 )
 def alert_acknowledge(request: KeyRequest, alert_id: int) -> AlertOut:
     alert = alerts.alert_acknowledge(alert_id=_alert(request, alert_id).pk)

@@ -36,7 +36,9 @@ def _projects(request: KeyRequest) -> Any:
     return Project.objects.filter(pk=request.auth.pk)
 
 
-@router.get("/sessions/{external_id}/curve", response={200: Curve, 401: Error, 404: Error})
+@router.get(
+    "/sessions/{external_id}/curve", response={200: Curve, 400: Error, 401: Error, 404: Error}
+)
 def session_curve(request: KeyRequest, external_id: str) -> Curve:
     session = session_selectors.session_by_external_id(
         project=request.auth, external_id=external_id
@@ -101,7 +103,7 @@ class CompactionPageParams(Schema):
 
 @router.get(
     "/sessions/{external_id}/compactions",
-    response={200: list[CompactionOut], 401: Error, 404: Error},
+    response={200: list[CompactionOut], 400: Error, 401: Error, 404: Error},
     description=f"Observed compactions in seq order, at most {COMPACTIONS_PAGE_MAX} per page "
     f"(?offset=0&limit={COMPACTIONS_PAGE_MAX} by default).",
 )
@@ -189,7 +191,7 @@ def replay_out(run: ReplayRun) -> ReplayOut:
     return out
 
 
-@router.get("/replays/{replay_id}", response={200: ReplayOut, 401: Error, 404: Error})
+@router.get("/replays/{replay_id}", response={200: ReplayOut, 400: Error, 401: Error, 404: Error})
 def replay_get(request: KeyRequest, replay_id: int) -> ReplayOut:
     return replay_out(selectors.replay_get(projects=_projects(request), pk=replay_id))
 
@@ -220,6 +222,9 @@ def experiment_out(experiment: Any) -> ExperimentOut:
     )
 
 
-@router.get("/experiments/{experiment_id}", response={200: ExperimentOut, 401: Error, 404: Error})
+@router.get(
+    "/experiments/{experiment_id}",
+    response={200: ExperimentOut, 400: Error, 401: Error, 404: Error},
+)
 def experiment_get(request: KeyRequest, experiment_id: int) -> ExperimentOut:
     return experiment_out(selectors.experiment_get(projects=_projects(request), pk=experiment_id))

@@ -38,6 +38,10 @@ SUMMARIZERS = [
 ]
 
 
+# No context window comes near this; a bound keeps every number storable and computable.
+LIMIT_MAX = 100_000_000
+
+
 def _int_list(value: str, field: str) -> list[int]:
     try:
         numbers = [int(part.replace("_", "").strip()) for part in value.split(",") if part.strip()]
@@ -45,15 +49,21 @@ def _int_list(value: str, field: str) -> list[int]:
         raise forms.ValidationError(f"{field}: whole numbers separated by commas") from None
     if not numbers or any(n <= 0 for n in numbers):
         raise forms.ValidationError(f"{field}: give at least one positive number")
+    if any(n > LIMIT_MAX for n in numbers):
+        raise forms.ValidationError(f"{field}: at most {LIMIT_MAX:,} each")
     return numbers
 
 
 class PolicyForm(forms.Form):
     soft_limit = forms.IntegerField(
-        min_value=1, help_text="Above it, old tool results are cleared (cheap)."
+        min_value=1,
+        max_value=LIMIT_MAX,
+        help_text="Above it, old tool results are cleared (cheap).",
     )
     hard_limit = forms.IntegerField(
-        min_value=1, help_text="Above it, the middle of the history is summarized."
+        min_value=1,
+        max_value=LIMIT_MAX,
+        help_text="Above it, the middle of the history is summarized.",
     )
     keep_last = forms.IntegerField(
         min_value=1, max_value=1000, initial=6, help_text="Newest turns kept verbatim."

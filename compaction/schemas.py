@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from ninja import Schema
-from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr, StringConstraints
 
 from compaction.engine.names import Stage, SummarizerName, Unit
+
+# Policy numbers are bounded so no client-chosen value can overflow a column or a loop.
+_INT_MAX = 1_000_000_000
 
 
 class CurvePointOut(Schema):
@@ -79,15 +82,17 @@ class PolicyIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
     soft_limit: StrictInt | None = Field(
-        default=None, description="Tokens; above it, clear old tool results."
+        default=None, le=_INT_MAX, description="Tokens; above it, clear old tool results."
     )
     hard_limit: StrictInt | None = Field(
-        default=None, description="Tokens; above it, drop or summarize."
+        default=None, le=_INT_MAX, description="Tokens; above it, drop or summarize."
     )
-    keep_last: StrictInt | None = Field(default=None, description="Newest units kept verbatim.")
+    keep_last: StrictInt | None = Field(
+        default=None, le=_INT_MAX, description="Newest units kept verbatim."
+    )
     pin_head: StrictBool | None = Field(default=None, description="Keep system and first prompt.")
     older_than: StrictInt | None = Field(
-        default=None, description="Newest units whose tool results stay."
+        default=None, le=_INT_MAX, description="Newest units whose tool results stay."
     )
     unit: Unit | None = Field(
         default=None, description="Cut only at prompts (turn) or also mid-turn (step)."
@@ -101,12 +106,12 @@ class PolicyIn(Schema):
         default=None, description="Applied in order once hard_limit is crossed."
     )
     context_window: StrictInt | None = Field(
-        default=None, description="Default: the session's window."
+        default=None, le=_INT_MAX, description="Default: the session's window."
     )
-    summary_reserve: StrictInt | None = None
-    max_rounds: StrictInt | None = None
-    clear_step: StrictInt | None = None
-    placeholder: StrictStr | None = None
+    summary_reserve: StrictInt | None = Field(default=None, le=_INT_MAX)
+    max_rounds: StrictInt | None = Field(default=None, le=_INT_MAX)
+    clear_step: StrictInt | None = Field(default=None, le=_INT_MAX)
+    placeholder: StrictStr | None = Field(default=None, max_length=10_000)
 
     def to_policy_dict(self) -> dict[str, Any]:
         """The fields the client set, as plain JSON for ``Policy.from_dict``."""
@@ -141,8 +146,10 @@ class ReplayOut(Schema):
 class ExperimentIn(Schema):
     name: str = Field("experiment", max_length=200)
     policies: list[PolicyIn] = Field(..., min_length=1, max_length=50)
-    sessions: list[str] | None = Field(
-        None, description="External ids; default: the project's 50 most recent sessions."
+    sessions: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] | None = Field(
+        None,
+        max_length=1000,
+        description="External ids; default: the project's 50 most recent sessions.",
     )
 
 

@@ -8,11 +8,12 @@ answered as ``{"error": "..."}`` naming the field.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.db import InterfaceError, OperationalError
+from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -23,7 +24,7 @@ from compaction import api as compaction_api
 from config.middleware import database_unavailable_response
 from sessions import api as sessions_api
 from sessions import auth, import_api, wire
-from sessions.errors import ApiError, BadRequest, TooManyRequests, Unauthorized
+from sessions.errors import ApiError, BadMessages, BadRequest, TooManyRequests, Unauthorized
 
 
 class IngestParser(Parser):
@@ -35,11 +36,14 @@ class IngestParser(Parser):
             content_encoding=request.headers.get("Content-Encoding", ""),
             max_bytes=settings.INGEST_MAX_BODY_BYTES,
         )
-        data = wire.parse_json(body, max_depth=settings.INGEST_MAX_JSON_DEPTH)
+        data = wire.parse_json(body, max_depth=settings.INGEST_MAX_JSON_DEPTH, check=False)
         if not isinstance(data, dict):
             raise BadRequest(f"body: expected a JSON object, got {type(data).__name__}")
+        wire.check_batch_json(data, max_depth=settings.INGEST_MAX_JSON_DEPTH)
         return data
 
+
+logger = logging.getLogger("sawtooth.api")
 
 api = NinjaAPI(
     title="Sawtooth API",
@@ -51,8 +55,15 @@ api = NinjaAPI(
 )
 
 
-def _error(request: HttpRequest, status: int, message: str) -> HttpResponse:
-    return api.create_response(request, {"error": message}, status=status)
+def _error(
+    request: HttpRequest, status: int, message: str, *, bad_messages: list[int] | None = None
+) -> HttpResponse:
+    body: dict[str, Any] = {"error": message}
+    if bad_messages:
+        # Machine-readable, additive: which messages[] of the batch were refused, so a client
+        # (the Recorder) drops those and resends the others.
+        body["bad_messages"] = bad_messages
+    return api.create_response(request, body, status=status)
 
 
 def _field_path(loc: tuple[Any, ...] | list[Any]) -> str:
@@ -67,7 +78,8 @@ def _field_path(loc: tuple[Any, ...] | list[Any]) -> str:
 
 @api.exception_handler(ApiError)
 def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
-    response = _error(request, exc.status, exc.message)
+    indexes = exc.indexes if isinstance(exc, BadMessages) else None
+    response = _error(request, exc.status, exc.message, bad_messages=indexes)
     if isinstance(exc, TooManyRequests):
         response["Retry-After"] = str(exc.retry_after)
     if isinstance(exc, Unauthorized):
@@ -98,6 +110,14 @@ def _database_down(request: HttpRequest, exc: Exception) -> HttpResponse:
     return database_unavailable_response(request)
 
 
+@api.exception_handler(DataError)
+def _not_storable(request: HttpRequest, exc: DataError) -> HttpResponse:
+    # Validation keeps every field within what the columns hold; should a value still get
+    # past it, the client gets a 400, and the log (see sessions/log_safety.py) no content.
+    logger.warning("a value could not be stored: %s", type(exc).__name__)
+    return _error(request, 400, "body: a value is outside what storage holds")
+
+
 @api.exception_handler(AuthenticationError)
 def _unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
     return _api_error(request, Unauthorized(auth.UNAUTHORIZED))
@@ -117,7 +137,17 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     text = f"{path}{message}" if message.startswith("[") else f"{path}: {message}"
     if len(exc.errors) > 1:
         text += f" (and {len(exc.errors) - 1} more problem{'s' if len(exc.errors) > 2 else ''})"
-    return _error(request, 400, text)
+    return _error(request, 400, text, bad_messages=_bad_messages(exc.errors))
+
+
+def _bad_messages(errors: list[dict[str, Any]]) -> list[int]:
+    """The indexes in ``messages`` that the errors point at (loc body.batch.messages.N...)."""
+    bad: set[int] = set()
+    for error in errors:
+        loc = [part for part in error.get("loc", ()) if part not in ("body", "batch")]
+        if len(loc) >= 2 and loc[0] == "messages" and isinstance(loc[1], int):
+            bad.add(loc[1])
+    return sorted(bad)
 
 
 api.add_router("/", sessions_api.router)

@@ -4,3 +4,7 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_asgi_application()
+
+from config.secret import production_key_require  # noqa: E402  (after settings are set up)
+
+production_key_require()

@@ -1,6 +1,7 @@
 import os
 
 from celery import Celery
+from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -18,6 +19,19 @@ def _ensure_filesystem_broker_folders() -> None:
         folder = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get(key)
         if folder:
             Path(str(folder)).mkdir(parents=True, exist_ok=True)
+
+
+@worker_init.connect
+def _refuse_production_without_key(**kwargs: object) -> None:
+    # Celery logs and ignores an Exception raised by a signal handler; SystemExit stops it.
+    from django.core.exceptions import ImproperlyConfigured
+
+    from config.secret import production_key_require
+
+    try:
+        production_key_require()
+    except ImproperlyConfigured as exc:
+        raise SystemExit(str(exc)) from None
 
 
 @app.on_configure.connect

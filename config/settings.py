@@ -5,6 +5,7 @@ from pathlib import Path
 import dj_database_url
 import django_stubs_ext
 
+from config import secret
 from config.env import env_bool, env_int, env_json_object, env_list, env_str
 
 # Lets admin and other generic classes be subscripted (ModelAdmin[Project]) at run time.
@@ -14,7 +15,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("SAWTOOTH_VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
-SECRET_KEY = env_str("DJANGO_SECRET_KEY", "insecure-development-key-change-me")
+# See config/secret.py: the environment's key, else one generated for this install under var/;
+# production processes refuse to start without a key given in the environment.
+SAWTOOTH_PRODUCTION = secret.is_production(debug=DEBUG)
+SECRET_KEY = secret.secret_key(var_dir=VAR_DIR)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -35,6 +39,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.DatabaseUnavailableMiddleware",
+    "sessions.security.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -104,12 +109,45 @@ STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", str(VAR_DIR / "static")))
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 
+# HTTPS. Served over HTTPS, cookies are always marked Secure (sessions/security.py) and
+# SecurityMiddleware sends HSTS; SAWTOOTH_HTTPS=1 (default with SAWTOOTH_PRODUCTION=1) also
+# makes the settings say so (Secure cookies, redirect to HTTPS) for `check --deploy`. Behind a
+# TLS-terminating proxy, DJANGO_SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto trusts its header.
+SAWTOOTH_HTTPS = env_bool("SAWTOOTH_HTTPS", env_bool("SAWTOOTH_PRODUCTION", False))
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", SAWTOOTH_HTTPS)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", SAWTOOTH_HTTPS)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+_proxy_header = env_str("DJANGO_SECURE_PROXY_SSL_HEADER", "")
+if _proxy_header:
+    SECURE_PROXY_SSL_HEADER = (
+        "HTTP_" + _proxy_header.upper().replace("-", "_"),
+        "https",
+    )
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 31_536_000)  # sent on HTTPS only
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", True)
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# Content-Security-Policy on every page (sessions/security.py): scripts only from our own
+# static files, never inline; Plotly and htmx inject styles, so inline styles stay allowed.
+CONTENT_SECURITY_POLICY = env_str(
+    "SAWTOOTH_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)
+
+# Login throttling (sessions/login_throttle.py), on /login/ and /admin/login/: after this
+# many failed attempts in the window, an account (any address) or an address (any account) is locked
+# out for the window, even with the right password. Counted in the cache (CACHE_URL=redis://
+# shares it across processes).
+LOGIN_MAX_FAILURES_PER_ACCOUNT = env_int("LOGIN_MAX_FAILURES_PER_ACCOUNT", 5)
+LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("LOGIN_MAX_FAILURES_PER_ADDRESS", 30)
+LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)
+AUTHENTICATION_BACKENDS = ["sessions.login_throttle.ThrottledModelBackend"]
 
 # Ingest limits.
 INGEST_MAX_BODY_BYTES = env_int("INGEST_MAX_BODY_BYTES", 10 * 1024 * 1024)

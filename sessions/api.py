@@ -29,6 +29,7 @@ from sessions.schemas import (
 )
 
 router = Router()
+OFFSET_MAX = 1_000_000_000
 
 
 def _session_out(session: AgentSession) -> SessionOut:
@@ -52,7 +53,8 @@ class DeleteParams(Schema):
 
 
 class PageParams(Schema):
-    offset: int = Field(0, ge=0)
+    # bounded so the OFFSET sent to PostgreSQL (a bigint) never overflows
+    offset: int = Field(0, ge=0, le=OFFSET_MAX)
     limit: int = Field(100, ge=1, le=1000)
 
 
@@ -68,7 +70,9 @@ def ingest_events(request: KeyRequest, external_id: str, batch: EventBatch) -> S
 
 
 @router.get(
-    "/sessions", response={200: SessionList, 401: Error}, summary="Sessions of the key's project"
+    "/sessions",
+    response={200: SessionList, 400: Error, 401: Error},
+    summary="Sessions of the key's project",
 )
 def list_sessions(request: KeyRequest, page: Query[PageParams]) -> SessionList:
     sessions = AgentSession.objects.filter(project=request.auth).order_by("-updated_at", "pk")
@@ -80,13 +84,18 @@ def list_sessions(request: KeyRequest, page: Query[PageParams]) -> SessionList:
     )
 
 
-@router.get("/sessions/{external_id}", response={200: SessionOut, 401: Error, 404: Error})
+@router.get(
+    "/sessions/{external_id}", response={200: SessionOut, 400: Error, 401: Error, 404: Error}
+)
 def get_session(request: KeyRequest, external_id: str) -> SessionOut:
     session = selectors.session_by_external_id(project=request.auth, external_id=external_id)
     return _session_out(session)
 
 
-@router.get("/sessions/{external_id}/messages", response={200: MessagePage, 401: Error, 404: Error})
+@router.get(
+    "/sessions/{external_id}/messages",
+    response={200: MessagePage, 400: Error, 401: Error, 404: Error},
+)
 def list_messages(request: KeyRequest, external_id: str, page: Query[PageParams]) -> MessagePage:
     session = selectors.session_by_external_id(project=request.auth, external_id=external_id)
     messages = selectors.message_page(session=session, offset=page.offset, limit=page.limit)

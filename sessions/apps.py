@@ -7,3 +7,12 @@ class TracesConfig(AppConfig):
     label = "traces"
     verbose_name = "Agent sessions"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.core import checks
+
+        from config import secret
+        from sessions import log_safety, login_throttle  # noqa: F401  (connects its signals)
+
+        log_safety.install()
+        checks.register(secret.production_key_check, checks.Tags.security, deploy=True)

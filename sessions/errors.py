@@ -13,6 +13,15 @@ class BadRequest(ApiError):
     status = 400
 
 
+class BadMessages(BadRequest):
+    """A batch refused because of some of its messages: ``indexes`` says which (positions in
+    ``messages``), so a client can drop those and resend the others."""
+
+    def __init__(self, message: str, *, indexes: list[int]) -> None:
+        super().__init__(message)
+        self.indexes = indexes
+
+
 class Unauthorized(ApiError):
     status = 401
 

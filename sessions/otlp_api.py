@@ -55,8 +55,13 @@ def _varint(value: int) -> bytes:
             return bytes(out)
 
 
+def _printable(message: str) -> str:
+    """An error message as valid UTF-8: a lone surrogate quoted from the input is escaped."""
+    return message.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _status_protobuf(code: int, message: str) -> bytes:
-    text = message.encode("utf-8")
+    text = _printable(message).encode("utf-8")
     return b"\x08" + _varint(code) + b"\x12" + _varint(len(text)) + text
 
 
@@ -70,7 +75,9 @@ def _error(
         )
     else:
         response = HttpResponse(
-            json.dumps({"code": code, "message": message}), status=status, content_type=JSON
+            json.dumps({"code": code, "message": _printable(message)}),
+            status=status,
+            content_type=JSON,
         )
     if retry_after is not None:
         response["Retry-After"] = str(retry_after)
@@ -88,7 +95,9 @@ def _success(result: otlp.TraceResult, *, protobuf: bool) -> HttpResponse:
         answer.partial_success.rejected_spans = result.rejected
         shown = "; ".join(result.errors[:5])
         more = len(result.errors) - 5
-        answer.partial_success.error_message = shown + (f" (and {more} more)" if more > 0 else "")
+        answer.partial_success.error_message = _printable(
+            shown + (f" (and {more} more)" if more > 0 else "")
+        )
     if protobuf:
         return HttpResponse(answer.SerializeToString(), content_type=PROTOBUF)
     return HttpResponse(json_format.MessageToJson(answer, indent=None), content_type=JSON)

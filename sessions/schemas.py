@@ -15,6 +15,13 @@ from compaction.engine.names import Trigger
 
 Role = Literal["system", "user", "assistant"]
 
+# What the integer columns hold (PostgreSQL ``integer``), with room for sums: a count of
+# tokens above the largest context window accepted is refused with the field named, so the
+# analysis, which adds a call's input, cache read and cache write, never overflows either.
+SEQ_MAX = 2_000_000_000
+TOKENS_MAX = 100_000_000
+DURATION_MS_MAX = 2_147_483_647
+
 # Required fields per known block type; unknown block types are kept as sent.
 _BLOCK_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
     "text": {"text": (str,)},
@@ -51,32 +58,32 @@ def _check_block(index: int, block: Any) -> None:
 class Iteration(Schema):
     model_config = {"extra": "allow"}
     type: str | None = None
-    input_tokens: int = Field(0, ge=0)
-    output_tokens: int = Field(0, ge=0)
-    cache_read_input_tokens: int = Field(0, ge=0)
-    cache_creation_input_tokens: int = Field(0, ge=0)
+    input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
+    output_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
+    cache_read_input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
+    cache_creation_input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
 
 
 class Usage(Schema):
     model_config = {"extra": "allow"}
-    input_tokens: int = Field(0, ge=0)
-    output_tokens: int = Field(0, ge=0)
-    cache_read_input_tokens: int | None = Field(0, ge=0)
-    cache_creation_input_tokens: int | None = Field(0, ge=0)
+    input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
+    output_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
+    cache_read_input_tokens: int | None = Field(0, ge=0, le=TOKENS_MAX)
+    cache_creation_input_tokens: int | None = Field(0, ge=0, le=TOKENS_MAX)
     iterations: list[Iteration] | None = None
 
 
 class SessionIn(Schema):
     agent: str | None = Field(None, max_length=200)
     model: str | None = Field(None, max_length=200)
-    context_window: int | None = Field(None, gt=0, le=100_000_000)
+    context_window: int | None = Field(None, gt=0, le=TOKENS_MAX)
     started_at: datetime | None = None
     ended_at: datetime | None = None
     metadata: dict[str, Any] | None = None
 
 
 class MessageIn(Schema):
-    seq: int = Field(..., ge=0, le=2_000_000_000)
+    seq: int = Field(..., ge=0, le=SEQ_MAX)
     role: Role
     content: str | list[Any] = Field(
         ..., description="A string, or Anthropic-shaped content blocks."
@@ -100,8 +107,8 @@ class MessageIn(Schema):
 
 
 class Replaced(Schema):
-    from_seq: int = Field(..., ge=0)
-    to_seq: int = Field(..., ge=0)
+    from_seq: int = Field(..., ge=0, le=SEQ_MAX)
+    to_seq: int = Field(..., ge=0, le=SEQ_MAX)
 
     @model_validator(mode="after")
     def _ordered(self) -> Replaced:
@@ -111,23 +118,28 @@ class Replaced(Schema):
 
 
 class CompactionIn(Schema):
-    seq: int = Field(..., ge=0, description="First message the agent sent after compacting.")
+    seq: int = Field(
+        ..., ge=0, le=SEQ_MAX, description="First message the agent sent after compacting."
+    )
     trigger: Trigger = Trigger.UNKNOWN
     strategy: str = Field("", max_length=50)
-    tokens_before: int | None = Field(None, ge=0)
-    tokens_after: int | None = Field(None, ge=0)
+    tokens_before: int | None = Field(None, ge=0, le=TOKENS_MAX)
+    tokens_after: int | None = Field(None, ge=0, le=TOKENS_MAX)
     summary: str = ""
     summary_seq: int | None = Field(
-        None, ge=0, description="Seq of the message that carries the summary, if the trace has one."
+        None,
+        ge=0,
+        le=SEQ_MAX,
+        description="Seq of the message that carries the summary, if the trace has one.",
     )
     replaced: Replaced | None = None
     kept: dict[str, Any] | None = None
-    duration_ms: int | None = Field(None, ge=0)
+    duration_ms: int | None = Field(None, ge=0, le=DURATION_MS_MAX)
     error: str | None = None
 
 
 class ProbeIn(Schema):
-    seq: int = Field(..., ge=0)
+    seq: int = Field(..., ge=0, le=SEQ_MAX)
     text: str = Field(..., min_length=1, max_length=10_000)
     check: str = Field("", max_length=10_000)
 
@@ -145,7 +157,12 @@ class Accepted(Schema):
 
 
 class Error(Schema):
-    error: str
+    error: str = Field(..., description="What was wrong, naming the field.")
+    bad_messages: list[int] | None = Field(
+        None,
+        description="On a refused event batch: the indexes in messages[] that were bad; "
+        "drop those and resend the others.",
+    )
 
 
 class Deleted(Schema):

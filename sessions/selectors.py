@@ -11,7 +11,7 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from sessions import search
+from sessions import search, wire
 from sessions.errors import NotFound
 from sessions.filters import PERIODS, SORTS
 from sessions.models import AgentSession, Message, Project
@@ -158,6 +158,7 @@ def session_get(*, projects: QuerySet[Project], pk: int) -> AgentSession:
 
 
 def session_by_external_id(*, project: Project, external_id: str) -> AgentSession:
+    wire.external_id_check(external_id)
     session = AgentSession.objects.filter(project=project, external_id=external_id).first()
     if session is None:
         raise NotFound(f"session {external_id!r} not found in this project")

@@ -20,7 +20,7 @@ from django.utils import timezone
 from compaction import services as compaction_services
 from compaction.engine import pii, titles
 from compaction.engine.messages import message_from_wire
-from sessions import audit
+from sessions import audit, wire
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
@@ -367,6 +367,7 @@ def events_ingest(
 
     ``replacing`` (importers only, never the HTTP API) names stored rows the batch
     supersedes; they are deleted in the same transaction, under the session lock."""
+    wire.external_id_check(external_id)
     batch_limits_check(batch)
     by_seq, repeats = _unique_in_batch(batch.messages)
 

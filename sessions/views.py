@@ -138,9 +138,11 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     spans = list(compaction_selectors.observed_spans(session).select_related("event"))
     messages = session.messages.order_by("seq")
     page_number = request.GET.get("page")
-    if request.GET.get("seq", "").isdigit():
+    seq = request.GET.get("seq", "")
+    # isdecimal, not isdigit: int() refuses "²"; ten digits cover every storable seq
+    if seq.isdecimal() and len(seq) <= 10:
         # Jump to the page holding a given seq (links from compactions and permalinks).
-        before = messages.filter(seq__lt=int(request.GET["seq"])).count()
+        before = messages.filter(seq__lt=int(seq)).count()
         page_number = str(before // MESSAGES_PER_PAGE + 1)
     page = Paginator(messages, MESSAGES_PER_PAGE).get_page(page_number)
     spans_by_seq = {span.seq: span for span in spans}

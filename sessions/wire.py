@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sessions.errors import BadRequest, PayloadTooLarge
+from sessions.errors import BadMessages, BadRequest, PayloadTooLarge
 
 _CHUNK = 64 * 1024
+EXTERNAL_ID_MAX_LENGTH = 200
 
 
 def decode_body(raw: bytes, *, content_encoding: str, max_bytes: int) -> bytes:
@@ -86,7 +88,9 @@ def bounded_chunks(
         raise BadRequest(f"{where}: not valid gzip ({exc})") from None
 
 
-def parse_json(body: bytes, *, max_depth: int) -> Any:
+def parse_json(body: bytes, *, max_depth: int, check: bool = True) -> Any:
+    """Parse a JSON body, refusing NaN and Infinity; ``check=False`` leaves ``check_json``
+    (what jsonb cannot store) to the caller."""
     if not body.strip():
         raise BadRequest("body: empty; expected a JSON object")
     try:
@@ -94,15 +98,47 @@ def parse_json(body: bytes, *, max_depth: int) -> Any:
     except UnicodeDecodeError as exc:
         raise BadRequest(f"body: not UTF-8 (byte {exc.start})") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except NonFinite as exc:
+        raise BadRequest(f"body: {exc.constant} is not a number JSON allows") from None
     except json.JSONDecodeError as exc:
         raise BadRequest(
             f"body: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
     except RecursionError:
         raise BadRequest(f"body: nested deeper than {max_depth} levels") from None
-    check_json(data, max_depth=max_depth)
+    if check:
+        check_json(data, max_depth=max_depth)
     return data
+
+
+class NonFinite(ValueError):
+    """NaN, Infinity or -Infinity in a JSON text: Python accepts them, JSON and jsonb do not."""
+
+    def __init__(self, constant: str) -> None:
+        super().__init__(constant)
+        self.constant = constant
+
+
+def _refuse_constant(constant: str) -> Any:
+    raise NonFinite(constant)
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """``json.loads`` refusing NaN and Infinity (raises ``NonFinite``, a ValueError)."""
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
+def external_id_check(external_id: str, *, where: str = "external_id") -> str:
+    """An external id as storage holds it: 1 to 200 characters, no NUL, valid UTF-8."""
+    if not external_id:
+        raise BadRequest(f"{where}: required, 1 to 200 characters")
+    if len(external_id) > EXTERNAL_ID_MAX_LENGTH:
+        raise BadRequest(
+            f"{where}: {len(external_id)} characters, the limit is {EXTERNAL_ID_MAX_LENGTH}"
+        )
+    _check_string(external_id, where)
+    return external_id
 
 
 def _path(parent: str, key: str | int) -> str:
@@ -121,7 +157,8 @@ def _check_string(value: str, where: str) -> None:
 
 
 def check_json(data: Any, *, max_depth: int) -> None:
-    """Reject values PostgreSQL jsonb cannot store, naming the first offending field."""
+    """Reject values PostgreSQL jsonb cannot store (NUL, lone surrogates, NaN, infinities,
+    excessive nesting), naming the first offending field."""
     stack: list[tuple[Any, str, int]] = [(data, "", 1)]
     while stack:
         value, where, depth = stack.pop()
@@ -129,6 +166,9 @@ def check_json(data: Any, *, max_depth: int) -> None:
             raise BadRequest(f"{where or 'body'}: nested deeper than {max_depth} levels")
         if isinstance(value, str):
             _check_string(value, where)
+        elif isinstance(value, float) and not math.isfinite(value):
+            # 1e999 parses as inf; jsonb (and JSON itself) has no infinities or NaN.
+            raise BadRequest(f"{where or 'body'}: {value} is not a finite number")
         elif isinstance(value, dict):
             for key in value:
                 _check_string(key, _path(where, "<key>"))
@@ -138,3 +178,21 @@ def check_json(data: Any, *, max_depth: int) -> None:
         elif isinstance(value, list):
             for index in range(len(value) - 1, -1, -1):
                 stack.append((value[index], _path(where, index), depth + 1))
+
+
+def check_batch_json(data: Any, *, max_depth: int) -> None:
+    """``check_json`` for an event batch: when the first problem is inside ``messages``, the
+    error lists every message that has one (``BadMessages``), so the rest can be resent."""
+    try:
+        check_json(data, max_depth=max_depth)
+    except BadRequest as exc:
+        messages = data.get("messages") if isinstance(data, dict) else None
+        if not isinstance(messages, list) or not exc.message.startswith("messages["):
+            raise
+        bad = []
+        for index, message in enumerate(messages):
+            try:
+                check_json(message, max_depth=max_depth - 2)
+            except BadRequest:
+                bad.append(index)
+        raise BadMessages(exc.message, indexes=bad) from None

@@ -189,6 +189,7 @@ def app_env(*, database_url: str, broker_url: str, prefix: str, **extra: str) ->
     return {
         **os.environ,
         "DATABASE_URL": database_url,
+        "SAWTOOTH_PRODUCTION": "0",  # a local test server, on this install's own key
         "CELERY_BROKER_URL": broker_url,
         "CELERY_TASK_DEFAULT_QUEUE": prefix,
         "CELERY_ANALYSIS_QUEUE": f"{prefix}.analysis",

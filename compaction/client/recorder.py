@@ -49,6 +49,19 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
+def _refused_messages(reply: Reply | None, count: int) -> set[int]:
+    """The message indexes a 400 answer names in ``bad_messages`` (empty: none named)."""
+    if reply is None or reply.status != 400:
+        return set()
+    try:
+        named = reply.json().get("bad_messages")
+    except (ValueError, AttributeError):
+        return set()
+    if not isinstance(named, list):
+        return set()
+    return {i for i in named if isinstance(i, int) and not isinstance(i, bool) and 0 <= i < count}
+
+
 class Recorder:
     """Record messages and compactions of one session and upload them in the background."""
 
@@ -224,6 +237,37 @@ class Recorder:
         return batch
 
     def _send(self, batch: dict[str, list[dict[str, Any]]]) -> None:
+        # A 400 naming bad messages (``bad_messages``) drops just those and resends the rest;
+        # each round removes at least one message, so this ends.
+        while True:
+            try:
+                self._post(batch)
+            except GiveUp as exc:
+                bad = _refused_messages(exc.reply, len(batch["messages"]))
+                if not bad:
+                    self.failed += len(batch["messages"]) + len(batch["compactions"])
+                    logger.warning("sawtooth: dropped a batch of %s: %s", self.endpoint, exc)
+                    return
+                self.failed += len(bad)
+                seqs = [batch["messages"][i].get("seq") for i in sorted(bad)]
+                logger.warning(
+                    "sawtooth: %s refused %s message(s), seqs %s; resending the others",
+                    self.endpoint,
+                    len(bad),
+                    seqs,
+                )
+                batch = {
+                    "messages": [m for i, m in enumerate(batch["messages"]) if i not in bad],
+                    "compactions": batch["compactions"],
+                }
+                if not batch["messages"] and not batch["compactions"]:
+                    return
+                continue
+            self._session = {}
+            self.sent += len(batch["messages"])
+            return
+
+    def _post(self, batch: dict[str, list[dict[str, Any]]]) -> None:
         payload: dict[str, Any] = {k: v for k, v in batch.items() if v}
         if self._session:
             payload["session"] = self._session
@@ -239,14 +283,7 @@ class Recorder:
                 timeout=self.timeout,
             )
 
-        try:
-            post_with_retries(once, backoff=self.backoff)
-        except GiveUp as exc:
-            self.failed += len(batch["messages"]) + len(batch["compactions"])
-            logger.warning("sawtooth: dropped a batch of %s: %s", self.endpoint, exc)
-            return
-        self._session = {}
-        self.sent += len(batch["messages"])
+        post_with_retries(once, backoff=self.backoff)
 
     def _run(self) -> None:
         while not (self._stop.is_set() and self._queue.empty()):

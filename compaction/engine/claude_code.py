@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import re
 from collections import Counter
@@ -197,12 +198,45 @@ def _repair(value: Any) -> tuple[Any, int]:
     return value, 0
 
 
+class _NonFinite(ValueError):
+    pass
+
+
+def _refuse_constant(constant: str) -> Any:
+    raise _NonFinite(constant)
+
+
+def _non_finite(value: Any) -> bool:
+    """True when a parsed JSON value holds NaN or an infinity (1e999 parses as inf).
+
+    >>> _non_finite({"a": [1.5, 1e999]}), _non_finite({"a": "NaN"})
+    (True, False)
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def _parse_line(n: int, line: str | bytes, *, last: bool, repair: bool) -> Record | None:
     if _is_blank(line):
         return None
     ends_with_newline = line.endswith(b"\n") if isinstance(line, bytes) else line.endswith("\n")
     try:
-        data = json.loads(line)
+        data = json.loads(line, parse_constant=_refuse_constant)
+    except _NonFinite as exc:
+        return Record(
+            n,
+            "invalid",
+            {"error": f"line {n}: {exc} is not a number JSON allows", "reason": "json"},
+        )
     except UnicodeDecodeError as exc:
         return Record(
             n,
@@ -221,6 +255,10 @@ def _parse_line(n: int, line: str | bytes, *, last: bool, repair: bool) -> Recor
         return Record(n, "invalid", {"error": f"line {n}: nested too deeply", "reason": "json"})
     if not isinstance(data, dict):
         return Record(n, "invalid", {"error": f"line {n}: not a JSON object", "reason": "json"})
+    if _non_finite(data):
+        return Record(
+            n, "invalid", {"error": f"line {n}: a number beyond what JSON allows", "reason": "json"}
+        )
     repaired = 0
     if repair:
         raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")

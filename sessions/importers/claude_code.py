@@ -71,7 +71,9 @@ def file_problem(path: Path) -> str | None:
         return f"cannot read ({exc})"
     if not head.strip():
         return "empty file"
-    if b"\x00" in head:
+    # A NUL byte inside a JSON line spoils that line, which is skipped; NUL bytes elsewhere
+    # (a line that does not even open a JSON object) mean a binary file, not a transcript.
+    if any(b"\x00" in line and not line.lstrip().startswith(b"{") for line in head.split(b"\n")):
         return "binary file (contains NUL bytes), not JSON lines"
     text = head.decode("utf-8", errors="replace")
     bad = text.count("\ufffd") - head.decode("utf-8", errors="ignore").count("\ufffd")

@@ -15,16 +15,23 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessions.errors import BadRequest
+from django.db import DataError
+
+from sessions import wire
+from sessions.errors import ApiError, BadRequest
 from sessions.importers.calls import Call, conversation_ingest
 from sessions.importers.report import ImportReport
 from sessions.models import Project
+from sessions.schemas import TOKENS_MAX
 
 FORMAT = "otlp"
+_MAX_DEPTH = 64
 COMPACTED_EVENT = "gen_ai.conversation.compacted"
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 _ROLE_EVENTS = {
@@ -79,7 +86,54 @@ class Span:
 # --- decoding OTLP ---------------------------------------------------------------------------
 
 
-def _any_value(value: Any) -> Any:
+_INT64 = 2**63
+# An int64 has at most 19 digits; a longer string is refused before int() reads it.
+_INT_TEXT = re.compile(r"[+-]?[0-9]{1,19}")
+
+
+def _int64(value: Any, where: str) -> int:
+    """An OTLP/JSON int64 (a number or a decimal string, as the spec allows)."""
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and _INT_TEXT.fullmatch(value.strip()):
+        number = int(value.strip())
+    if number is None:
+        raise SpanError(f"{where}: not an integer")
+    if not -_INT64 <= number < _INT64:
+        raise SpanError(f"{where}: outside the 64-bit integer range")
+    return number
+
+
+def _double(value: Any, where: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise SpanError(f"{where}: not a number") from None
+    if isinstance(value, bool) or not math.isfinite(number):
+        raise SpanError(f"{where}: not a finite number")
+    return number
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise SpanError(f"{where}: expected an object")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise SpanError(f"{where}: expected a list")
+    return value
+
+
+def _any_value(value: Any, where: str = "value") -> Any:
     """An OTLP/JSON AnyValue as a Python value."""
     if not isinstance(value, Mapping):
         return value
@@ -88,25 +142,28 @@ def _any_value(value: Any) -> Any:
     if "boolValue" in value:
         return bool(value["boolValue"])
     if "intValue" in value:
-        return int(value["intValue"])
+        return _int64(value["intValue"], f"{where}.intValue")
     if "doubleValue" in value:
-        return float(value["doubleValue"])
+        return _double(value["doubleValue"], f"{where}.doubleValue")
     if "arrayValue" in value:
-        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+        values = _mapping(value["arrayValue"], f"{where}.arrayValue").get("values")
+        items = _list(values, f"{where}.arrayValue.values")
+        return [_any_value(v, f"{where}.arrayValue.values[{i}]") for i, v in enumerate(items)]
     if "kvlistValue" in value:
-        return _attributes((value["kvlistValue"] or {}).get("values", []))
+        values = _mapping(value["kvlistValue"], f"{where}.kvlistValue").get("values")
+        return _attributes(values, f"{where}.kvlistValue.values")
     if "bytesValue" in value:
         return value["bytesValue"]
     return None
 
 
-def _attributes(raw: Any) -> dict[str, Any]:
+def _attributes(raw: Any, where: str = "attributes") -> dict[str, Any]:
     if isinstance(raw, Mapping):  # already a flat map (SDK span dumps, fixtures)
         return dict(raw)
     out: dict[str, Any] = {}
-    for item in raw or []:
+    for item in _list(raw or None, where):
         if isinstance(item, Mapping) and isinstance(item.get("key"), str):
-            out[item["key"]] = _any_value(item.get("value"))
+            out[item["key"]] = _any_value(item.get("value"), f"{where}.{item['key']}")
     return out
 
 
@@ -119,13 +176,26 @@ def _hex_id(value: Any, size: int, where: str) -> str:
     raise SpanError(f"{where}: not a {size}-byte hex id")
 
 
-def _nanos(value: Any) -> int:
-    if isinstance(value, list | tuple) and len(value) == 2:  # SDK HrTime [seconds, nanos]
-        return int(value[0]) * 1_000_000_000 + int(value[1])
+def _nanos(value: Any, where: str = "time") -> int:
+    """Nanoseconds since the epoch; unreadable is 0 (unknown), beyond int64 is refused."""
+    if isinstance(value, str) and len(value.strip()) > 20:
+        raise SpanError(f"{where}: outside the 64-bit range of nanoseconds")
     try:
-        return int(value or 0)
+        if isinstance(value, list | tuple) and len(value) == 2:  # SDK HrTime [seconds, nanos]
+            nanos = int(value[0]) * 1_000_000_000 + int(value[1])
+        else:
+            nanos = int(value or 0)
     except (TypeError, ValueError):
         return 0
+    except OverflowError:  # inf
+        raise SpanError(f"{where}: not a finite number of nanoseconds") from None
+    return _nanos_checked(nanos, where)
+
+
+def _nanos_checked(nanos: int, where: str) -> int:
+    if not 0 <= nanos < _INT64:
+        raise SpanError(f"{where}: outside the 64-bit range of nanoseconds")
+    return nanos
 
 
 def spans_from_json(data: Any) -> Iterator[Span | SpanError]:
@@ -136,13 +206,29 @@ def spans_from_json(data: Any) -> Iterator[Span | SpanError]:
         if not isinstance(resource_spans, Mapping):
             yield SpanError(f"resourceSpans[{r}]: not an object")
             continue
-        resource = _attributes((resource_spans.get("resource") or {}).get("attributes"))
-        scopes = resource_spans.get("scopeSpans") or resource_spans.get(
-            "instrumentationLibrarySpans", []
-        )
-        for s, scope in enumerate(scopes or []):
-            for i, raw in enumerate((scope or {}).get("spans") or []):
-                where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{i}]"
+        try:
+            resource_where = f"resourceSpans[{r}].resource"
+            resource = _attributes(
+                _mapping(resource_spans.get("resource"), resource_where).get("attributes"),
+                f"{resource_where}.attributes",
+            )
+            scopes = _list(
+                resource_spans.get("scopeSpans")
+                or resource_spans.get("instrumentationLibrarySpans"),
+                f"resourceSpans[{r}].scopeSpans",
+            )
+        except SpanError as exc:
+            yield exc  # the spans under an unreadable resource are refused, counted once
+            continue
+        for s, scope in enumerate(scopes):
+            scope_where = f"resourceSpans[{r}].scopeSpans[{s}]"
+            try:
+                raw_spans = _list(_mapping(scope, scope_where).get("spans"), f"{scope_where}.spans")
+            except SpanError as exc:
+                yield exc
+                continue
+            for i, raw in enumerate(raw_spans):
+                where = f"{scope_where}.spans[{i}]"
                 try:
                     yield _span_from_json(raw, resource, where)
                 except SpanError as exc:
@@ -159,19 +245,21 @@ def _span_from_json(raw: Any, resource: dict[str, Any], where: str) -> Span:
     events = [
         SpanEvent(
             str(e.get("name", "")),
-            _nanos(e.get("timeUnixNano", e.get("time"))),
-            _attributes(e.get("attributes")),
+            _nanos(e.get("timeUnixNano", e.get("time")), f"{where}.events[{n}].timeUnixNano"),
+            _attributes(e.get("attributes"), f"{where}.events[{n}].attributes"),
         )
-        for e in raw.get("events") or []
+        for n, e in enumerate(_list(raw.get("events"), f"{where}.events"))
         if isinstance(e, Mapping)
     ]
     return Span(
         trace_id=trace_id,
         span_id=span_id,
         name=str(raw.get("name", "")),
-        start_ns=_nanos(raw.get("startTimeUnixNano", raw.get("startTime"))),
-        end_ns=_nanos(raw.get("endTimeUnixNano", raw.get("endTime"))),
-        attributes=_attributes(raw.get("attributes")),
+        start_ns=_nanos(
+            raw.get("startTimeUnixNano", raw.get("startTime")), f"{where}.startTimeUnixNano"
+        ),
+        end_ns=_nanos(raw.get("endTimeUnixNano", raw.get("endTime")), f"{where}.endTimeUnixNano"),
+        attributes=_attributes(raw.get("attributes"), f"{where}.attributes"),
         resource=resource,
         events=events,
         where=where,
@@ -208,12 +296,22 @@ def spans_from_protobuf(body: bytes) -> Iterator[Span | SpanError]:
                 if len(raw.trace_id) != 16 or len(raw.span_id) != 8:
                     yield SpanError(f"{where}: trace_id must be 16 bytes and span_id 8 bytes")
                     continue
+                try:
+                    start_ns = _nanos_checked(
+                        raw.start_time_unix_nano, f"{where}.startTimeUnixNano"
+                    )
+                    end_ns = _nanos_checked(raw.end_time_unix_nano, f"{where}.endTimeUnixNano")
+                    for e, event in enumerate(raw.events):
+                        _nanos_checked(event.time_unix_nano, f"{where}.events[{e}].timeUnixNano")
+                except SpanError as exc:
+                    yield exc
+                    continue
                 yield Span(
                     trace_id=raw.trace_id.hex(),
                     span_id=raw.span_id.hex(),
                     name=raw.name,
-                    start_ns=raw.start_time_unix_nano,
-                    end_ns=raw.end_time_unix_nano,
+                    start_ns=start_ns,
+                    end_ns=end_ns,
                     attributes={kv.key: _pb_value(kv.value) for kv in raw.attributes},
                     resource=resource,
                     events=[
@@ -453,11 +551,23 @@ def _event_messages(span: Span) -> tuple[list[Any], list[Any]]:
 
 
 def _int_attr(span: Span, *keys: str) -> int | None:
+    """A token count; unreadable is unknown (None), beyond what storage holds is refused."""
     value = span.attr(*keys)
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str) and len(value.strip()) > 20:
+        raise SpanError(f"{span.where or span.span_id}: {keys[0]}: not a token count")
     try:
-        return int(value) if value is not None else None
+        number = int(value)
     except (TypeError, ValueError):
         return None
+    except OverflowError:
+        raise SpanError(f"{span.where or span.span_id}: {keys[0]}: not a finite number") from None
+    if not 0 <= number <= TOKENS_MAX:
+        raise SpanError(
+            f"{span.where or span.span_id}: {keys[0]}: {number} is outside 0..{TOKENS_MAX}"
+        )
+    return number
 
 
 def _usage(span: Span) -> dict[str, int] | None:
@@ -592,6 +702,8 @@ def spans_ingest(
         file.records += 1
         try:
             call = call_from_span(item) if item.is_genai else None
+            if call is not None:
+                _check_storable(call, item)
         except SpanError as exc:
             result.rejected += 1
             result.errors.append(str(exc))
@@ -607,19 +719,41 @@ def spans_ingest(
     for external_id, calls in by_conversation.items():
         span = first_span[external_id]
         provider = span.attr("gen_ai.provider.name", "gen_ai.system")
-        conversation_ingest(
-            project=project,
-            external_id=external_id,
-            calls=calls,
-            file=file,
-            report=result.report,
-            source=FORMAT,
-            session={
-                "agent": span.attr("gen_ai.agent.name", "service.name"),
-                "metadata": {"provider": provider} if provider else {},
-            },
-        )
+        try:
+            conversation_ingest(
+                project=project,
+                external_id=external_id,
+                calls=calls,
+                file=file,
+                report=result.report,
+                source=FORMAT,
+                session={
+                    "agent": span.attr("gen_ai.agent.name", "service.name"),
+                    "metadata": {"provider": provider} if provider else {},
+                },
+            )
+        except (ApiError, DataError) as exc:
+            # One conversation refused (stored whole or not at all); the others are kept.
+            reason = exc.message if isinstance(exc, ApiError) else "a value storage cannot hold"
+            message = f"conversation {external_id!r}: {reason}"
+            result.accepted -= len(calls)
+            result.rejected += len(calls)
+            result.errors.append(message)
+            file.skip(None, message)
     return result
+
+
+def _check_storable(call: Call, span: Span) -> None:
+    """Refuse, span by span, decoded content PostgreSQL cannot store (a NUL or lone surrogate
+    escaped inside the message JSON, NaN)."""
+    where = span.where or span.span_id
+    try:
+        wire.check_json(call.inputs, max_depth=_MAX_DEPTH)
+        wire.check_json(call.outputs, max_depth=_MAX_DEPTH)
+        if call.compacted is not None:
+            wire.check_json(call.compacted, max_depth=_MAX_DEPTH)
+    except BadRequest as exc:
+        raise SpanError(f"{where}: messages{exc.message}") from None
 
 
 def spans_from_file_data(data: Any) -> list[Span | SpanError]:

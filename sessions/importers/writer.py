@@ -31,12 +31,22 @@ CHUNK_MESSAGES = 1000
 CHUNK_BYTES = 8 * 1024 * 1024
 
 
+_DROPPABLE = ("usage", "timestamp")
+
+
 def _safe_message(wire: dict[str, Any], file: FileReport, line: int | None) -> MessageIn:
-    """Validate one message; a block the wire format refuses is kept, wrapped, not lost."""
+    """Validate one message; a block the wire format refuses is kept, wrapped, not lost, and a
+    usage or timestamp storage cannot hold is dropped, not the message."""
     try:
         return MessageIn.model_validate(wire)
     except ValidationError as exc:
-        reason = exc.errors()[0].get("msg", "invalid")
+        first = exc.errors()[0]
+    loc = first.get("loc", ())
+    if loc and loc[0] in _DROPPABLE and wire.get(str(loc[0])) is not None:
+        field = ".".join(str(part) for part in loc)
+        file.skip(line, f"seq {wire.get('seq')}: {field} dropped ({first.get('msg')})")
+        return _safe_message({**wire, str(loc[0]): None}, file, line)
+    reason = first.get("msg", "invalid")
     content = wire.get("content")
     blocks = content if isinstance(content, list) else [{"type": "text", "text": str(content)}]
     fixed = []
@@ -47,7 +57,24 @@ def _safe_message(wire: dict[str, Any], file: FileReport, line: int | None) -> M
         except ValidationError:
             fixed.append({"type": "invalid_block", "original": block})
     file.skip(line, f"seq {wire.get('seq')}: a content block was kept as invalid_block ({reason})")
-    return MessageIn.model_validate({**wire, "content": fixed})
+    if fixed == content:  # the content was not the problem: nothing more to drop
+        return MessageIn.model_validate(wire)
+    return _safe_message({**wire, "content": fixed}, file, line)
+
+
+def _safe_session(fields: dict[str, Any], file: FileReport) -> SessionIn:
+    """The session fields, less any the wire format refuses (a malformed start time...)."""
+    fields = dict(fields)
+    while True:
+        try:
+            return SessionIn.model_validate(fields)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = str(first.get("loc", ("",))[0])
+            if name not in fields:
+                raise
+            file.skip(None, f"session.{name} dropped ({first.get('msg')})")
+            del fields[name]
 
 
 def _adds_summary_call(event: CompactionIn, stored_digest: str) -> bool:
@@ -219,7 +246,7 @@ class SessionWriter:
             return
         self._drop_changed()
         batch = EventBatch(
-            session=SessionIn.model_validate(session) if session is not None else None,
+            session=_safe_session(session, self.file) if session is not None else None,
             messages=self._messages,
             compactions=self._compactions,
         )

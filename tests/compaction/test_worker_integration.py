@@ -72,6 +72,7 @@ class Worker:
             "CELERY_WEBHOOKS_QUEUE": f"{queue}.webhooks",
             "CELERY_VISIBILITY_TIMEOUT_SECONDS": "2",
             "REPLAY_STALE_SECONDS": "1",
+            "SAWTOOTH_PRODUCTION": "0",  # a local test worker, on this install's own key
         }
         self.queue = queue
         self.log = log

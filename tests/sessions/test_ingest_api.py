@@ -188,7 +188,8 @@ def test_ingest_is_atomic_when_one_item_is_bad(client: Client, key: str) -> None
     response = post(client, key, {"messages": messages})
     assert response.status_code == 400
     assert response.json() == {
-        "error": "messages[7].content[0].id: required for a tool_use block, a string"
+        "error": "messages[7].content[0].id: required for a tool_use block, a string",
+        "bad_messages": [7],
     }
     assert not Message.objects.exists()
 
@@ -326,7 +327,9 @@ def test_ingest_rejects_malformed_input_naming_the_field(
 ) -> None:
     response = post(client, key, body)
     assert response.status_code == 400, response.content
-    assert response.json() == {"error": error}
+    # a message's problem also names the message, machine-readably, for the Recorder
+    bad = {"bad_messages": [0]} if error.startswith("messages[") else {}
+    assert response.json() == {"error": error, **bad}
     assert not Message.objects.exists()
 
 

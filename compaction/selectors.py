@@ -240,6 +240,7 @@ class ReplayHealth:
     observed_max_fill: float | None
     comparable: bool
     comparison_note: str
+    observed_retention: float | None = None  # the worst observed span, scored by the same eval
 
 
 def replay_health(
@@ -264,6 +265,10 @@ def replay_health(
         observed_max_fill=max(observed, default=0) / window if observed is not None else None,
         comparable=comparison.comparable,
         comparison_note=comparison.note,
+        observed_retention=min(
+            (s.retention_score for s in observed_spans if s.retention_score is not None),
+            default=None,
+        ),
     )
 
 

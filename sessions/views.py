@@ -178,7 +178,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
         "findings": list(compaction_selectors.session_findings(session)[:FINDINGS_SHOWN]),
         "tool_names": selectors.tool_names(session_id=session.pk, messages=list(page.object_list)),
-        "jump_seq": int(request.GET["seq"]) if request.GET.get("seq", "").isdigit() else None,
+        "jump_seq": int(seq) if seq.isdecimal() and len(seq) <= 10 else None,
         "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),
         "subagents": selectors.subagent_tree(session=session),
         "comments": team.comments_for(session=session),

@@ -9,8 +9,9 @@ They take engine dataclasses (messages, :class:`ObservedCompaction`, probes), ne
 rows, and return dataclasses whose ``to_dict()`` shapes are the TypedDicts below: the JSON the
 dashboard stores, so a renamed key is a type error rather than a blank cell on a page.
 
-(About 650 lines, over the usual 600: the three recipes share the stored shapes and the
-calibration, and a third of the file is docstring examples. Split per recipe if it grows.)
+(About 770 lines, over the usual 600: the three recipes share the stored shapes, the
+calibration and the chained contexts, and a third of the file is docstring examples. Split per
+recipe if it grows.)
 """
 
 from __future__ import annotations

@@ -22,6 +22,9 @@ initials: `[person_name M*** S***]`. Nothing else of the value survives.
 
 The module is pure (no Django) and fast: plain ASCII or already-NFKC text skips the
 normalization loop, and validators run only on candidates (see benchmarks/pii.py).
+
+(About 650 lines, over the usual 600: every detector shares the normalized copy and its map
+back to the original positions; split by kind, each would need that machinery again.)
 """
 
 from __future__ import annotations
@@ -322,6 +325,23 @@ def _look_alike(text: str, groups: list[tuple[int, int]]) -> bool:
     return bool(named) and not any(_VALIDATORS[kind](digits) for kind in named)
 
 
+def _names_a_host(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether an address can point at someone's machine: loopback (127.0.0.1 in every dev
+    log), unspecified, link-local, multicast and reserved addresses cannot.
+
+    >>> _names_a_host(ipaddress.IPv4Address("127.0.0.1")), _names_a_host(
+    ...     ipaddress.IPv4Address("189.40.12.7"))
+    (False, True)
+    """
+    return not (
+        address.is_loopback
+        or address.is_unspecified
+        or address.is_link_local
+        or address.is_multicast
+        or address.is_reserved
+    )
+
+
 def _scan_runs(norm: _Normalized, found: list[Detection]) -> None:
     text = norm.text
     for run in _RUN.finditer(text):
@@ -331,7 +351,8 @@ def _scan_runs(norm: _Normalized, found: list[Detection]) -> None:
                 address = ipaddress.IPv4Address(run.group(0))
             except ValueError:
                 continue
-            found.append(_detection(norm, "ip", start, end, str(address), "high"))
+            if _names_a_host(address):
+                found.append(_detection(norm, "ip", start, end, str(address), "high"))
             continue
         groups = [(m.start(), m.end()) for m in _GROUP.finditer(text, start, end)]
         if _look_alike(text, groups):
@@ -487,6 +508,8 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
             try:
                 address6 = ipaddress.IPv6Address(value)
             except ValueError:
+                continue
+            if not _names_a_host(address6):
                 continue
             found.append(
                 _detection(norm, "ip", match.start(1), match.end(1), str(address6), "high")

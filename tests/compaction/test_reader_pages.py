@@ -249,3 +249,13 @@ def test_a_facts_evidence_is_shown_as_text_beside_its_raw_link(viewer: Client, s
     assert 'href="#raw-8" data-raw-seq="8"' in body
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in body
     assert HOSTILE not in body
+
+
+def test_replay_page_puts_observed_retention_beside_the_replayed_one(viewer: Client, session):
+    run = finished_replay(session, hard_limit=9000, soft_limit=6000, stages=["summarize"])
+    response = viewer.get(f"/replays/{run.pk}/")
+    observed = CompactionSpan.objects.get(session=session, origin="observed")
+    assert observed.retention_score is not None
+    assert response.context["health"].observed_retention == observed.retention_score
+    row = response.content.decode().split("Retention (worst span)")[1].split("</tr>")[0]
+    assert f'<td class="num">{round(100 * observed.retention_score)}%</td>' in row

@@ -152,3 +152,9 @@ def test_any_text_scans_to_spans_of_the_original_and_masks_without_the_values(te
     for left, right in itertools.pairwise(found):
         assert left.end <= right.start
     mask(text, found)
+
+
+def test_loopback_and_unroutable_addresses_are_not_personal_data():
+    # 127.0.0.1 is in every dev server's log line; it points at nobody
+    text = "listening on 127.0.0.1:4000 and 0.0.0.0, multicast 224.0.0.1, client 189.40.12.7"
+    assert [(d.kind, d.value) for d in scan(text)] == [("ip", "189.40.12.7")]

@@ -53,8 +53,8 @@ def webhook_deliver(self: Task[Any, None], delivery_id: int) -> None:
 
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=5)
-def alert_email_send(alert_id: int, event: str) -> None:
-    webhooks.alert_email_send(alert_id=alert_id, event=event)
+def alert_email_send(alert_id: int) -> None:
+    webhooks.alert_email_send(alert_id=alert_id)
 
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)

@@ -23,6 +23,8 @@ from django.utils import timezone
 from compaction import outbox
 from compaction.alert_models import (
     Alert,
+    AlertEvent,
+    AlertEventKind,
     AlertSettings,
     DeliveryStatus,
     Webhook,
@@ -109,7 +111,7 @@ def alert_announce(*, alert: Alert, event: str) -> list[WebhookDelivery]:
         outbox.outbox_add(kind=outbox.WEBHOOK_DELIVER, args=[delivery.pk])
         deliveries.append(delivery)
     if AlertSettings.objects.filter(project=alert.project_id).exclude(email_recipients="").exists():
-        outbox.outbox_add(kind=outbox.ALERT_EMAIL_SEND, args=[alert.pk, event])
+        outbox.outbox_add(kind=outbox.ALERT_EMAIL_SEND, args=[alert.pk])
     return deliveries
 
 
@@ -177,8 +179,12 @@ def webhook_backoff(*, attempt: int) -> float:
     return min(math.ldexp(base, attempt - 1), 3600.0)
 
 
-def alert_email_send(*, alert_id: int, event: str) -> int:
+def alert_email_send(*, alert_id: int) -> int:
+    """E-mail the project's recipients that an alert opened or reopened. The task carries the
+    id only (never content); whether it reopened is read from the alert's history."""
     alert = Alert.objects.select_related("project", "session").get(pk=alert_id)
+    reopened = AlertEvent.objects.filter(alert=alert, kind=AlertEventKind.REOPENED).exists()
+    event = "reopened" if reopened else "opened"
     found = AlertSettings.objects.filter(project=alert.project_id).first()
     recipients = found.email_list if found else []
     if not recipients:

@@ -11,10 +11,13 @@ not rendered (a trace must not make the browser fetch anything).
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import nh3
 from markdown_it import MarkdownIt
+
+from compaction.engine import pii
 
 TAGS = {
     "p", "br", "hr", "strong", "em", "del", "s", "code", "pre", "blockquote", "a",
@@ -31,11 +34,24 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("js-default", {"html": False, "breaks": True}).disable("image")
 
 
+# A masked value (compaction/engine/pii.py: "[cpf ***.***.***-79]") is text, not emphasis.
+_MASK = re.compile(r"\[(?:" + "|".join(pii.KINDS) + r") [^\]\n]*\]")
+
+
+def _protect_masks(text: str) -> str:
+    r"""Backslash the markup characters inside masked values so they render as written.
+
+    >>> print(_protect_masks("CPF [cpf ***-79], **bold**"))
+    CPF [cpf \*\*\*-79], **bold**
+    """
+    return _MASK.sub(lambda m: re.sub(r"([*_`~\\])", r"\\\1", m.group(0)), text)
+
+
 def markdown_html(text: str) -> str:
     """Sanitized HTML for a Markdown text; safe to mark safe."""
     if not text:
         return ""
-    rendered = _parser().render(text)
+    rendered = _parser().render(_protect_masks(text))
     return nh3.clean(
         rendered,
         tags=TAGS,

@@ -43,8 +43,11 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    # Only a test that injects a checker (axe-core) opts out of the pages' Content-Security-
+    # Policy; every other browser test runs the pages under it, as users do.
+    bypass = request.node.get_closest_marker("inject_scripts") is not None
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=bypass)
     page = context.new_page()
     page.set_default_timeout(10_000)
     yield page

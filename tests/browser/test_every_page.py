@@ -58,6 +58,14 @@ PAGES: dict[str, Callable[[Site], str]] = {
     "alerts": lambda s: "/alerts/",
     "alert": lambda s: f"/alerts/{s.alert.pk}/",
     "project-settings": lambda s: f"/projects/{s.project.pk}/settings/",
+    "replay-compare": lambda s: f"/sessions/{s.session.pk}/replays/compare/?a={s.replay.pk}",
+    "search": lambda s: "/search/?q=billing",
+    "findings": lambda s: "/privacy/findings/",
+    "subjects": lambda s: "/privacy/subjects/",
+    "members": lambda s: f"/projects/{s.project.pk}/members/",
+    "keys": lambda s: f"/projects/{s.project.pk}/keys/",
+    "audit": lambda s: f"/projects/{s.project.pk}/audit/",
+    "policy": lambda s: f"/projects/{s.project.pk}/policy/",
     "not-found": lambda s: "/sessions/999999/",
 }
 ANONYMOUS = {"login"}
@@ -176,6 +184,7 @@ AXE_RUN = """async () => {
 AXE_VIEWS = (("light", 1440), ("light", 390), ("dark", 1440))
 
 
+@pytest.mark.inject_scripts
 @pytest.mark.parametrize("name", list(PAGES))
 def test_page_has_no_serious_accessibility_fault(
     admin_page: Page, live_server, site: Site, name: str

@@ -87,7 +87,11 @@ def test_the_summary_stays_in_view_beside_a_long_raw_column(
     assert raw["x"] < summary["x"], "raw history on the left, the summary on the right"
     assert raw["height"] > 3 * summary["height"]
     shoot(logged_in, "span")
-    logged_in.evaluate("window.scrollTo(0, document.body.scrollHeight - window.innerHeight - 10)")
+    # to the end of the raw column (comments and other sections may follow the reader)
+    logged_in.evaluate(
+        "const raw = document.getElementById('raw-col').getBoundingClientRect();"
+        "window.scrollTo(0, window.scrollY + raw.bottom - window.innerHeight - 10)"
+    )
     top = logged_in.evaluate("document.getElementById('summary-col').getBoundingClientRect().top")
     assert 0 <= top < 40, f"the summary scrolled away (top {top})"
     assert logged_in.locator("#summary-h").is_visible()

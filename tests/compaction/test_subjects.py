@@ -48,6 +48,8 @@ def support_chat(project: Project) -> AgentSession:
 
 
 def replayed(session: AgentSession) -> ReplayRun:
+    """A finished replay whose summary copied the customer's CPF, as a model's summary of this
+    chat does (the offline extractive one leaves it out): a derived copy the index must find."""
     run = ReplayRun.objects.create(
         session=session,
         policy={"soft_limit": 20_300, "hard_limit": 20_600, "keep_last": 1, "unit": "step"},
@@ -55,6 +57,11 @@ def replayed(session: AgentSession) -> ReplayRun:
     services.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == ReplayStatus.DONE, run.error
+    span = CompactionSpan.objects.filter(replay=run, stage="summarize").order_by("seq").first()
+    assert span is not None, "the replay summarized"
+    span.summary = f"{span.summary}\nCliente: CPF {CPF}."
+    span.save(update_fields=["summary"])
+    subjects.subject_index_replay(run=run)
     return run
 
 
@@ -338,8 +345,20 @@ def test_the_index_scans_each_raw_message_once(monkeypatch: pytest.MonkeyPatch) 
     session = make_session(project, messages=[{"seq": 0, "role": "user", "content": first}])
     services.session_analyse(session_id=session.pk)
     scanned: list[str] = []
-    real_scan = subjects.pii.scan
-    monkeypatch.setattr(subjects.pii, "scan", lambda text: scanned.append(text) or real_scan(text))
+    real_pii = subjects.pii
+
+    class IndexersDetector:
+        """The detector as the subject index sees it, counting the texts it is asked to scan
+        (other steps, such as the masked session title, scan on their own)."""
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(real_pii, name)
+
+        def scan(self, text: str) -> list:
+            scanned.append(text)
+            return real_pii.scan(text)
+
+    monkeypatch.setattr(subjects, "pii", IndexersDetector())
     events_ingest(
         project=project,
         external_id=session.external_id,

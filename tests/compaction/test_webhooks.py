@@ -131,8 +131,8 @@ def test_email_goes_through_the_mail_backend(django_capture_on_commit_callbacks)
     ):
         session = analysed_session(project=project, compactions=THREE)
     alert = Alert.objects.get(session=session)
-    send.assert_called_once_with(alert.pk, "opened")
-    assert webhooks.alert_email_send(alert_id=alert.pk, event="opened") == 1
+    send.assert_called_once_with(alert.pk)
+    assert webhooks.alert_email_send(alert_id=alert.pk) == 1
     (message,) = mail.outbox
     assert message.to == ["oncall@example.com"]
     assert message.subject == "[Sawtooth] Warning: Compacted 3 times in one session"

@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Literal, TypedDict
 
 from compaction.engine import text as txt
+from compaction.engine.harness import HARNESS_TAGS
 from compaction.engine.messages import (
     Message,
     TextBlock,
@@ -55,22 +56,6 @@ class Fact:
 
 # --- harness records ---------------------------------------------------------------------------
 
-HARNESS_TAGS = (
-    "task-notification",
-    "system-reminder",
-    "command-name",
-    "command-message",
-    "command-args",
-    "command-contents",
-    "local-command-stdout",
-    "local-command-stderr",
-    "local-command-caveat",
-    "bash-input",
-    "bash-stdout",
-    "bash-stderr",
-    "user-prompt-submit-hook",
-    "user-memory-input",
-)
 _HARNESS_BLOCK = re.compile(
     r"<(" + "|".join(HARNESS_TAGS) + r")\b[^>]*>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE
 )

@@ -12,13 +12,15 @@ from collections.abc import Sequence
 
 from compaction.engine.messages import Message, TextBlock, is_prompt
 
-# Records that are wholly the harness's: a message (or text block) that opens with one of these.
+# Tags a harness wraps its own records in; a message (or text block) that opens with one is
+# wholly the harness's. The one list: facts and titles strip the same elements.
 HARNESS_TAGS: tuple[str, ...] = (
     "task-notification",
     "system-reminder",
     "command-name",
     "command-message",
     "command-args",
+    "command-contents",
     "command-stdout",
     "command-stderr",
     "local-command-stdout",
@@ -28,6 +30,7 @@ HARNESS_TAGS: tuple[str, ...] = (
     "bash-stdout",
     "bash-stderr",
     "user-prompt-submit-hook",
+    "user-memory-input",
 )
 HARNESS_PREFIXES: tuple[str, ...] = (
     "[Request interrupted by user",

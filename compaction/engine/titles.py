@@ -13,25 +13,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from compaction.engine import pii
+from compaction.engine.harness import HARNESS_TAGS
 from compaction.engine.messages import Message, TextBlock, is_prompt
 
 TITLE_CHARS = 120
 
-# Tags harnesses wrap their own records in; the whole element (tag, body, closing tag) goes.
-HARNESS_TAGS = (
-    "command-name",
-    "command-message",
-    "command-args",
-    "command-contents",
-    "local-command-stdout",
-    "local-command-stderr",
-    "local-command-caveat",
-    "bash-input",
-    "bash-stdout",
-    "bash-stderr",
-    "system-reminder",
-    "user-prompt-submit-hook",
-)
+# The whole element of a harness record (tag, body, closing tag) goes.
 _HARNESS = re.compile(
     r"<(" + "|".join(HARNESS_TAGS) + r")(?:\s[^>]*)?>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE
 )

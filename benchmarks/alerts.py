@@ -3,8 +3,8 @@
 Run: ``.venv/bin/python benchmarks/alerts.py [--calls 10000] [--every 150] [--seed 7]``. The
 last line printed is JSON: ``{"calls": ..., "compactions": ..., "inputs_seconds": ...,
 "evaluate_seconds": ..., "findings": [...]}``. ``inputs_seconds`` times what the service
-computes from the messages (the tool-pair check after each compaction and the context-length
-error scan); ``evaluate_seconds`` times the rules alone.
+computes from the messages (the session's analysis, which checks the tool pairs after each
+compaction, and the context-length error scan); ``evaluate_seconds`` times the rules alone.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.replay import generate
 from compaction.engine import alerts
+from compaction.engine.analysis import analyse
+from compaction.engine.messages import ObservedCompaction
 from compaction.engine.tokens import observed_curve
 
 
@@ -35,20 +37,19 @@ def main() -> None:
     starts = [p.seq for p in curve[args.every :: args.every]]
 
     began = time.perf_counter()
-    compactions = []
-    for i, seq in enumerate(starts):
-        compactions.append(
-            alerts.Compaction(
-                seq=seq,
-                tokens_before=150_000,
-                tokens_after=30_000,
-                orphans_after=alerts.orphans_after(
-                    messages,
-                    seq=seq,
-                    until=starts[i + 1] if i + 1 < len(starts) else None,
-                ),
-            )
+    observed = [
+        ObservedCompaction(seq=seq, trigger="auto", summary="Goal: continue.") for seq in starts
+    ]
+    spans = analyse(messages, observed).spans
+    compactions = [
+        alerts.Compaction(
+            seq=span.seq,
+            tokens_before=150_000,
+            tokens_after=30_000,
+            orphans_after=span.orphans_after,
         )
+        for span in spans
+    ]
     errors = alerts.context_length_errors(messages)
     inputs = alerts.SessionInputs(
         200_000,

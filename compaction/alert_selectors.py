@@ -240,6 +240,16 @@ def lost_facts(span: CompactionSpan) -> tuple[engine.LostFact, ...]:
     )
 
 
+def span_orphans(span: CompactionSpan, *keys: str) -> tuple[Orphan, ...]:
+    """The half tool pairs stored in ``span.details`` under ``keys``: an observed span's
+    ``orphans_after``, a replayed span's ``pairs.orphans``. Spans stored before the pair check
+    was kept with them have none."""
+    found: Any = span.details
+    for key in keys:
+        found = found.get(key) if isinstance(found, dict) else None
+    return tuple(Orphan(o["kind"], o["tool_use_id"], o["seq"]) for o in found or ())
+
+
 def replay_alert_findings(run: ReplayRun) -> list[engine.AlertFinding]:
     """What the rules would have said about a replayed run: computed, never stored or sent."""
     spans = CompactionSpan.objects.filter(replay=run).order_by("index")
@@ -253,10 +263,7 @@ def replay_alert_findings(run: ReplayRun) -> list[engine.AlertFinding]:
             failed=span.failed,
             failure_reason=span.failure_reason,
             lost=lost_facts(span),
-            orphans_after=tuple(
-                Orphan(o["kind"], o["tool_use_id"], o["seq"])
-                for o in (span.details.get("pairs") or {}).get("orphans", [])
-            ),
+            orphans_after=span_orphans(span, "pairs", "orphans"),
             summary=span.summary,
         )
         for span in spans

@@ -24,6 +24,7 @@ from compaction.alert_models import (
     AlertState,
 )
 from compaction.engine import alerts as engine
+from compaction.engine.messages import Message as EngineMessage
 from compaction.models import AnalysisStatus, CompactionSpan, SessionAnalysis, SpanOrigin
 from sessions.errors import BadRequest, Conflict
 from sessions.models import AgentSession
@@ -31,46 +32,45 @@ from sessions.models import AgentSession
 logger = logging.getLogger(__name__)
 
 
-def alert_inputs(*, session: AgentSession, analysis: SessionAnalysis) -> engine.SessionInputs:
-    """The engine's view of a session: its calls, observed compactions and error notices."""
-    spans = list(
+def alert_inputs(
+    *,
+    session: AgentSession,
+    analysis: SessionAnalysis,
+    messages: Sequence[EngineMessage] | None = None,
+) -> engine.SessionInputs:
+    """The engine's view of a session: its calls, observed compactions and error notices.
+
+    ``messages`` are the session's engine messages when the caller has them loaded already
+    (the analysis pass); otherwise they are read again."""
+    spans = (
         CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED)
         .select_related("event")
         .order_by("index")
     )
-    messages = services.engine_messages(session)
-    compactions = []
-    for i, span in enumerate(spans):
-        until = spans[i + 1].seq if i + 1 < len(spans) else None
-        beside = bool(span.summary) and (span.event is None or span.event.summary_seq is None)
-        compactions.append(
-            engine.Compaction(
-                seq=span.seq,
-                stage=span.stage,
-                trigger=span.trigger,
-                tokens_before=span.tokens_before,
-                tokens_after=span.tokens_after,
-                failed=span.failed,
-                failure_reason=span.failure_reason,
-                lost=alert_selectors.lost_facts(span),
-                orphans_after=engine.orphans_after(
-                    messages,
-                    seq=span.seq,
-                    replaced_from=span.replaced_from_seq,
-                    replaced_to=span.replaced_to_seq,
-                    until=until,
-                    summary_beside=beside,
-                ),
-                summary=span.summary,
-            )
+    compactions = tuple(
+        engine.Compaction(
+            seq=span.seq,
+            stage=span.stage,
+            trigger=span.trigger,
+            tokens_before=span.tokens_before,
+            tokens_after=span.tokens_after,
+            failed=span.failed,
+            failure_reason=span.failure_reason,
+            lost=alert_selectors.lost_facts(span),
+            orphans_after=alert_selectors.span_orphans(span, "orphans_after"),
+            summary=span.summary,
         )
+        for span in spans
+    )
+    if messages is None:
+        messages = services.engine_messages(session)
     return engine.SessionInputs(
         context_window=session.context_window or services.DEFAULT_WINDOW,
         calls=tuple(
             engine.Call(p["seq"], p["context_tokens"], bool(p.get("estimated")))
             for p in analysis.curve
         ),
-        compactions=tuple(compactions),
+        compactions=compactions,
         context_length_errors=tuple(engine.context_length_errors(messages)),
     )
 
@@ -131,7 +131,9 @@ def _finding_save(*, session: AgentSession, finding: engine.AlertFinding) -> Ale
     return alert
 
 
-def alerts_evaluate_session(*, session_id: int) -> list[Alert]:
+def alerts_evaluate_session(
+    *, session_id: int, messages: Sequence[EngineMessage] | None = None
+) -> list[Alert]:
     """Run the rules on the session's current analysis and upsert one alert per finding.
 
     Does nothing until the analysis is done. Safe to repeat: the same evidence changes
@@ -146,7 +148,7 @@ def alerts_evaluate_session(*, session_id: int) -> list[Alert]:
         return []
     session = analysis.session
     try:
-        inputs = alert_inputs(session=session, analysis=analysis)
+        inputs = alert_inputs(session=session, analysis=analysis, messages=messages)
         findings = engine.evaluate(
             inputs,
             alert_selectors.alert_thresholds(project=session.project_id),

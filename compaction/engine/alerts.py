@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
 from compaction.engine.evals import BARELY_CHANGED_WARNING
-from compaction.engine.messages import Message, Orphan, TextBlock, check_pairs
+from compaction.engine.messages import Message, Orphan
 
 Severity = Literal["info", "warning", "critical"]
 
@@ -450,42 +450,3 @@ def context_length_errors(messages: Iterable[Message]) -> list[ContextLengthErro
                 found.append(ContextLengthError(m.seq, text.strip()))
                 break
     return found
-
-
-def orphans_after(
-    messages: Sequence[Message],
-    *,
-    seq: int,
-    replaced_from: int | None = None,
-    replaced_to: int | None = None,
-    until: int | None = None,
-    summary_beside: bool = False,
-) -> tuple[Orphan, ...]:
-    """Half tool pairs in what the model saw after the compaction at ``seq``.
-
-    That context is the kept head (before ``replaced_from``), the summary when it was reported
-    beside the trace (``summary_beside``; otherwise it is the message at ``seq``), the kept
-    tail (after ``replaced_to``), then the messages from ``seq`` up to ``until``. No replaced
-    range means everything before ``seq`` was replaced.
-
-    >>> from compaction.engine.messages import ToolResultBlock, ToolUseBlock
-    >>> ms = [Message(0, "assistant", (ToolUseBlock("t1", "ls", {}),)),
-    ...       Message(1, "user", (ToolResultBlock("t1", "a.py"),)),
-    ...       Message(2, "user", (TextBlock("Summary"),)),
-    ...       Message(3, "user", (ToolResultBlock("t1", "a.py"),))]
-    >>> [(o.kind, o.seq) for o in orphans_after(ms, seq=2)]
-    [('tool_result', 3)]
-    """
-    head: list[Message] = []
-    tail: list[Message] = []
-    after: list[Message] = []
-    for m in messages:
-        if m.seq >= seq:
-            if until is None or m.seq < until:
-                after.append(m)
-        elif replaced_from is not None and m.seq < replaced_from:
-            head.append(m)
-        elif replaced_from is not None and replaced_to is not None and m.seq > replaced_to:
-            tail.append(m)
-    summary = [Message(seq, "user", (TextBlock("(summary)"),))] if summary_beside else []
-    return tuple(check_pairs([*head, *summary, *tail, *after]))

@@ -16,8 +16,8 @@ recipe if it grows.)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, NotRequired, TypedDict
 
 from compaction.engine import evals, replay, tokens
@@ -26,9 +26,11 @@ from compaction.engine.messages import (
     Message,
     ObservedCompaction,
     Orphan,
+    OrphanDict,
     TextBlock,
     Usage,
     UsageDict,
+    check_pairs,
 )
 from compaction.engine.names import Stage
 from compaction.engine.strategies import Policy, seq_ranges
@@ -50,7 +52,6 @@ __all__ = [
     "RunOutcome",
     "SessionReplay",
     "SpanKept",
-    "after_context",
     "analyse",
     "calibrated_counter",
     "experiment_aggregate",
@@ -85,6 +86,7 @@ class ObservedDetails(TypedDict):
     reported: ReportedTokens
     splice: evals.SpliceDict | None
     duration_ms: int | None
+    orphans_after: list[OrphanDict]
     judge_cost: NotRequired[UsageDict]
 
 
@@ -185,30 +187,18 @@ def calibrated_counter(
     return tokens.calibrate(sample, context_starts=starts)
 
 
-def after_context(messages: Sequence[Message], compaction: ObservedCompaction) -> list[Message]:
-    """What the model saw right after an observed compaction: the summary plus what was kept,
-    for a compaction taken alone (every message before it counted as still in context).
-
-    >>> ms = [Message(i, "user", (TextBlock(f"m{i}"),)) for i in range(4)]
-    >>> done = ObservedCompaction(seq=3, trigger="auto", summary="S", replaced_from=0,
-    ...                           replaced_to=1)
-    >>> [m.text for m in after_context(ms, done)]
-    ['m2', 'S']
-    """
-    summary = None
-    if compaction.summary_seq is not None:
-        summary = next((m for m in messages if m.seq == compaction.summary_seq), None)
-    return context_after([m for m in messages if m.seq < compaction.seq], compaction, summary)
-
-
 def context_after(
     before: Sequence[Message], compaction: ObservedCompaction, summary: Message | None = None
 ) -> list[Message]:
     """The context after ``compaction`` from the context just before it: what it did not
-    replace, then its summary (``compaction.summary``, or ``summary``: the trace's own summary
-    message for a harness that writes it into the history).
+    replace, with its summary (``compaction.summary``, or ``summary``: the trace's own summary
+    message for a harness that writes it into the history) where the replaced stretch was.
 
     >>> ms = [Message(i, "user", (TextBlock(f"m{i}"),)) for i in range(4)]
+    >>> done = ObservedCompaction(seq=4, trigger="auto", summary="S", replaced_from=1,
+    ...                           replaced_to=2)
+    >>> [m.text for m in context_after(ms, done)]
+    ['m0', 'S', 'm3']
     >>> failed = ObservedCompaction(seq=3, trigger="auto", error="prompt too long")
     >>> [m.text for m in context_after(ms[:3], failed)]
     ['m0', 'm1', 'm2']
@@ -220,18 +210,17 @@ def context_after(
         # A compaction that failed, or that wrote no summary and says it replaced nothing,
         # left the context as it was: nothing was dropped, so nothing can have been lost.
         return list(before)
-    kept: list[Message] = []
+    if compaction.summary:
+        summary = Message(seq=compaction.seq, role="user", content=(TextBlock(compaction.summary),))
+    head: list[Message] = []
+    tail: list[Message] = []
     for m in before:
         # An end of 0 reads as open-ended, as it always has (a known quirk, kept as is).
-        replaced = start is None or start <= m.seq <= (end or m.seq)
-        if not replaced:
-            kept.append(m)
-    if compaction.summary:
-        text = (TextBlock(compaction.summary),)
-        kept.append(Message(seq=compaction.seq, role="user", content=text))
-    elif summary is not None:
-        kept.append(summary)
-    return kept
+        if start is not None and m.seq < start:
+            head.append(m)
+        elif start is not None and m.seq > (end or m.seq):
+            tail.append(m)
+    return [*head, *([summary] if summary is not None else []), *tail]
 
 
 def nearest_points(
@@ -296,6 +285,8 @@ class ObservedSpan:
     splice: evals.SpliceReport | None
     rework: tuple[evals.ReworkSignal, ...]
     failure_reason: str
+    # Half tool pairs in what the model saw from this compaction up to the next one.
+    orphans_after: tuple[Orphan, ...] = ()
     judge_cost: Usage | None = None
 
     @property
@@ -326,6 +317,7 @@ class ObservedSpan:
             },
             "splice": self.splice.to_dict() if self.splice else None,
             "duration_ms": self.compaction.duration_ms,
+            "orphans_after": [o.to_dict() for o in self.orphans_after],
         }
         if self.judge_cost is not None:
             out["judge_cost"] = self.judge_cost.to_dict()
@@ -334,16 +326,13 @@ class ObservedSpan:
 
 def _observed_span(
     index: int,
-    compaction: ObservedCompaction,
-    messages: Sequence[Message],
+    step: _Step,
     curve: Sequence[tokens.CurvePoint],
     probes: Sequence[evals.Probe],
     rework: Sequence[evals.ReworkSignal],
-    before: Sequence[Message],
-    after: Sequence[Message],
-    facts: Sequence[evals.Fact],
     judge: evals.Judge | None = None,
 ) -> ObservedSpan:
+    compaction = step.compaction
     point_before, point_after = nearest_points(curve, compaction.seq)
     tokens_before, tokens_after = compaction.tokens_before, compaction.tokens_after
     estimated = False
@@ -353,10 +342,10 @@ def _observed_span(
         tokens_after, estimated = point_after.context_tokens, estimated or point_after.estimated
     spent = judge_cost(judge)
     report = evals.retention(
-        before,
-        after,
+        step.before,
+        step.after,
         probes=[p for p in probes if p.seq is None or p.seq < compaction.seq],
-        facts=facts,
+        facts=step.facts,
         judge=judge,
     )
     cost = _spent_since(judge_cost(judge), spent) if judge is not None else None
@@ -373,6 +362,7 @@ def _observed_span(
         splice=splice,
         rework=tuple(r for r in rework if r.compaction_seq == compaction.seq),
         failure_reason=observed_failure(compaction, splice),
+        orphans_after=tuple(check_pairs(step.seen)),
         judge_cost=cost,
     )
 
@@ -429,11 +419,23 @@ class Analysis:
         return sparkline(self.curve_dicts())
 
 
+@dataclass(frozen=True)
+class _Step:
+    """One observed compaction in its chained contexts."""
+
+    compaction: ObservedCompaction
+    before: list[Message]  # what the model saw just before it
+    after: list[Message]  # the context it left
+    facts: list[evals.Fact]  # the facts at risk in ``before``
+    seen: list[Message]  # what the model saw from it up to the next one (or the end)
+
+
 def _chained_contexts(
     messages: Sequence[Message], compactions: Sequence[ObservedCompaction]
-) -> Iterator[tuple[ObservedCompaction, list[Message], list[Message], list[evals.Fact]]]:
+) -> list[_Step]:
     """For each compaction in order: the context just before it (what the one before kept,
-    then the messages since), the context after it, and the facts at risk in it.
+    then the messages since), the context after it, the facts at risk in it, and the context
+    as it grew until the next compaction.
 
     A fact is at risk when the model could still see it: it is stated in the context before
     the compaction (a raw message or an earlier summary), and the session's task always is.
@@ -445,23 +447,35 @@ def _chained_contexts(
     by_seq = (
         {m.seq: m for m in messages} if any(c.summary_seq is not None for c in compactions) else {}
     )
-    context: list[Message] = []
     shown: set[int] = set()  # seqs of the trace's own summary messages already placed
     position = 0
-    for compaction in compactions:
-        while position < len(messages) and messages[position].seq < compaction.seq:
+
+    def grow(context: list[Message], until: int | None) -> list[Message]:
+        nonlocal position
+        while position < len(messages) and (until is None or messages[position].seq < until):
             if messages[position].seq not in shown:
                 context.append(messages[position])
             position += 1
+        return context
+
+    steps: list[_Step] = []
+    context: list[Message] = []
+    for compaction in compactions:
+        before = grow(context, compaction.seq)
+        if steps:
+            steps[-1] = replace(steps[-1], seen=list(before))
         summary = by_seq.get(compaction.summary_seq) if compaction.summary_seq is not None else None
-        after = context_after(context, compaction, summary)
+        after = context_after(before, compaction, summary)
         if summary is not None:
             shown.add(summary.seq)
-        facts = evals.extract_facts(context, cache=cache)
+        facts = evals.extract_facts(before, cache=cache)
         if task is not None and not any(f.kind == "task" or f.text == task.text for f in facts):
             facts.insert(0, task)  # said before this context began, and still the goal
-        yield compaction, context, after, facts
-        context = after
+        steps.append(_Step(compaction, before, after, facts, seen=[]))
+        context = list(after)
+    if steps:
+        steps[-1] = replace(steps[-1], seen=grow(context, None))
+    return steps
 
 
 def analyse(
@@ -491,8 +505,8 @@ def analyse(
     curve = tokens.observed_curve(messages, counter, context_window, context_starts=starts)
     rework = evals.rework_signals(messages, starts)
     spans = tuple(
-        _observed_span(i, c, messages, curve, probes, rework, before, after, facts, judge)
-        for i, (c, before, after, facts) in enumerate(_chained_contexts(messages, compactions))
+        _observed_span(i, step, curve, probes, rework, judge)
+        for i, step in enumerate(_chained_contexts(messages, compactions))
     )
     return Analysis(
         message_count=len(messages),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from compaction.engine import alerts
@@ -15,10 +17,12 @@ from compaction.engine.alerts import (
     Thresholds,
     evaluate,
 )
+from compaction.engine.analysis import analyse
 from compaction.engine.claude_code import parse_transcript
 from compaction.engine.evals import BARELY_CHANGED_WARNING
 from compaction.engine.messages import (
     Message,
+    ObservedCompaction,
     Orphan,
     TextBlock,
     ToolResultBlock,
@@ -172,6 +176,11 @@ def test_lost_constraint_names_the_lost_rule_and_ignores_lost_paths():
     assert rules(SessionInputs(WINDOW, calls(1000), (only_path,))) == []
 
 
+def orphans_after(messages: list[Message], compaction: ObservedCompaction) -> tuple[Orphan, ...]:
+    (span,) = analyse(messages, [compaction], context_window=WINDOW).spans
+    return span.orphans_after
+
+
 def test_orphan_pairs_after_a_compaction():
     messages = [
         Message(0, "user", (TextBlock("go"),)),
@@ -180,11 +189,12 @@ def test_orphan_pairs_after_a_compaction():
         Message(3, "user", (TextBlock("This session is being continued..."),)),
         Message(4, "user", (ToolResultBlock("t1", "a.py"),)),
     ]
-    orphans = alerts.orphans_after(messages, seq=3)
+    everything = ObservedCompaction(seq=3, trigger="auto", summary_seq=3)
+    orphans = orphans_after(messages, everything)
     assert orphans == (Orphan("tool_result", "t1", 4),)
     # Keeping the head (0..2) keeps the pair whole; the dangling result after is still orphaned.
-    kept = alerts.orphans_after(messages, seq=3, replaced_from=3, replaced_to=2)
-    assert kept == (Orphan("tool_result", "t1", 4),)
+    head_kept = replace(everything, replaced_from=3, replaced_to=2)
+    assert orphans_after(messages, head_kept) == (Orphan("tool_result", "t1", 4),)
     finding = by_rule(
         SessionInputs(WINDOW, calls(1000), (Compaction(3, orphans_after=orphans),)),
         "orphan_pairs",
@@ -198,10 +208,30 @@ def test_a_summary_reported_beside_the_trace_sits_between_a_kept_tool_use_and_it
         Message(0, "assistant", (ToolUseBlock("t1", "ls", {}),)),
         Message(1, "user", (ToolResultBlock("t1", "a.py"),)),
     ]
-    assert alerts.orphans_after(messages, seq=1, replaced_from=1, summary_beside=True) == (
+    beside = ObservedCompaction(seq=1, trigger="auto", summary="S", replaced_from=1)
+    assert orphans_after(messages, beside) == (
         Orphan("tool_use", "t1", 0),
         Orphan("tool_result", "t1", 1),
     )
+
+
+def test_orphans_are_checked_in_the_context_an_earlier_compaction_left():
+    # The first compaction dropped seqs 0-3, a tool_use among them; the second replaces seq 5
+    # only and keeps the rest of what the first left: its pair check must not see the dropped
+    # tool_use again.
+    messages = [
+        Message(0, "user", (TextBlock("go"),)),
+        Message(1, "assistant", (ToolUseBlock("t1", "ls", {}),)),
+        Message(2, "user", (TextBlock("interrupted"),)),
+        Message(3, "assistant", (TextBlock("ok"),)),
+        Message(4, "user", (TextBlock("next"),)),
+        Message(5, "assistant", (TextBlock("done"),)),
+        Message(6, "user", (TextBlock("more"),)),
+    ]
+    first = ObservedCompaction(seq=4, trigger="auto", summary="S1", replaced_from=0, replaced_to=3)
+    second = ObservedCompaction(seq=6, trigger="auto", summary="S2", replaced_from=5, replaced_to=5)
+    spans = analyse(messages, [first, second], context_window=WINDOW).spans
+    assert [s.orphans_after for s in spans] == [(), ()]
 
 
 def test_personal_data_is_a_hook_that_stays_silent_without_a_detector():
@@ -229,26 +259,19 @@ def test_disabled_rules_stay_quiet_and_unknown_ones_are_refused():
 
 def corpus_inputs(path) -> SessionInputs:
     transcript = parse_transcript(path)
-    curve = observed_curve(transcript.messages, context_window=WINDOW)
-    compactions = []
-    starts = [c.seq for c in transcript.compactions]
-    for i, c in enumerate(transcript.compactions):
-        compactions.append(
-            Compaction(
-                c.seq,
-                stage=c.strategy,
-                trigger=c.trigger,
-                tokens_before=c.tokens_before,
-                tokens_after=c.tokens_after,
-                orphans_after=alerts.orphans_after(
-                    transcript.messages,
-                    seq=c.seq,
-                    replaced_from=c.replaced_from,
-                    replaced_to=c.replaced_to,
-                    until=starts[i + 1] if i + 1 < len(starts) else None,
-                ),
-            )
+    result = analyse(transcript.messages, transcript.compactions, context_window=WINDOW)
+    compactions = [
+        Compaction(
+            span.seq,
+            stage=span.stage,
+            trigger=span.compaction.trigger,
+            tokens_before=span.tokens_before,
+            tokens_after=span.tokens_after,
+            orphans_after=span.orphans_after,
         )
+        for span in result.spans
+    ]
+    curve = observed_curve(transcript.messages, context_window=WINDOW)
     return SessionInputs(
         WINDOW,
         tuple(Call(p.seq, p.context_tokens, p.estimated) for p in curve),

@@ -106,11 +106,13 @@ def test_rework_after_a_compaction_is_attached_to_its_span() -> None:
     assert [(r.kind, r.path) for r in span.rework] == [("reread", "billing/module_1.py")]
 
 
-def test_the_context_after_a_compaction_is_what_was_kept_plus_the_summary() -> None:
-    messages = coding_run(8)
-    after = analysis.after_context(messages, summary_compaction("S"))
-    assert [m.seq for m in after] == [20, 21, 22, 23, 24]
-    assert after[-1].content == (TextBlock("S"),)
+def test_the_context_after_a_compaction_is_the_summary_in_place_of_what_it_replaced() -> None:
+    before = [m for m in coding_run(8) if m.seq < 24]
+    after = analysis.context_after(before, summary_compaction("S"))
+    assert [m.seq for m in after] == [24, 20, 21, 22, 23]
+    assert after[0].content == (TextBlock("S"),)
+    head_kept = analysis.context_after(before, summary_compaction("S", replaced_from=2))
+    assert [m.seq for m in head_kept] == [0, 1, 24, 20, 21, 22, 23]
 
 
 def test_calibration_leaves_out_calls_after_a_summary_the_trace_does_not_hold() -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypedDict
+from typing import Any, Literal, Protocol, TypedDict, TypeVar
 
 from compaction.engine import text as txt
 from compaction.engine.fact_index import ContextIndex, checkout_root, context_index
@@ -295,6 +295,17 @@ class ReworkSignal:
         }
 
 
+_Action = TypeVar("_Action", tuple[int, str], tuple[int, str, str])
+
+
+def _until(actions: list[_Action], start: int, end: int | None) -> Iterator[_Action]:
+    """``actions`` (sorted by seq) from index ``start`` while their seq is before ``end``."""
+    for index in range(start, len(actions)):
+        if end is not None and actions[index][0] >= end:
+            return
+        yield actions[index]
+
+
 def rework_signals(
     messages: Sequence[Message], compaction_seqs: Iterable[int]
 ) -> list[ReworkSignal]:
@@ -317,26 +328,30 @@ def rework_signals(
                     reads.append((m.seq, path))
                 elif action == "edit":
                     edits.append((m.seq, path, key))
+    reads.sort(key=lambda read: read[0])
+    edits.sort(key=lambda edit: edit[0])
+    # One sweep in seq order: the first reads and edits before each compaction accumulate as
+    # it moves forward, and each action after it is looked at once, so the work is linear.
     out: list[ReworkSignal] = []
+    first_read: dict[str, int] = {}
+    first_edit: dict[str, tuple[int, str]] = {}
+    read_at = edit_at = 0
     for i, c in enumerate(points):
         end = points[i + 1] if i + 1 < len(points) else None
-        first_read: dict[str, int] = {}
-        for seq, path in reads:
-            if seq < c:
-                first_read.setdefault(path, seq)
+        while read_at < len(reads) and reads[read_at][0] < c:
+            first_read.setdefault(reads[read_at][1], reads[read_at][0])
+            read_at += 1
+        while edit_at < len(edits) and edits[edit_at][0] < c:
+            seq, path, key = edits[edit_at]
+            first_edit.setdefault(key, (seq, path))
+            edit_at += 1
         reported: set[tuple[str, str]] = set()
-        for seq, path in reads:
-            after_c = seq >= c and (end is None or seq < end)
-            if after_c and path in first_read and ("reread", path) not in reported:
+        for seq, path in _until(reads, read_at, end):
+            if path in first_read and ("reread", path) not in reported:
                 reported.add(("reread", path))
                 out.append(ReworkSignal("reread", path, first_read[path], seq, c))
-        first_edit: dict[str, tuple[int, str]] = {}
-        for seq, path, key in edits:
-            if seq < c:
-                first_edit.setdefault(key, (seq, path))
-        for seq, path, key in edits:
-            after_c = seq >= c and (end is None or seq < end)
-            if after_c and key in first_edit and ("reedit", key) not in reported:
+        for seq, path, key in _until(edits, edit_at, end):
+            if key in first_edit and ("reedit", key) not in reported:
                 reported.add(("reedit", key))
                 out.append(ReworkSignal("reedit", path, first_edit[key][0], seq, c))
     return out

@@ -142,6 +142,26 @@ def test_rework_signals_find_rereads_and_repeated_edits_after_a_compaction():
     assert rework_signals(h.messages, []) == []
 
 
+def test_rework_after_several_compactions_is_attributed_to_the_one_just_before_it():
+    h = History().user("fix it")
+    h.tool("Read", "code", file_path="a.py")  # seq 1
+    first = len(h.messages)
+    h.user("[summary 1]")
+    h.tool("Read", "code", file_path="b.py")
+    h.tool("Read", "code", file_path="a.py")  # re-read after the first compaction
+    second = len(h.messages)
+    h.user("[summary 2]")
+    h.tool("Read", "code", file_path="a.py")  # again, first read still at seq 1
+    h.tool("Read", "code", file_path="b.py")  # read first between the two compactions
+    h.tool("Read", "code", file_path="b.py")  # reported once per compaction
+    signals = rework_signals(h.messages, [second, first])
+    assert [(s.path, s.first_seq, s.compaction_seq) for s in signals] == [
+        ("a.py", 1, first),
+        ("a.py", 1, second),
+        ("b.py", first + 1, second),
+    ]
+
+
 def test_a_path_counts_as_kept_when_the_summary_names_it_relative_or_by_a_distinctive_name():
     from compaction.engine.evals import retention
     from compaction.engine.messages import Message, TextBlock, ToolUseBlock

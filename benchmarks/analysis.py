@@ -12,8 +12,10 @@ seconds per size and the growth per 1,000 calls, which should stay flat (linear 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import sys
 import time
 from pathlib import Path
@@ -66,6 +68,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="5000:75,20000:300", help="calls:compactions,...")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--profile", action="store_true", help="print the top 30 cProfile rows")
     args = parser.parse_args()
     sizes = [tuple(int(x) for x in part.split(":")) for part in args.sizes.split(",")]
 
@@ -108,9 +111,15 @@ def main() -> None:
                     ),
                 )
             session = AgentSession.objects.get(project=project, external_id=external_id)
+            profiler = cProfile.Profile() if args.profile else None
             started = time.perf_counter()
+            if profiler:
+                profiler.enable()
             compaction_services.session_analyse(session_id=session.pk)
             seconds = time.perf_counter() - started
+            if profiler:
+                profiler.disable()
+                pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
             spans = CompactionSpan.objects.filter(session=session).count()
             assert spans == len(compactions), (spans, len(compactions))
             figures[f"calls_{calls}_compactions"] = len(compactions)

@@ -49,10 +49,15 @@ def finding_value_hash(normalized: str) -> str:
     return pii.value_hash(normalized, pii_key())
 
 
-def _rows(strings: Iterable[tuple[str, str]], key: bytes, **where: Any) -> list[Finding]:
+Scan = Callable[[str], list[pii.Detection]]
+
+
+def _rows(
+    strings: Iterable[tuple[str, str]], key: bytes, scan: Scan, **where: Any
+) -> list[Finding]:
     rows = []
     for path, text in strings:
-        for detection in pii.scan(text):
+        for detection in scan(text):
             rows.append(
                 Finding(
                     kind=detection.kind,
@@ -70,14 +75,15 @@ def _identity(row: Finding) -> tuple[Any, ...]:
     return (row.where, row.event_id, row.path, row.kind, row.value_hash)
 
 
-def session_findings_scan(*, session_id: int) -> int:
+def session_findings_scan(*, session_id: int, scan: Scan = pii.scan) -> int:
     """Scan a session for personal data and store its findings. Idempotent; returns the count.
 
     Raw messages are scanned once each (those past `pii_scanned_message_pk`: a re-analysis
     after a new batch scans only the new ones). Summaries and metadata are scanned afresh each
     time and replace their earlier findings; review decisions (confirmed, false positive)
     carry over to the same value at the same place, and redacted findings are kept as the
-    record of what was rewritten.
+    record of what was rewritten. ``scan`` is the detector (the analysis pass shares one
+    memo with the subject index, so a message is scanned once).
     """
     session = AgentSession.objects.get(pk=session_id)
     analysis, _ = SessionAnalysis.objects.get_or_create(session=session)
@@ -91,6 +97,7 @@ def session_findings_scan(*, session_id: int) -> int:
         message_rows += _rows(
             strings,
             key,
+            scan,
             session=session,
             where=FindingWhere.MESSAGE,
             seq=message.seq,
@@ -107,6 +114,7 @@ def session_findings_scan(*, session_id: int) -> int:
         derived_rows += _rows(
             [("summary", event.summary)],
             key,
+            scan,
             session=session,
             where=FindingWhere.SUMMARY,
             seq=event.seq,
@@ -116,6 +124,7 @@ def session_findings_scan(*, session_id: int) -> int:
     derived_rows += _rows(
         pii.json_strings(session.metadata, "metadata"),
         key,
+        scan,
         session=session,
         where=FindingWhere.METADATA,
         seq=None,

@@ -19,7 +19,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from compaction import alerts, findings, outbox, subjects
-from compaction.engine import analysis, evals, summarizers, titles
+from compaction.engine import analysis, evals, pii, summarizers, titles
 from compaction.engine.messages import Message as EngineMessage
 from compaction.engine.messages import ObservedCompaction, message_from_wire
 from compaction.engine.names import EXTERNAL_SUMMARIZERS, SUMMARIZERS
@@ -132,6 +132,7 @@ def _analysis_store(
     events: list[CompactionEvent],
     result: analysis.Analysis,
     generation: int,
+    scan: subjects.Scan,
 ) -> SessionAnalysis | None:
     """Write one pass's results; None when a later pass already wrote newer ones, or the
     session was deleted meanwhile."""
@@ -145,7 +146,7 @@ def _analysis_store(
         CompactionSpan.objects.bulk_create(
             [_observed_span_row(session, e, s) for e, s in zip(events, result.spans, strict=True)]
         )
-        subjects.subject_index_session(session=session)
+        subjects.subject_index_session(session=session, scan=scan)
         peak = result.peak
         locked.status = AnalysisStatus.DONE
         locked.analysed_generation = generation
@@ -205,8 +206,9 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         )
         return None
 
+    memo = pii.ScanMemo()  # the subject index and the findings scan read the same messages
     try:
-        locked = _analysis_store(row.pk, session, events, result, generation)
+        locked = _analysis_store(row.pk, session, events, result, generation, memo.scan)
     except (OperationalError, InterfaceError):
         raise  # infrastructure: the task retries
     except DatabaseError as exc:
@@ -225,12 +227,12 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         AgentSession.objects.filter(pk=session.pk).update(title=title)
     # The personal data scan: its own step, after the spans it links findings to exist.
     try:
-        findings.session_findings_scan(session_id=session_id)
+        findings.session_findings_scan(session_id=session_id, scan=memo.scan)
     except DatabaseError:
         raise  # infrastructure: the task retries, and both steps are idempotent
     except Exception:  # a detector bug must not undo the analysis; the log says which session
         logger.exception("personal data scan of session %s failed", session_id)
-    alerts.alerts_evaluate_session(session_id=session_id)
+    alerts.alerts_evaluate_session(session_id=session_id, messages=messages)
     return locked
 
 

@@ -158,19 +158,24 @@ class _Place:
     replay_id: int | None = None
 
 
-def _digests(strings: Iterable[str]) -> Counter[tuple[str, str]]:
+Scan = Callable[[str], list[pii.Detection]]
+
+
+def _digests(strings: Iterable[str], scan: Scan) -> Counter[tuple[str, str]]:
     found: Counter[tuple[str, str]] = Counter()
     for text in strings:
-        for d in pii.scan(text):
+        for d in scan(text):
             if d.kind in SUBJECT_KINDS:
                 found[(d.kind, subject_digest(kind=d.kind, normalized=d.normalized))] += 1
     return found
 
 
-def _tokens(session: AgentSession, places: Iterable[_Place]) -> list[SubjectToken]:
+def _tokens(
+    session: AgentSession, places: Iterable[_Place], scan: Scan = pii.scan
+) -> list[SubjectToken]:
     tokens = []
     for place in places:
-        for (kind, digest), count in _digests(row_strings(place.row)).items():
+        for (kind, digest), count in _digests(row_strings(place.row), scan).items():
             tokens.append(
                 SubjectToken(
                     project_id=session.project_id,
@@ -209,7 +214,7 @@ def _replay_places(run: ReplayRun) -> Iterator[_Place]:
         yield _Place(SubjectWhere.REPLAY, span.seq, span, span_id=span.pk, replay_id=run.pk)
 
 
-def subject_index_session(*, session: AgentSession) -> int:
+def subject_index_session(*, session: AgentSession, scan: Scan = pii.scan) -> int:
     """Bring the index of a session's raw rows, summaries and observed spans up to date.
 
     Called by the analysis pass inside its transaction, after the observed spans are
@@ -217,15 +222,21 @@ def subject_index_session(*, session: AgentSession) -> int:
     erasure, which removes its own tokens); summaries, probes, metadata and observed spans,
     which a pass may rewrite, are indexed afresh. Returns how many index rows were written."""
     mark, _ = SubjectIndexMark.objects.select_for_update().get_or_create(session=session)
-    places = list(_session_places(session, messages_after=mark.message_pk))
-    tokens = _tokens(session, places)
+    last_message = mark.message_pk
+
+    def places() -> Iterator[_Place]:  # streamed: a long session's rows never all in memory
+        nonlocal last_message
+        for place in _session_places(session, messages_after=mark.message_pk):
+            last_message = max(last_message, place.message_id or 0)
+            yield place
+
+    tokens = _tokens(session, places(), scan)
     SubjectToken.objects.filter(session=session, replay__isnull=True).exclude(
         where=SubjectWhere.MESSAGE
     ).delete()
     SubjectToken.objects.bulk_create(tokens, batch_size=1000)
-    scanned = [p.message_id for p in places if p.message_id is not None]
-    if scanned:
-        SubjectIndexMark.objects.filter(pk=mark.pk).update(message_pk=max(scanned))
+    if last_message > mark.message_pk:
+        SubjectIndexMark.objects.filter(pk=mark.pk).update(message_pk=last_message)
     return len(tokens)
 
 

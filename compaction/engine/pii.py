@@ -425,10 +425,12 @@ _NAME = re.compile(
     re.IGNORECASE,
 )
 # Where a name or a Pix key may follow: one pass finds them, then the full pattern is tried there.
-_CUES = re.compile(
-    r"[PpMmCcNnTtSsDd](?<![^\W_][PpMmCcNnTtSsDd])"
-    r"(?i:ix|eu|y|hamo|ome|ame|liente|ustomer|itular|rs?|ra|enhora?|ona|rs?|s)\b"
-)
+# The pass runs over the lowercased text, 2-3x faster than a case-insensitive one; a word may
+# start after "_" too (`chave_pix`).
+_CUE_WORDS = r"[pmcntsd](?:ix|eu|y|hamo|ome|ame|liente|ustomer|itular|rs?|ra|enhora?|ona|s)\b"
+_CUES = re.compile(rf"\b{_CUE_WORDS}")
+_CUES_AFTER_UNDERSCORE = re.compile(rf"_({_CUE_WORDS})")
+_CUES_ANY_CASE = re.compile(rf"(?:\b|(?<=_))({_CUE_WORDS})", re.IGNORECASE)
 # Common first names (Brazilian and English): such a name followed by capitalized surnames is
 # a person's name to review even without a cue ("atender Camila Nogueira Figueiredo").
 _FIRST_NAMES_TEXT = (
@@ -492,6 +494,21 @@ def _windows(text: str, needle: str, before: int, after: int) -> list[tuple[int,
     return windows
 
 
+def _cues(text: str) -> list[tuple[int, int, str]]:
+    """The cue words in ``text`` as (start, end, lowercased word), in order, matched on its
+    lower case (same offsets)."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a letter whose lower case is longer ("İ"): match as is
+        return [(m.start(1), m.end(1), m.group(1).lower()) for m in _CUES_ANY_CASE.finditer(text)]
+    cues = [(m.start(), m.end(), m.group(0)) for m in _CUES.finditer(lowered)]
+    if "_" in lowered:
+        cues += [
+            (m.start(1), m.end(1), m.group(1)) for m in _CUES_AFTER_UNDERSCORE.finditer(lowered)
+        ]
+        cues.sort()
+    return cues
+
+
 def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
     text = norm.text
     for start, end in _windows(text, "@", 65, 256):
@@ -521,14 +538,14 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
         found.append(
             _detection(norm, "person_name", known.start(), known.end(), canonical, "review")
         )
-    for cue in _CUES.finditer(text):
-        if cue.group(0).lower() == "pix":
-            key = _UUID.search(text, cue.end(), cue.end() + _CONTEXT + 36)
+    for cue_start, cue_end, cue in _cues(text):
+        if cue == "pix":
+            key = _UUID.search(text, cue_end, cue_end + _CONTEXT + 36)
             if key:
                 value = key.group(1).lower()
                 found.append(_detection(norm, "pix_key", key.start(1), key.end(1), value, "high"))
             continue
-        named = _NAME.match(text, cue.start())
+        named = _NAME.match(text, cue_start)
         if named is None:
             continue
         # The cue is case-insensitive; the name itself must be capitalized.
@@ -583,6 +600,30 @@ def scan(text: str) -> list[Detection]:
         kept.append(detection)
     kept.sort(key=lambda d: d.start)
     return kept
+
+
+class ScanMemo:
+    """:func:`scan` that remembers its results for one pass reading the same strings more than
+    once (the findings scan and the subject index read every message). Texts are keyed by a
+    digest, so the memo holds no copy of them, only what was found.
+
+    >>> memo = ScanMemo()
+    >>> first = memo.scan("CPF 529.982.247-25")
+    >>> [d.kind for d in first], memo.scan("CPF 529.982.247-25") is first
+    (['cpf'], True)
+    """
+
+    def __init__(self) -> None:
+        self._found: dict[bytes, list[Detection]] = {}
+
+    def scan(self, text: str) -> list[Detection]:
+        if not text:
+            return []
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = scan(text)
+        return found
 
 
 def _keep_tail(value: str, keep: int) -> str:

@@ -345,20 +345,19 @@ def test_the_index_scans_each_raw_message_once(monkeypatch: pytest.MonkeyPatch) 
     session = make_session(project, messages=[{"seq": 0, "role": "user", "content": first}])
     services.session_analyse(session_id=session.pk)
     scanned: list[str] = []
-    real_pii = subjects.pii
+    real_index = subjects.subject_index_session
 
-    class IndexersDetector:
-        """The detector as the subject index sees it, counting the texts it is asked to scan
+    def counting_index(*, session: AgentSession, scan: subjects.Scan) -> int:
+        """The index as the analysis calls it, counting the texts it asks its detector for
         (other steps, such as the masked session title, scan on their own)."""
 
-        def __getattr__(self, name: str) -> object:
-            return getattr(real_pii, name)
-
-        def scan(self, text: str) -> list:
+        def counted(text: str) -> list:
             scanned.append(text)
-            return real_pii.scan(text)
+            return scan(text)
 
-    monkeypatch.setattr(subjects, "pii", IndexersDetector())
+        return real_index(session=session, scan=counted)
+
+    monkeypatch.setattr(subjects, "subject_index_session", counting_index)
     events_ingest(
         project=project,
         external_id=session.external_id,

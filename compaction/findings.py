@@ -19,8 +19,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from compaction import message_scan
 from compaction.engine import alerts as alert_rules
 from compaction.engine import pii
+from compaction.message_scan import MessageScan, Scan
 from compaction.models import (
     CompactionSpan,
     Finding,
@@ -49,61 +51,58 @@ def finding_value_hash(normalized: str) -> str:
     return pii.value_hash(normalized, pii_key())
 
 
-Scan = Callable[[str], list[pii.Detection]]
+def _finding(path: str, detection: pii.Detection, key: bytes, **where: Any) -> Finding:
+    return Finding(
+        kind=detection.kind,
+        path=path[:300],
+        masked=pii.masked_preview(detection)[:200],
+        value_hash=pii.value_hash(detection.normalized, key),
+        confidence=detection.confidence,
+        **where,
+    )
 
 
 def _rows(
     strings: Iterable[tuple[str, str]], key: bytes, scan: Scan, **where: Any
 ) -> list[Finding]:
-    rows = []
-    for path, text in strings:
-        for detection in scan(text):
-            rows.append(
-                Finding(
-                    kind=detection.kind,
-                    path=path[:300],
-                    masked=pii.masked_preview(detection)[:200],
-                    value_hash=pii.value_hash(detection.normalized, key),
-                    confidence=detection.confidence,
-                    **where,
-                )
-            )
-    return rows
+    return [_finding(path, d, key, **where) for path, text in strings for d in scan(text)]
 
 
 def _identity(row: Finding) -> tuple[Any, ...]:
     return (row.where, row.event_id, row.path, row.kind, row.value_hash)
 
 
-def session_findings_scan(*, session_id: int, scan: Scan = pii.scan) -> int:
+def session_findings_scan(
+    *, session_id: int, scan: Scan = pii.scan, scanned: MessageScan | None = None
+) -> int:
     """Scan a session for personal data and store its findings. Idempotent; returns the count.
 
     Raw messages are scanned once each (those past `pii_scanned_message_pk`: a re-analysis
     after a new batch scans only the new ones). Summaries and metadata are scanned afresh each
     time and replace their earlier findings; review decisions (confirmed, false positive)
     carry over to the same value at the same place, and redacted findings are kept as the
-    record of what was rewritten. ``scan`` is the detector (the analysis pass shares one
-    memo with the subject index, so a message is scanned once).
+    record of what was rewritten. ``scan`` is the detector; ``scanned`` is what the analysis
+    pass already found in the new messages (it reads them once for all its steps).
     """
     session = AgentSession.objects.get(pk=session_id)
     analysis, _ = SessionAnalysis.objects.get_or_create(session=session)
     key = pii_key()
     scanned_up_to = analysis.pii_scanned_message_pk
-    message_rows: list[Finding] = []
-    last_pk = scanned_up_to
-    new_messages = Message.objects.filter(session=session, pk__gt=scanned_up_to).order_by("pk")
-    for message in new_messages.only("pk", "seq", "content").iterator(chunk_size=1000):
-        strings = pii.json_strings(message.content, "content")
-        message_rows += _rows(
-            strings,
+    if scanned is None or scanned.after_pk > scanned_up_to:  # (a mark reset meanwhile)
+        scanned = message_scan.messages_scan(session, after_pk=scanned_up_to, scan=scan)
+    message_rows = [
+        _finding(
+            hit.path,
+            hit.detection,
             key,
-            scan,
             session=session,
             where=FindingWhere.MESSAGE,
-            seq=message.seq,
-            message=message,
+            seq=hit.seq,
+            message_id=hit.message_id,
         )
-        last_pk = max(last_pk, message.pk)
+        for hit in scanned.hits_after(scanned_up_to)
+    ]
+    last_pk = max(scanned.last_pk, scanned_up_to)
 
     spans = {
         span.event_id: span

@@ -18,10 +18,9 @@ from django.db import DatabaseError, InterfaceError, OperationalError, transacti
 from django.db.models import F, Q
 from django.utils import timezone
 
-from compaction import alerts, findings, outbox, subjects
+from compaction import alerts, findings, message_scan, outbox, subjects
 from compaction.engine import analysis, evals, pii, summarizers, titles
-from compaction.engine.messages import Message as EngineMessage
-from compaction.engine.messages import ObservedCompaction, message_from_wire
+from compaction.engine.messages import ObservedCompaction
 from compaction.engine.names import EXTERNAL_SUMMARIZERS, SUMMARIZERS
 from compaction.engine.strategies import Policy, PolicyError
 from compaction.models import (
@@ -34,7 +33,7 @@ from compaction.models import (
     SpanOrigin,
 )
 from sessions.errors import BadRequest, TooManyRequests
-from sessions.models import AgentSession, CompactionEvent, Message, Probe, Project
+from sessions.models import AgentSession, CompactionEvent, Probe, Project
 
 logger = logging.getLogger(__name__)
 
@@ -44,17 +43,7 @@ DEFAULT_WINDOW = analysis.DEFAULT_WINDOW
 # --- loading a session into the engine -------------------------------------------------
 
 
-def engine_messages(session: AgentSession) -> list[EngineMessage]:
-    """The raw trace as engine messages, in seq order."""
-    rows = Message.objects.filter(session=session).order_by("seq")
-    out = []
-    for row in rows.iterator(chunk_size=2000):
-        wire: dict[str, Any] = {"seq": row.seq, "role": row.role, "content": row.content}
-        usage = row.usage
-        if usage is not None:
-            wire["usage"] = usage
-        out.append(message_from_wire(wire, where=f"messages[{row.seq}]"))
-    return out
+engine_messages = message_scan.engine_messages
 
 
 def engine_probes(session: AgentSession) -> list[evals.Probe]:
@@ -132,7 +121,8 @@ def _analysis_store(
     events: list[CompactionEvent],
     result: analysis.Analysis,
     generation: int,
-    scan: subjects.Scan,
+    scanned: message_scan.MessageScan,
+    scan: message_scan.Scan,
 ) -> SessionAnalysis | None:
     """Write one pass's results; None when a later pass already wrote newer ones, or the
     session was deleted meanwhile."""
@@ -146,7 +136,7 @@ def _analysis_store(
         CompactionSpan.objects.bulk_create(
             [_observed_span_row(session, e, s) for e, s in zip(events, result.spans, strict=True)]
         )
-        subjects.subject_index_session(session=session, scan=scan)
+        subjects.subject_index_session(session=session, scan=scan, scanned=scanned)
         peak = result.peak
         locked.status = AnalysisStatus.DONE
         locked.analysed_generation = generation
@@ -184,9 +174,15 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
     session = AgentSession.objects.filter(pk=session_id).first()
     if session is None:
         return None  # deleted since the analysis was asked for
+    # One read of the messages for every step; the subject index and the findings keep their
+    # own marks, so the texts past the lower one are scanned, each once (the memo).
+    memo = pii.ScanMemo()
+    scan_after = min(row.pii_scanned_message_pk, subjects.subject_index_mark(session_id))
     try:
         events = _events(session)
-        messages = engine_messages(session)
+        messages, scanned = message_scan.messages_read(
+            session, scan_after=scan_after, scan=memo.scan
+        )
         title = titles.session_title(messages, session.metadata)
         result = analysis.analyse(
             messages,
@@ -206,9 +202,8 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         )
         return None
 
-    memo = pii.ScanMemo()  # the subject index and the findings scan read the same messages
     try:
-        locked = _analysis_store(row.pk, session, events, result, generation, memo.scan)
+        locked = _analysis_store(row.pk, session, events, result, generation, scanned, memo.scan)
     except (OperationalError, InterfaceError):
         raise  # infrastructure: the task retries
     except DatabaseError as exc:
@@ -227,7 +222,7 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         AgentSession.objects.filter(pk=session.pk).update(title=title)
     # The personal data scan: its own step, after the spans it links findings to exist.
     try:
-        findings.session_findings_scan(session_id=session_id, scan=memo.scan)
+        findings.session_findings_scan(session_id=session_id, scan=memo.scan, scanned=scanned)
     except DatabaseError:
         raise  # infrastructure: the task retries, and both steps are idempotent
     except Exception:  # a detector bug must not undo the analysis; the log says which session

@@ -26,8 +26,9 @@ from typing import Any, TypedDict
 from django.db import DEFAULT_DB_ALIAS, models, transaction
 from django.db.models.deletion import Collector
 
-from compaction import findings, services, tasks
+from compaction import findings, message_scan, services, tasks
 from compaction.engine import pii
+from compaction.message_scan import MessageHit, MessageScan, Scan
 from compaction.models import (
     CompactionSpan,
     Finding,
@@ -152,13 +153,9 @@ class _Place:
     where: str
     seq: int | None
     row: models.Model
-    message_id: int | None = None
     event_id: int | None = None
     span_id: int | None = None
     replay_id: int | None = None
-
-
-Scan = Callable[[str], list[pii.Detection]]
 
 
 def _digests(strings: Iterable[str], scan: Scan) -> Counter[tuple[str, str]]:
@@ -184,7 +181,6 @@ def _tokens(
                     digest=digest,
                     where=place.where,
                     seq=place.seq,
-                    message_id=place.message_id,
                     event_id=place.event_id,
                     span_id=place.span_id,
                     replay_id=place.replay_id,
@@ -194,12 +190,9 @@ def _tokens(
     return tokens
 
 
-def _session_places(session: AgentSession, *, messages_after: int) -> Iterator[_Place]:
+def _session_places(session: AgentSession) -> Iterator[_Place]:
+    """The places a pass may rewrite (raw messages are indexed from the pass's scan)."""
     yield _Place(SubjectWhere.METADATA, None, session)
-    for message in (
-        Message.objects.filter(session=session, pk__gt=messages_after).order_by("pk").iterator(2000)
-    ):
-        yield _Place(SubjectWhere.MESSAGE, message.seq, message, message_id=message.pk)
     for event in CompactionEvent.objects.filter(session=session).order_by("seq", "pk"):
         yield _Place(SubjectWhere.SUMMARY, event.seq, event, event_id=event.pk)
     for probe in Probe.objects.filter(session=session).order_by("seq", "pk"):
@@ -208,35 +201,61 @@ def _session_places(session: AgentSession, *, messages_after: int) -> Iterator[_
         yield _Place(SubjectWhere.SPAN, span.seq, span, event_id=span.event_id, span_id=span.pk)
 
 
+def _message_tokens(session: AgentSession, hits: Iterable[MessageHit]) -> list[SubjectToken]:
+    found: Counter[tuple[int, int, str, str]] = Counter()
+    for hit in hits:
+        kind = hit.detection.kind
+        if kind in SUBJECT_KINDS:
+            digest = subject_digest(kind=kind, normalized=hit.detection.normalized)
+            found[(hit.message_id, hit.seq, kind, digest)] += 1
+    return [
+        SubjectToken(
+            project_id=session.project_id,
+            session_id=session.pk,
+            kind=kind,
+            digest=digest,
+            where=SubjectWhere.MESSAGE,
+            seq=seq,
+            message_id=message_id,
+            count=count,
+        )
+        for (message_id, seq, kind, digest), count in found.items()
+    ]
+
+
 def _replay_places(run: ReplayRun) -> Iterator[_Place]:
     yield _Place(SubjectWhere.REPLAY, None, run, replay_id=run.pk)
     for span in CompactionSpan.objects.filter(replay=run).order_by("index"):
         yield _Place(SubjectWhere.REPLAY, span.seq, span, span_id=span.pk, replay_id=run.pk)
 
 
-def subject_index_session(*, session: AgentSession, scan: Scan = pii.scan) -> int:
+def subject_index_mark(session_id: int) -> int:
+    """The pk of the last raw message of the session the index holds (0: none yet)."""
+    mark = SubjectIndexMark.objects.filter(session_id=session_id).first()
+    return mark.message_pk if mark is not None else 0
+
+
+def subject_index_session(
+    *, session: AgentSession, scan: Scan = pii.scan, scanned: MessageScan | None = None
+) -> int:
     """Bring the index of a session's raw rows, summaries and observed spans up to date.
 
     Called by the analysis pass inside its transaction, after the observed spans are
-    rewritten. New messages are scanned once (raw messages never change, except by an
-    erasure, which removes its own tokens); summaries, probes, metadata and observed spans,
-    which a pass may rewrite, are indexed afresh. Returns how many index rows were written."""
+    rewritten, with what the pass found in the new messages (``scanned``). New messages are
+    indexed once (raw messages never change, except by an erasure, which removes its own
+    tokens); summaries, probes, metadata and observed spans, which a pass may rewrite, are
+    indexed afresh. Returns how many index rows were written."""
     mark, _ = SubjectIndexMark.objects.select_for_update().get_or_create(session=session)
-    last_message = mark.message_pk
-
-    def places() -> Iterator[_Place]:  # streamed: a long session's rows never all in memory
-        nonlocal last_message
-        for place in _session_places(session, messages_after=mark.message_pk):
-            last_message = max(last_message, place.message_id or 0)
-            yield place
-
-    tokens = _tokens(session, places(), scan)
+    if scanned is None or scanned.after_pk > mark.message_pk:  # (a mark reset meanwhile)
+        scanned = message_scan.messages_scan(session, after_pk=mark.message_pk, scan=scan)
+    tokens = _message_tokens(session, scanned.hits_after(mark.message_pk))
+    tokens += _tokens(session, _session_places(session), scan)
     SubjectToken.objects.filter(session=session, replay__isnull=True).exclude(
         where=SubjectWhere.MESSAGE
     ).delete()
     SubjectToken.objects.bulk_create(tokens, batch_size=1000)
-    if last_message > mark.message_pk:
-        SubjectIndexMark.objects.filter(pk=mark.pk).update(message_pk=last_message)
+    if scanned.last_pk > mark.message_pk:
+        SubjectIndexMark.objects.filter(pk=mark.pk).update(message_pk=scanned.last_pk)
     return len(tokens)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -152,6 +153,27 @@ class MessageRole(models.TextChoices):
     ASSISTANT = "assistant", "Assistant"
 
 
+def message_usage(
+    input_tokens: int | None,
+    output_tokens: int | None,
+    cache_read_input_tokens: int | None,
+    cache_creation_input_tokens: int | None,
+    iterations: Any,
+) -> dict[str, object] | None:
+    """A message's usage in its wire form, from its columns (None when it reported none)."""
+    if input_tokens is None and output_tokens is None:
+        return None
+    usage: dict[str, object] = {
+        "input_tokens": input_tokens or 0,
+        "output_tokens": output_tokens or 0,
+        "cache_read_input_tokens": cache_read_input_tokens or 0,
+        "cache_creation_input_tokens": cache_creation_input_tokens or 0,
+    }
+    if iterations is not None:
+        usage["iterations"] = iterations
+    return usage
+
+
 class Message(models.Model):
     session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="messages")
     seq = models.PositiveIntegerField()
@@ -184,17 +206,13 @@ class Message(models.Model):
 
     @property
     def usage(self) -> dict[str, object] | None:
-        if self.input_tokens is None and self.output_tokens is None:
-            return None
-        usage: dict[str, object] = {
-            "input_tokens": self.input_tokens or 0,
-            "output_tokens": self.output_tokens or 0,
-            "cache_read_input_tokens": self.cache_read_input_tokens or 0,
-            "cache_creation_input_tokens": self.cache_creation_input_tokens or 0,
-        }
-        if self.iterations is not None:
-            usage["iterations"] = self.iterations
-        return usage
+        return message_usage(
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_input_tokens,
+            self.cache_creation_input_tokens,
+            self.iterations,
+        )
 
 
 class CompactionEvent(models.Model):

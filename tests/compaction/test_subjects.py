@@ -13,6 +13,7 @@ from django.db import connection, models
 from django.test import Client
 
 from compaction import services, subjects, tasks
+from compaction.engine import pii
 from compaction.models import (
     CompactionSpan,
     Finding,
@@ -345,19 +346,17 @@ def test_the_index_scans_each_raw_message_once(monkeypatch: pytest.MonkeyPatch) 
     session = make_session(project, messages=[{"seq": 0, "role": "user", "content": first}])
     services.session_analyse(session_id=session.pk)
     scanned: list[str] = []
-    real_index = subjects.subject_index_session
 
-    def counting_index(*, session: AgentSession, scan: subjects.Scan) -> int:
-        """The index as the analysis calls it, counting the texts it asks its detector for
-        (other steps, such as the masked session title, scan on their own)."""
+    class CountingMemo(pii.ScanMemo):
+        """The detector as the analysis pass uses it for the index and the findings, counting
+        the texts it is asked to scan (other steps, such as the masked session title, scan on
+        their own)."""
 
-        def counted(text: str) -> list:
+        def scan(self, text: str) -> list[pii.Detection]:
             scanned.append(text)
-            return scan(text)
+            return super().scan(text)
 
-        return real_index(session=session, scan=counted)
-
-    monkeypatch.setattr(subjects, "subject_index_session", counting_index)
+    monkeypatch.setattr(pii, "ScanMemo", CountingMemo)
     events_ingest(
         project=project,
         external_id=session.external_id,

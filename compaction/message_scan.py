@@ -1,0 +1,105 @@
+"""One read of a session's raw messages per analysis pass.
+
+The pass needs every message as an engine message, and the personal data in the messages no
+earlier pass scanned (for the findings and for the subject index, which keep their own marks).
+Reading the rows once, as plain values, and scanning each text once serves all three: on a long
+session the reads and the scans were most of the pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from compaction.engine import pii
+from compaction.engine.messages import Message as EngineMessage
+from compaction.engine.messages import message_from_wire
+from sessions.models import AgentSession, Message, message_usage
+
+Scan = Callable[[str], list[pii.Detection]]
+
+_COLUMNS = (
+    "pk",
+    "seq",
+    "role",
+    "content",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "iterations",
+)
+
+
+@dataclass(frozen=True)
+class MessageHit:
+    """A detection in one string of a raw message (``path`` as ``pii.json_strings`` names it)."""
+
+    message_id: int
+    seq: int
+    path: str
+    detection: pii.Detection
+
+
+@dataclass
+class MessageScan:
+    """The detections in the messages whose pk is in (``after_pk``, ``last_pk``]."""
+
+    after_pk: int
+    last_pk: int
+    hits: list[MessageHit] = field(default_factory=list)
+
+    def hits_after(self, pk: int) -> Iterator[MessageHit]:
+        """The hits in messages past ``pk`` (a caller's own mark, at least ``after_pk``)."""
+        if pk < self.after_pk:
+            raise ValueError(f"scanned after {self.after_pk}, asked after {pk}")
+        return (hit for hit in self.hits if hit.message_id > pk)
+
+
+def _rows(session: AgentSession, *, after_pk: int = 0) -> Iterator[tuple[Any, ...]]:
+    rows = Message.objects.filter(session=session, pk__gt=after_pk).order_by("seq")
+    return rows.values_list(*_COLUMNS).iterator(chunk_size=2000)
+
+
+def _scan_row(row: tuple[Any, ...], found: MessageScan, scan: Scan) -> None:
+    pk, seq, content, iterations = row[0], row[1], row[3], row[8]
+    for path, text in [*pii.json_strings(content, "content"), *pii.json_strings(iterations)]:
+        found.hits.extend(MessageHit(pk, seq, path, d) for d in scan(text))
+    found.last_pk = max(found.last_pk, pk)
+
+
+def _engine_message(row: tuple[Any, ...]) -> EngineMessage:
+    _, seq, role, content, *usage_columns = row
+    wire: dict[str, Any] = {"seq": seq, "role": role, "content": content}
+    usage = message_usage(*usage_columns)
+    if usage is not None:
+        wire["usage"] = usage
+    return message_from_wire(wire, where=f"messages[{seq}]")
+
+
+def messages_read(
+    session: AgentSession, *, scan_after: int, scan: Scan
+) -> tuple[list[EngineMessage], MessageScan]:
+    """The session's messages as engine messages in seq order, and the personal data in those
+    past ``scan_after``."""
+    messages = []
+    found = MessageScan(after_pk=scan_after, last_pk=scan_after)
+    for row in _rows(session):
+        messages.append(_engine_message(row))
+        if row[0] > scan_after:
+            _scan_row(row, found, scan)
+    return messages, found
+
+
+def messages_scan(session: AgentSession, *, after_pk: int, scan: Scan = pii.scan) -> MessageScan:
+    """The personal data in the session's messages past ``after_pk`` (outside an analysis)."""
+    found = MessageScan(after_pk=after_pk, last_pk=after_pk)
+    for row in _rows(session, after_pk=after_pk):
+        _scan_row(row, found, scan)
+    return found
+
+
+def engine_messages(session: AgentSession) -> list[EngineMessage]:
+    """The raw trace as engine messages, in seq order."""
+    return [_engine_message(row) for row in _rows(session)]

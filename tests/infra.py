@@ -211,7 +211,12 @@ def celery_worker(
     queues: Sequence[str],
     concurrency: int = 1,
     beat: bool = False,
+    restart: bool = False,
 ) -> Process:
+    """A Celery worker. ``restart`` runs it as docker-compose does (``restart: unless-stopped``):
+    started again when it exits. kombu 5.7 can exit a worker whose Redis connection drops
+    while it holds unacknowledged tasks (AttributeError in restore_unacked); the supervisor
+    brings it back and the outbox and the sweeps redo what it held."""
     argv = [
         sys.executable,
         "-m",
@@ -232,6 +237,9 @@ def celery_worker(
     ]
     if beat:
         argv += ["--beat", "--schedule", str(log.parent / f"beat-{time.monotonic_ns()}")]
+    if restart:  # the loop and the worker share a process group, so stop() ends both
+        loop = 'while :; do "$@"; echo "worker exited with $?, restarting"; sleep 1; done'
+        argv = ["bash", "-c", loop, "supervisor", *argv]
     return Process(argv, log=log, env=env)
 
 

@@ -137,7 +137,12 @@ def test_a_broker_outage_during_ingest_loses_nothing_and_runs_everything_once(
     key = make_key(project)
     web = WebServer(env, log=tmp_path / "web.log")
     worker = celery_worker(
-        env, log=tmp_path / "worker.log", queues=all_queues(prefix), concurrency=2, beat=True
+        env,
+        log=tmp_path / "worker.log",
+        queues=all_queues(prefix),
+        concurrency=2,
+        beat=True,
+        restart=True,  # supervised, as in docker-compose: it may exit when Redis goes away
     )
     for proc in (web, worker):
         procs.append(proc)

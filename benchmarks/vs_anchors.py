@@ -510,7 +510,8 @@ class Us(System):
         for process in self.processes:
             stop(process)
         broker = redis.Redis.from_url(REDIS_URL)
-        names = list(broker.scan_iter(f"{self.prefix}*"))
+        # the queues and kombu's bindings of them (``_kombu.binding.<queue>``)
+        names = list(broker.scan_iter(f"*{self.prefix}*"))
         if names:
             broker.delete(*names)
         drop_database(DB_NAME)

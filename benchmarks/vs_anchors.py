@@ -50,6 +50,10 @@ benchmarks/load.py does. Run:
 
 The last line is JSON: per system the figures above (medians over ``--repeat`` runs), the
 ratios of ours to each, the versions and the load average.
+
+(About 950 lines, over the usual 600: the payload, the three servers behind one interface and
+the harness that measures them must stay together, so that every figure is taken the same way
+for each product.)
 """
 
 from __future__ import annotations

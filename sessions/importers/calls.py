@@ -5,7 +5,9 @@ Each call carries the prompt it sent and the answer it got. The raw trace keeps 
 at each call: while a prompt extends the previous context, only the new messages are stored;
 when it does not (the harness compacted, truncated or edited the history), its new messages
 are stored too and an observed compaction is recorded at the first of them, with the
-replaced range and the context before (last call) and after (this call).
+replaced range and the context before (last call) and after (this call). A prompt that
+shares nothing with the context while the token counts say the context grew is read as an
+instrumentation that logs only each call's new messages: it continues the context.
 
 A conversation's running context (message hashes and seqs) is kept in the session metadata
 under ``calls``, so calls arriving in a later request continue it, and a call that is already
@@ -117,12 +119,19 @@ def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
         if old != new:
             break
         common += 1
+    this_context = context_tokens(call.usage)
+    # Instrumentation that logs only what is new at each call: a prompt sharing nothing with
+    # the known context while the context grew continues it rather than replacing it.
+    continues = common == 0 and bool(known) and _logs_only_new_messages(state, this_context)
+    if continues and known[-len(hashes) :] == hashes:
+        return  # a resend of the last such call
+    kept = len(known) if continues else common  # known messages still in the context
     first_new = state.next_seq
-    rewritten = common < len(known)
-    seqs = state.seqs[:common]
+    rewritten = kept < len(known)
+    seqs = state.seqs[:kept]
     stamp = iso(call.end_ns)
     answer_seq: int | None = None
-    for index in range(common, len(full)):
+    for index in range(0 if continues else common, len(full)):
         message = dict(full[index])
         message["seq"] = state.next_seq
         if index >= len(call.inputs):
@@ -135,7 +144,6 @@ def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
         writer.add_message(message)
         seqs.append(state.next_seq)
         state.next_seq += 1
-    this_context = context_tokens(call.usage)
     if rewritten or call.compacted is not None:
         summary_index, summary = _find_summary(full[common:])
         explicit = call.compacted or {}
@@ -162,10 +170,21 @@ def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
             if placed.get("summary_seq") == "answer":
                 placed["summary_seq"] = answer_seq
             writer.add_compaction(placed)
-    state.hashes = hashes
+    state.hashes = known + hashes if continues else hashes
     state.seqs = seqs
     if this_context is not None:
         state.last_context = this_context
+
+
+def _logs_only_new_messages(state: _State, this_context: int | None) -> bool:
+    """A prompt that shares nothing with the known context, yet a context that did not
+    shrink: the call logged only its new messages (a compaction makes the context smaller).
+    Without token counts either side, a prompt sharing nothing reads as a rewrite."""
+    return (
+        this_context is not None
+        and state.last_context is not None
+        and this_context >= state.last_context
+    )
 
 
 class _ConversationLock:

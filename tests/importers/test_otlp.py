@@ -152,6 +152,32 @@ def test_calls_append_only_what_is_new_and_a_resend_is_a_no_op(client, key) -> N
     assert not CompactionEvent.objects.exists()
 
 
+def test_calls_that_log_only_their_new_messages_continue_the_context(client, key) -> None:
+    # Some instrumentations put only the turn's new messages in gen_ai.input.messages. The
+    # context still grows (the token counts say so): no compaction at every call.
+    spans = [
+        call(f"d00000000000000{n}", [text("user", f"step {n}")], f"done {n}", start=n, tokens=t)
+        for n, t in ((1, 1_000), (2, 1_400), (3, 1_900))
+    ]
+    post(client, key, export(*spans))
+    post(client, key, export(spans[-1]))  # the last call sent again
+    session = AgentSession.objects.get(external_id="conv-1")
+    stored = Message.objects.filter(session=session).order_by("seq")
+    assert [m.content[0]["text"] for m in stored] == [
+        "step 1", "done 1", "step 2", "done 2", "step 3", "done 3"
+    ]  # fmt: skip
+    assert [m.input_tokens for m in stored if m.role == "assistant"] == [1_000, 1_400, 1_900]
+    assert not CompactionEvent.objects.exists()
+    # A prompt sharing nothing while the context shrank is still a compaction.
+    post(
+        client,
+        key,
+        export(call("d000000000000004", [text("user", "S")], "ok", start=4, tokens=300)),
+    )
+    event = CompactionEvent.objects.get()
+    assert (event.seq, event.tokens_before, event.tokens_after) == (6, 1_900, 300)
+
+
 def test_a_prompt_that_stops_extending_the_history_is_an_observed_compaction(client, key):
     long = [text("user", f"step {i}") for i in range(6)]
     before = call("b000000000000001", long, "ok", start=1, tokens=150_000)

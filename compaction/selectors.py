@@ -274,11 +274,14 @@ def replay_health(
 
 # --- personal data findings ------------------------------------------------------------------
 
-# What counts as "personal data in a summary": a reviewer confirmed it, or it is still open
-# and the detector was sure (a check digit or a pattern, not a name).
-SUMMARY_PERSONAL_DATA = Q(where=FindingWhere.SUMMARY) & (
-    Q(status=FindingStatus.CONFIRMED) | Q(status=FindingStatus.OPEN, confidence="high")
-)
+def summary_personal_data(prefix: str = "") -> Q:
+    """What counts as "personal data in a summary": a reviewer confirmed it, or it is still
+    open and the detector was sure (a check digit or a pattern, not a name). ``prefix``
+    reaches the findings from another model (``findings__`` from a session)."""
+    return Q(**{f"{prefix}where": FindingWhere.SUMMARY}) & (
+        Q(**{f"{prefix}status": FindingStatus.CONFIRMED})
+        | Q(**{f"{prefix}status": FindingStatus.OPEN, f"{prefix}confidence": "high"})
+    )
 
 
 def session_findings(session: AgentSession) -> QuerySet[Finding]:
@@ -290,7 +293,7 @@ def session_has_summary_personal_data(*, session_id: int) -> bool:
 
     The alerts rule `personal_data` fires from this.
     """
-    return Finding.objects.filter(SUMMARY_PERSONAL_DATA, session_id=session_id).exists()
+    return Finding.objects.filter(summary_personal_data(), session_id=session_id).exists()
 
 
 def reviewer_projects(user: Any) -> QuerySet[Project]:

@@ -7,10 +7,11 @@ from datetime import datetime, time
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from compaction.selectors import summary_personal_data
 from sessions import search, wire
 from sessions.errors import NotFound
 from sessions.filters import PERIODS, SORTS
@@ -71,13 +72,8 @@ def session_search(
     elif problem == "orphans":
         sessions = sessions.exclude(analysis__orphans=[]).filter(analysis__isnull=False)
     elif problem == "pii":
-        # Confirmed, or open and high-confidence, findings in a summary (compaction.Finding);
-        # the same rule as compaction.selectors.session_has_summary_personal_data.
-        sessions = sessions.filter(
-            Q(findings__status="confirmed")
-            | Q(findings__status="open", findings__confidence="high"),
-            findings__where="summary",
-        ).distinct()
+        # The alert rule's own test, on the session's findings (one join: the same finding).
+        sessions = sessions.filter(summary_personal_data("findings__")).distinct()
     sort = filters.get("sort") or "-updated"
     field = F(SORTS[sort.lstrip("-")])
     order = field.desc(nulls_last=True) if sort.startswith("-") else field.asc(nulls_last=True)

@@ -348,7 +348,7 @@ def _observed_span(
         facts=step.facts,
         judge=judge,
     )
-    cost = _spent_since(judge_cost(judge), spent) if judge is not None else None
+    cost = judge_cost(judge) - spent if judge is not None else None
     splice = None
     if tokens_before is not None and tokens_after is not None:
         splice = evals.splice_effectiveness(tokens_before, tokens_after)
@@ -544,17 +544,6 @@ cache_creation_input_tokens=0, iterations=())
     """
     spent = getattr(judge, "cost", None)
     return spent if isinstance(spent, Usage) else Usage()
-
-
-def _spent_since(now: Usage, before: Usage) -> Usage:
-    return Usage(
-        input_tokens=now.input_tokens - before.input_tokens,
-        output_tokens=now.output_tokens - before.output_tokens,
-        cache_read_input_tokens=now.cache_read_input_tokens - before.cache_read_input_tokens,
-        cache_creation_input_tokens=(
-            now.cache_creation_input_tokens - before.cache_creation_input_tokens
-        ),
-    )
 
 
 def replay_evals(

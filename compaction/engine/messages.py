@@ -232,6 +232,21 @@ class Usage:
             iterations=self.iterations + other.iterations,
         )
 
+    def __sub__(self, earlier: Usage) -> Usage:
+        """What was spent since ``earlier`` (a running total read before): token counts only.
+
+        >>> (Usage(input_tokens=900, output_tokens=40) - Usage(input_tokens=600)).input_tokens
+        300
+        """
+        return Usage(
+            input_tokens=self.input_tokens - earlier.input_tokens,
+            output_tokens=self.output_tokens - earlier.output_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens - earlier.cache_read_input_tokens,
+            cache_creation_input_tokens=(
+                self.cache_creation_input_tokens - earlier.cache_creation_input_tokens
+            ),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Message:

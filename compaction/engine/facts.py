@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Literal, TypedDict
 
 from compaction.engine import text as txt
-from compaction.engine.harness import HARNESS_TAGS
+from compaction.engine.harness import strip_harness_records
 from compaction.engine.messages import (
     Message,
     TextBlock,
@@ -56,9 +56,6 @@ class Fact:
 
 # --- harness records ---------------------------------------------------------------------------
 
-_HARNESS_BLOCK = re.compile(
-    r"<(" + "|".join(HARNESS_TAGS) + r")\b[^>]*>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE
-)
 _HARNESS_PREFIXES = (
     "[request interrupted by user",
     "caveat: the messages below were generated",
@@ -83,7 +80,7 @@ def prompt_prose(message: Message) -> str:
         return ""
     raw = "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
     if "<" in raw:
-        raw = _HARNESS_BLOCK.sub(" ", raw)
+        raw = strip_harness_records(raw)
     lines = [
         line
         for line in raw.splitlines()

@@ -41,6 +41,10 @@ HARNESS_PREFIXES: tuple[str, ...] = (
 _HARNESS_COMMANDS = frozenset({"/compact", "/clear", "/exit", "/mcp", "/model", "/resume"})
 
 _OPENING_TAG = re.compile(r"^\s*<([a-z][a-z0-9-]*)>")
+# The whole element of a harness record: tag, body, closing tag (or the end of the text).
+_RECORD = re.compile(
+    r"<(" + "|".join(HARNESS_TAGS) + r")(?:\s[^>]*)?>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE
+)
 _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
 _COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
@@ -61,6 +65,15 @@ def is_harness_text(text: str) -> bool:
     if opening is not None and opening.group(1) in HARNESS_TAGS:
         return True
     return stripped.startswith(HARNESS_PREFIXES)
+
+
+def strip_harness_records(text: str) -> str:
+    """``text`` with every harness record element replaced by a space.
+
+    >>> strip_harness_records("Fix it.<system-reminder>be brief</system-reminder> Now.")
+    'Fix it.  Now.'
+    """
+    return _RECORD.sub(" ", text)
 
 
 def command_request(text: str) -> str:

@@ -387,9 +387,13 @@ class System:
 class Us(System):
     name = "us"
 
-    def __init__(self, *, web_workers: int, worker_concurrency: int) -> None:
+    def __init__(
+        self, *, web_workers: int, web_threads: int, worker_concurrency: int, worker_pool: str
+    ) -> None:
         self.web_workers = web_workers
+        self.web_threads = web_threads
         self.worker_concurrency = worker_concurrency
+        self.worker_pool = worker_pool
         self.processes: list[subprocess.Popen[bytes]] = []
         self.prefix = f"vs-anchors-{uuid.uuid4().hex[:8]}"
 
@@ -425,7 +429,7 @@ class Us(System):
         web = [
             *(sys.executable, "-m", "gunicorn", "config.wsgi:application"),
             *("--bind", self.base.removeprefix("http://"), "--workers", str(self.web_workers)),
-            *("--log-level", "warning"),
+            *("--threads", str(self.web_threads), "--log-level", "warning"),
         ]
         worker = [
             *(sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel", "WARNING"),
@@ -438,6 +442,8 @@ class Us(System):
             *(
                 "--concurrency",
                 str(self.worker_concurrency),
+                "--pool",
+                self.worker_pool,
                 "--without-gossip",
                 "--without-mingle",
             ),
@@ -877,7 +883,12 @@ def _systems(args: argparse.Namespace) -> list[System]:
             "or pass --anchors-venv PATH, or run --only us"
         )
     makers: dict[str, Callable[[], System]] = {
-        "us": lambda: Us(web_workers=args.web_workers, worker_concurrency=args.worker_concurrency),
+        "us": lambda: Us(
+            web_workers=args.web_workers,
+            web_threads=args.web_threads,
+            worker_concurrency=args.worker_concurrency,
+            worker_pool=args.worker_pool,
+        ),
         "phoenix": lambda: Phoenix(venv),
         "mlflow": lambda: MLflow(venv),
     }
@@ -904,7 +915,14 @@ def main() -> None:
     parser.add_argument("--sessions-per-batch", type=int, default=2)
     parser.add_argument("--fetches", type=int, default=200)
     parser.add_argument("--web-workers", type=int, default=2, help="our gunicorn workers")
+    parser.add_argument("--web-threads", type=int, default=1, help="threads per gunicorn worker")
     parser.add_argument("--worker-concurrency", type=int, default=1, help="our Celery worker")
+    parser.add_argument(
+        "--worker-pool",
+        default="prefork",
+        choices=("prefork", "solo", "threads"),
+        help="our Celery pool (solo: tasks run in the worker's own process, one process fewer)",
+    )
     parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait per system")
     args = parser.parse_args()
 
@@ -936,6 +954,8 @@ def main() -> None:
         "repeat": args.repeat,
         "us_web_workers": args.web_workers,
         "us_worker_concurrency": args.worker_concurrency,
+        "us_web_threads": args.web_threads,
+        "us_worker_pool": args.worker_pool,
         **figures,
         **(ratios(figures, anchors) if "us" in args.only and anchors else {}),
         **(anchor_versions(Path(args.anchors_venv)) if anchors else {}),

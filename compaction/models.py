@@ -11,6 +11,7 @@ from django.db import models
 from django.utils import timezone
 
 from compaction.engine.analysis import policy_key
+from compaction.engine.evals import SpanVerdict, span_verdict
 from sessions.models import AgentSession, CompactionEvent, Message, Project
 
 
@@ -214,6 +215,12 @@ class CompactionSpan(models.Model):
         if not self.tokens_before or self.tokens_after is None:
             return None
         return self.tokens_after / self.tokens_before
+
+    @property
+    def verdict(self) -> SpanVerdict:
+        """The one health verdict of this compaction (its splice and what it lost)."""
+        lost = [str(item.get("kind")) for item in self.retention if not item.get("kept")]
+        return span_verdict(self.failure_reason if self.failed else "", lost)
 
 
 class FindingWhere(models.TextChoices):

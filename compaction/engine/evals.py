@@ -10,6 +10,7 @@ from typing import Any, Literal, Protocol, TypedDict, TypeVar
 from compaction.engine import text as txt
 from compaction.engine.fact_index import ContextIndex, checkout_root, context_index
 from compaction.engine.fact_index import path_forms as path_forms
+from compaction.engine.facts import RULE_KINDS
 from compaction.engine.facts import Fact as Fact
 from compaction.engine.facts import FactCache as FactCache
 from compaction.engine.facts import FactDict as FactDict
@@ -85,6 +86,47 @@ class SpliceReport:
             "barely_changed": self.barely_changed,
             "warning": self.warning,
         }
+
+
+@dataclass(frozen=True)
+class SpanVerdict:
+    """One health verdict for a compaction, from its splice and what it lost together: a
+    green splice never stands beside a lost constraint."""
+
+    status: Literal["ok", "warn", "bad"]
+    label: str
+    reasons: tuple[str, ...]
+
+
+def span_verdict(failure_reason: str, lost_kinds: Iterable[str]) -> SpanVerdict:
+    """``bad`` when the splice failed or a rule (the task, a constraint, a probe) was lost;
+    ``warn`` when only files or identifiers were; ``ok`` otherwise.
+
+    >>> span_verdict("", ["path", "constraint"]).label
+    'Lost 1 rule · lost 1 file or id'
+    >>> span_verdict("the splice saved nothing", ["path"]).label
+    'Failed splice · lost 1 file or id'
+    >>> span_verdict("", []).status
+    'ok'
+    """
+    kinds = list(lost_kinds)
+    rules = sum(kind in RULE_KINDS for kind in kinds)
+    others = len(kinds) - rules
+    parts = []
+    if failure_reason:
+        parts.append("Failed splice")
+    if rules:
+        parts.append(f"lost {rules} rule{'s' if rules != 1 else ''}")
+    if others:
+        parts.append(
+            f"lost {others} file{'s' if others != 1 else ''} or id{'s' if others != 1 else ''}"
+        )
+    if not parts:
+        return SpanVerdict("ok", "Healthy", ())
+    status: Literal["warn", "bad"] = "bad" if failure_reason or rules else "warn"
+    reasons = tuple(r for r in (failure_reason,) if r)
+    label = " · ".join(parts)
+    return SpanVerdict(status, label[0].upper() + label[1:], reasons)
 
 
 def splice_effectiveness(

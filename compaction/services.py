@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from compaction import alerts, findings, message_scan, outbox, subjects
 from compaction.engine import analysis, evals, pii, summarizers, titles
-from compaction.engine.messages import ObservedCompaction
+from compaction.engine.messages import ObservedCompaction, usage_from_wire
 from compaction.engine.names import EXTERNAL_SUMMARIZERS, SUMMARIZERS
 from compaction.engine.strategies import Policy, PolicyError
 from compaction.models import (
@@ -66,6 +66,22 @@ def observed_compaction(event: CompactionEvent) -> ObservedCompaction:
         summary_seq=event.summary_seq,
         kept=event.kept,
     )
+
+
+def _earlier_retention(session: AgentSession) -> dict[str, analysis.EarlierRetention]:
+    """The retention of the session's observed spans from the last pass, by inputs key."""
+    earlier = {}
+    spans = CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED)
+    for details, retention in spans.values_list("details", "retention"):
+        key = (details or {}).get("inputs_key")
+        if not key:
+            continue  # stored before spans carried their inputs key
+        cost = details.get("judge_cost")
+        earlier[key] = analysis.EarlierRetention(
+            evals.RetentionReport(tuple(evals.RetentionItem.from_dict(i) for i in retention)),
+            usage_from_wire(cost) if cost else None,
+        )
+    return earlier
 
 
 def _events(session: AgentSession) -> list[CompactionEvent]:
@@ -190,6 +206,7 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
             probes=engine_probes(session),
             context_window=_window(session),
             judge=retention_judge(project=session.project),
+            earlier=_earlier_retention(session),
         )
     except DatabaseError:
         raise  # infrastructure: the task retries

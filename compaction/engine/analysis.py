@@ -16,6 +16,7 @@ recipe if it grows.)
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NotRequired, TypedDict
@@ -41,6 +42,7 @@ __all__ = [
     "LOST_FACT_KINDS",
     "SPARK_BUCKETS",
     "Analysis",
+    "EarlierRetention",
     "ExperimentAggregate",
     "ObservedDetails",
     "ObservedSpan",
@@ -62,6 +64,7 @@ __all__ = [
     "replay_evals",
     "replay_session",
     "replayed_failure",
+    "span_inputs_key",
     "sparkline",
 ]
 
@@ -87,6 +90,7 @@ class ObservedDetails(TypedDict):
     splice: evals.SpliceDict | None
     duration_ms: int | None
     orphans_after: list[OrphanDict]
+    inputs_key: str
     judge_cost: NotRequired[UsageDict]
 
 
@@ -288,6 +292,7 @@ class ObservedSpan:
     # Half tool pairs in what the model saw from this compaction up to the next one.
     orphans_after: tuple[Orphan, ...] = ()
     judge_cost: Usage | None = None
+    inputs_key: str = ""  # span_inputs_key: what the retention was computed from
 
     @property
     def seq(self) -> int:
@@ -318,6 +323,7 @@ class ObservedSpan:
             "splice": self.splice.to_dict() if self.splice else None,
             "duration_ms": self.compaction.duration_ms,
             "orphans_after": [o.to_dict() for o in self.orphans_after],
+            "inputs_key": self.inputs_key,
         }
         if self.judge_cost is not None:
             out["judge_cost"] = self.judge_cost.to_dict()
@@ -330,7 +336,9 @@ def _observed_span(
     curve: Sequence[tokens.CurvePoint],
     probes: Sequence[evals.Probe],
     rework: Sequence[evals.ReworkSignal],
+    facts: _FactsAtRisk,
     judge: evals.Judge | None = None,
+    earlier: Mapping[str, EarlierRetention] | None = None,
 ) -> ObservedSpan:
     compaction = step.compaction
     point_before, point_after = nearest_points(curve, compaction.seq)
@@ -340,15 +348,21 @@ def _observed_span(
         tokens_before, estimated = point_before.context_tokens, point_before.estimated
     if tokens_after is None and point_after is not None:
         tokens_after, estimated = point_after.context_tokens, estimated or point_after.estimated
-    spent = judge_cost(judge)
-    report = evals.retention(
-        step.before,
-        step.after,
-        probes=[p for p in probes if p.seq is None or p.seq < compaction.seq],
-        facts=step.facts,
-        judge=judge,
-    )
-    cost = judge_cost(judge) - spent if judge is not None else None
+    probes_before = [p for p in probes if p.seq is None or p.seq < compaction.seq]
+    key = span_inputs_key(step, probes_before, judge)
+    reused = (earlier or {}).get(key)
+    if reused is not None:
+        report, cost = reused.report, reused.judge_cost
+    else:
+        spent = judge_cost(judge)
+        report = evals.retention(
+            step.before,
+            step.after,
+            probes=probes_before,
+            facts=facts.of(step.before),
+            judge=judge,
+        )
+        cost = judge_cost(judge) - spent if judge is not None else None
     splice = None
     if tokens_before is not None and tokens_after is not None:
         splice = evals.splice_effectiveness(tokens_before, tokens_after)
@@ -364,6 +378,7 @@ def _observed_span(
         failure_reason=observed_failure(compaction, splice),
         orphans_after=tuple(check_pairs(step.seen)),
         judge_cost=cost,
+        inputs_key=key,
     )
 
 
@@ -426,7 +441,6 @@ class _Step:
     compaction: ObservedCompaction
     before: list[Message]  # what the model saw just before it
     after: list[Message]  # the context it left
-    facts: list[evals.Fact]  # the facts at risk in ``before``
     seen: list[Message]  # what the model saw from it up to the next one (or the end)
 
 
@@ -434,16 +448,10 @@ def _chained_contexts(
     messages: Sequence[Message], compactions: Sequence[ObservedCompaction]
 ) -> list[_Step]:
     """For each compaction in order: the context just before it (what the one before kept,
-    then the messages since), the context after it, the facts at risk in it, and the context
-    as it grew until the next compaction.
-
-    A fact is at risk when the model could still see it: it is stated in the context before
-    the compaction (a raw message or an earlier summary), and the session's task always is.
-    A fact an earlier compaction already lost is that compaction's loss, not this one's. The
-    contexts stay as large as a real context window, so the work is linear in the session.
+    then the messages since), the context after it, and the context as it grew until the
+    next compaction. The contexts stay as large as a real context window, so the work is
+    linear in the session.
     """
-    cache = evals.FactCache()  # each message's facts are extracted once for the session
-    task = next((f for m in messages if (f := cache.of(m).task) is not None), None)
     by_seq = (
         {m.seq: m for m in messages} if any(c.summary_seq is not None for c in compactions) else {}
     )
@@ -468,14 +476,60 @@ def _chained_contexts(
         after = context_after(before, compaction, summary)
         if summary is not None:
             shown.add(summary.seq)
-        facts = evals.extract_facts(before, cache=cache)
-        if task is not None and not any(f.kind == "task" or f.text == task.text for f in facts):
-            facts.insert(0, task)  # said before this context began, and still the goal
-        steps.append(_Step(compaction, before, after, facts, seen=[]))
+        steps.append(_Step(compaction, before, after, seen=[]))
         context = list(after)
     if steps:
         steps[-1] = replace(steps[-1], seen=grow(context, None))
     return steps
+
+
+class _FactsAtRisk:
+    """The facts at risk in a context: stated in it (a raw message or an earlier summary),
+    and the session's task always. A fact an earlier compaction already lost is that
+    compaction's loss, not a later one's. Each message's facts are extracted once."""
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self.cache = evals.FactCache()
+        self.task = next((f for m in messages if (f := self.cache.of(m).task) is not None), None)
+
+    def of(self, context: Sequence[Message]) -> list[evals.Fact]:
+        facts = evals.extract_facts(context, cache=self.cache)
+        task = self.task
+        if task is not None and not any(f.kind == "task" or f.text == task.text for f in facts):
+            facts.insert(0, task)  # said before this context began, and still the goal
+        return facts
+
+
+@dataclass(frozen=True)
+class EarlierRetention:
+    """A span's retention from an earlier pass, reused when its inputs are unchanged."""
+
+    report: evals.RetentionReport
+    judge_cost: Usage | None = None
+
+
+# Part of every span's inputs key: bump it when the retention rules change, so that results
+# computed under the old rules are not reused.
+RETENTION_RULES_VERSION = "2026-12-01"
+
+
+def span_inputs_key(step: _Step, probes: Sequence[evals.Probe], judge: evals.Judge | None) -> str:
+    """A digest of everything a span's retention depends on: the compaction, the contexts
+    before and after it, the probes, the judge and the rules' version."""
+    digest = hashlib.blake2b(digest_size=16)
+
+    def feed(*parts: object) -> None:
+        digest.update(repr(parts).encode("utf-8", "surrogatepass"))
+
+    feed(RETENTION_RULES_VERSION, type(judge).__name__ if judge is not None else None)
+    feed(step.compaction)
+    for probe in probes:
+        feed(probe.text, probe.seq)
+    for side in (step.before, step.after):
+        feed(len(side))
+        for m in side:
+            feed(m.seq, m.role, m.text)
+    return digest.hexdigest()
 
 
 def analyse(
@@ -485,9 +539,15 @@ def analyse(
     probes: Sequence[evals.Probe] = (),
     context_window: int = DEFAULT_WINDOW,
     judge: evals.Judge | None = None,
+    earlier: Mapping[str, EarlierRetention] | None = None,
 ) -> Analysis:
     """Analyse a session: calibrate on its usage, draw its curve, check its tool pairs, and
     evaluate every compaction its harness reported (in ``seq`` order).
+
+    ``earlier`` holds the retention of spans from an earlier pass by their inputs key
+    (:func:`span_inputs_key`): a span whose compaction, contexts, probes and judge are
+    unchanged (the usual case when a batch only adds messages after it) takes its result
+    instead of being checked again, and its judge is not asked again.
 
     >>> from compaction.engine.messages import Usage
     >>> ms = [Message(0, "user", (TextBlock("Do not touch auth."),)),
@@ -504,8 +564,9 @@ def analyse(
     counter = calibrated_counter(messages, compactions)
     curve = tokens.observed_curve(messages, counter, context_window, context_starts=starts)
     rework = evals.rework_signals(messages, starts)
+    facts = _FactsAtRisk(messages)
     spans = tuple(
-        _observed_span(i, step, curve, probes, rework, judge)
+        _observed_span(i, step, curve, probes, rework, facts, judge, earlier)
         for i, step in enumerate(_chained_contexts(messages, compactions))
     )
     return Analysis(

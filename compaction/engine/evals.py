@@ -191,6 +191,15 @@ class RetentionItem:
     method: Literal["containment", "judge"]
     evidence: str = ""
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RetentionItem:
+        """The item back from its stored form (``to_dict``)."""
+        fact = Fact(data["kind"], data["text"], data.get("seq"))
+        method: Literal["containment", "judge"] = (
+            "judge" if data.get("method") == "judge" else "containment"
+        )
+        return cls(fact, bool(data["kept"]), method, str(data.get("evidence") or ""))
+
     def to_dict(self) -> RetentionItemDict:
         fact = self.fact
         return {

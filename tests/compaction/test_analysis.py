@@ -7,6 +7,7 @@ from unittest import mock
 import pytest
 
 from compaction import services, tasks
+from compaction.engine import evals
 from compaction.models import AnalysisStatus, CompactionSpan, SessionAnalysis
 from sessions import services as session_services
 from sessions.schemas import EventBatch
@@ -168,6 +169,37 @@ def test_a_new_batch_makes_the_analysis_run_again() -> None:
     analysis = analysed(session.pk)
     assert analysis.call_count == 12
     assert analysis.is_current
+
+
+def test_a_batch_after_a_compaction_reuses_its_stored_retention(monkeypatch) -> None:
+    project = make_project()
+    messages = coding_session_messages(10)
+    session = make_session(
+        project,
+        external_id="live",
+        messages=messages[:30],
+        compactions=[summary_compaction("Goal: migrate billing.")],
+    )
+    analysed(session.pk)
+    stored = CompactionSpan.objects.get(session=session)
+    checked: list[int] = []
+    real_retention = evals.retention
+
+    def counting(before, after, **options):
+        checked.append(len(before))
+        return real_retention(before, after, **options)
+
+    monkeypatch.setattr(evals, "retention", counting)
+    session_services.events_ingest(
+        project=project,
+        external_id="live",
+        batch=EventBatch.model_validate({"messages": messages[30:]}),
+    )
+    analysed(session.pk)
+    again = CompactionSpan.objects.get(session=session)
+    assert checked == []  # the span's inputs did not change: nothing was checked again
+    assert again.retention == stored.retention
+    assert again.details["inputs_key"] == stored.details["inputs_key"]
 
 
 def test_a_barely_shrinking_span_is_stored_failed_with_its_splice_details() -> None:

@@ -84,7 +84,7 @@ def test_span_page_groups_history_and_shows_the_lost_constraint(viewer: Client, 
     # One verdict for the splice and the loss: the splice worked, but a rule was lost.
     assert not span.failed
     assert span.verdict.status == "bad"
-    assert f'<span class="badge bad" title="The compaction' in body
+    assert '<span class="badge bad" title="The compaction' in body
     assert "splice ok" not in body
     session_page = viewer.get(f"/sessions/{session.pk}/").content.decode()
     assert span.verdict.label in session_page

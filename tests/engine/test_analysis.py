@@ -245,3 +245,42 @@ def test_each_compaction_is_charged_only_with_what_it_lost() -> None:
     assert "billing/module_1.py" in lost(spans[0], "path")
     assert "billing/module_1.py" not in lost(spans[1], "path")
     assert "billing/module_6.py" in lost(spans[1], "path")  # read after the first summary
+
+
+class CountingJudge:
+    """A judge that answers "lost" and counts the facts it is asked about."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def judge(self, facts, context: str) -> list[bool]:
+        self.asked += len(facts)
+        return [False] * len(facts)
+
+
+def earlier_of(result: analysis.Analysis) -> dict[str, analysis.EarlierRetention]:
+    return {
+        s.inputs_key: analysis.EarlierRetention(s.retention, s.judge_cost) for s in result.spans
+    }
+
+
+def test_a_later_pass_reuses_the_retention_of_spans_whose_inputs_did_not_change() -> None:
+    messages = coding_run(12)
+    first = summary_compaction("Goal", seq=24)
+    second = summary_compaction("S2", seq=40, replaced_from=20, replaced_to=35)
+    judge = CountingJudge()
+    before = analysis.analyse(messages[:36], [first], judge=judge)
+    asked = judge.asked
+    assert asked > 0
+    # A batch added messages after the first compaction and a second compaction.
+    after = analysis.analyse(messages, [first, second], judge=judge, earlier=earlier_of(before))
+    assert after.spans[0].inputs_key == before.spans[0].inputs_key
+    assert after.spans[0].retention == before.spans[0].retention
+    asked_for_second = judge.asked - asked
+    fresh = CountingJudge()
+    analysis.analyse(messages, [first, second], judge=fresh)
+    assert 0 < asked_for_second < fresh.asked  # only the new span was judged
+    # A change before the compaction (a redaction, a re-imported message) is checked again.
+    edited = [*messages[:3], dataclasses.replace(messages[3], content=(TextBlock("redacted"),))]
+    changed = analysis.analyse([*edited, *messages[4:36]], [first], earlier=earlier_of(before))
+    assert changed.spans[0].inputs_key != before.spans[0].inputs_key

@@ -274,6 +274,7 @@ def replay_health(
 
 # --- personal data findings ------------------------------------------------------------------
 
+
 def summary_personal_data(prefix: str = "") -> Q:
     """What counts as "personal data in a summary": a reviewer confirmed it, or it is still
     open and the detector was sure (a check digit or a pattern, not a name). ``prefix``

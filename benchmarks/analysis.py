@@ -3,8 +3,10 @@
 For each size (calls and observed compactions, spread evenly, each summarizing what came
 since the one before), a generated coding session (benchmarks/replay.py's generator) is
 ingested, then analysed through the same service the worker runs: load the rows, run the
-engine, store the curve and spans, evaluate the alert rules. Prints one JSON line with the
-seconds per size and the growth per 1,000 calls, which should stay flat (linear cost).
+engine, store the curve and spans, evaluate the alert rules. Then a last batch of 200 messages
+arrives and the pass runs again (``next_batch_seconds``: spans it did not touch keep their
+verdicts, new messages alone are scanned). Prints one JSON line with the seconds per size and
+the growth per 1,000 calls, which should stay flat (linear cost).
 
     .venv/bin/python benchmarks/analysis.py [--sizes 5000:75,20000:300]
 """
@@ -26,6 +28,7 @@ from replay import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_analysis"
+BATCH = 200  # messages in the batch that arrives after the first pass
 SUMMARY = (
     "Goal: migrate billing to API v2.\nConstraints:\n- Do not change the public API of "
     "billing/api.py.\nFiles touched: billing/mod_1.py, billing/mod_2.py\nNext steps: continue."
@@ -64,6 +67,22 @@ def compactions_for(messages: list[dict[str, Any]], count: int) -> list[dict[str
     return out
 
 
+def ingest(
+    project: Any, external_id: str, messages: list[dict[str, Any]], compactions: list[Any]
+) -> None:
+    """Upload through the ingest service in batches of 2,000 messages, as a client would."""
+    from sessions import services
+    from sessions.schemas import EventBatch
+
+    for start in range(0, len(messages), 2000):
+        batch = {"messages": messages[start : start + 2000], "compactions": []}
+        if start == 0:
+            batch["compactions"] = compactions
+        services.events_ingest(
+            project=project, external_id=external_id, batch=EventBatch.model_validate(batch)
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="5000:75,20000:300", help="calls:compactions,...")
@@ -86,9 +105,7 @@ def main() -> None:
     from compaction import services as compaction_services
     from compaction.engine.messages import message_to_wire
     from compaction.models import CompactionSpan
-    from sessions import services
     from sessions.models import AgentSession, Project
-    from sessions.schemas import EventBatch
 
     call_command("migrate", verbosity=0)
     project = Project.objects.create(name="bench")
@@ -97,19 +114,12 @@ def main() -> None:
     try:
         for calls, count in sizes:
             messages = [message_to_wire(m) for m in generate(calls, args.seed)]
-            compactions = compactions_for(messages, count)
+            # The last batch (BATCH messages) arrives after the first pass, as from a live agent.
+            cut = len(messages) - BATCH
+            compactions = [c for c in compactions_for(messages, count) if c["seq"] < cut]
             external_id = f"analysis-{calls}"
-            for start in range(0, len(messages), 2000):
-                services.events_ingest(
-                    project=project,
-                    external_id=external_id,
-                    batch=EventBatch.model_validate(
-                        {
-                            "messages": messages[start : start + 2000],
-                            "compactions": compactions if start == 0 else [],
-                        }
-                    ),
-                )
+
+            ingest(project, external_id, messages[:cut], compactions)
             session = AgentSession.objects.get(project=project, external_id=external_id)
             profiler = cProfile.Profile() if args.profile else None
             started = time.perf_counter()
@@ -122,8 +132,13 @@ def main() -> None:
                 pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
             spans = CompactionSpan.objects.filter(session=session).count()
             assert spans == len(compactions), (spans, len(compactions))
+            ingest(project, external_id, messages[cut:], [])
+            started = time.perf_counter()
+            compaction_services.session_analyse(session_id=session.pk)
+            next_batch = time.perf_counter() - started
             figures[f"calls_{calls}_compactions"] = len(compactions)
             figures[f"calls_{calls}_seconds"] = round(seconds, 2)
+            figures[f"calls_{calls}_next_batch_seconds"] = round(next_batch, 2)
             per_thousand.append(seconds / calls * 1000)
     finally:
         from django.db import connections

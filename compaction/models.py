@@ -51,11 +51,22 @@ class SessionAnalysis(models.Model):
     )
     error = models.TextField(blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # While running: refreshed every few seconds by its worker (compaction/liveness.py), so
+    # an analysis whose worker died is found within seconds, however long a live one takes.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name_plural = "session analyses"
-        indexes = [models.Index(fields=["peak_fill"], name="analysis_peak_fill")]
+        indexes = [
+            models.Index(fields=["peak_fill"], name="analysis_peak_fill"),
+            # The few running rows, read every few seconds by the sweep for abandoned work.
+            models.Index(
+                fields=["heartbeat_at"],
+                condition=models.Q(status=AnalysisStatus.RUNNING),
+                name="analysis_running",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"analysis of {self.session_id} ({self.status})"

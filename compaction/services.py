@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
+from django.db.models.functions import Now
 from django.utils import timezone
 
-from compaction import alerts, findings, message_scan, outbox, subjects
+from compaction import alerts, findings, liveness, message_scan, outbox, recovery, subjects
 from compaction.engine import analysis, evals, pii, summarizers, titles
 from compaction.engine.messages import ObservedCompaction, usage_from_wire
 from compaction.engine.names import EXTERNAL_SUMMARIZERS, SUMMARIZERS
@@ -185,8 +185,18 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
     if row.status == AnalysisStatus.DONE and row.analysed_generation >= generation:
         return None
     SessionAnalysis.objects.filter(pk=row.pk).update(
-        status=AnalysisStatus.RUNNING, started_at=timezone.now()
+        status=AnalysisStatus.RUNNING, started_at=timezone.now(), heartbeat_at=Now()
     )
+    # Beaten for while it runs, so the analysis of a worker that dies is queued again within
+    # seconds, and a long one in a live worker never is (compaction/liveness.py).
+    running = SessionAnalysis.objects.filter(pk=row.pk, status=AnalysisStatus.RUNNING)
+    with liveness.heartbeat(running):
+        return _session_analyse_running(row, session_id, generation)
+
+
+def _session_analyse_running(
+    row: SessionAnalysis, session_id: int, generation: int
+) -> SessionAnalysis | None:
     session = AgentSession.objects.filter(pk=session_id).first()
     if session is None:
         return None  # deleted since the analysis was asked for
@@ -329,21 +339,13 @@ def replay_quota_check(*, project: Project, adding: int) -> None:
         )
 
 
-def _stale_after() -> timedelta:
-    """A running replay that has not reported progress for this long is presumed dead."""
-    return timedelta(seconds=settings.REPLAY_STALE_SECONDS)
-
-
 def _claim(run_id: int) -> ReplayRun | None:
-    """Take a queued run, or a running one whose worker stopped reporting."""
-    now = timezone.now()
-    claimable = Q(status=ReplayStatus.QUEUED) | Q(
-        status=ReplayStatus.RUNNING, heartbeat_at__lt=now - _stale_after()
-    )
+    """Take a queued run, or a running one whose worker stopped beating for it."""
+    claimable = Q(status=ReplayStatus.QUEUED) | recovery.replay_abandoned()
     claimed = ReplayRun.objects.filter(claimable, pk=run_id).update(
         status=ReplayStatus.RUNNING,
-        started_at=now,
-        heartbeat_at=now,
+        started_at=timezone.now(),
+        heartbeat_at=Now(),
         attempts=F("attempts") + 1,
         progress=0.0,
         calls_done=0,
@@ -408,16 +410,21 @@ def replay_run_execute(*, run_id: int) -> None:
     run = _claim(run_id)
     if run is None:
         return
-    attempt = run.attempts
+    # Its worker beats for this attempt while it runs, as for analyses.
+    mine = ReplayRun.objects.filter(pk=run.pk, status=ReplayStatus.RUNNING, attempts=run.attempts)
+    with liveness.heartbeat(mine):
+        _replay_run_claimed(run, mine)
+
+
+def _replay_run_claimed(run: ReplayRun, mine: QuerySet[ReplayRun]) -> None:
     session = run.session
-    mine = ReplayRun.objects.filter(pk=run.pk, status=ReplayStatus.RUNNING, attempts=attempt)
 
     def progress(done: int, total: int) -> None:
         mine.update(
             calls_done=done,
             calls_total=total,
             progress=done / total if total else 1.0,
-            heartbeat_at=timezone.now(),
+            heartbeat_at=Now(),
         )
 
     try:
@@ -459,63 +466,6 @@ def replay_run_execute(*, run_id: int) -> None:
         CompactionSpan.objects.bulk_create([_replayed_span_row(run, s) for s in outcome.spans])
         subjects.subject_index_replay(run=run)
     _experiment_maybe_finish(run.experiment_id)
-
-
-def replay_runs_requeue_stuck() -> int:
-    """Queue again the runs whose worker stopped reporting, and the queued runs whose task
-    was sent long ago (lost with a broker's data). Returns how many.
-
-    ``heartbeat_at`` is the run's last sign of life: progress while running, the last send
-    while queued. A duplicate task finds the run claimed and does nothing.
-    """
-    now = timezone.now()
-    cutoff = now - _stale_after()
-    resend_cutoff = now - timedelta(seconds=settings.REPLAY_RESEND_QUEUED_SECONDS)
-    stuck = Q(status=ReplayStatus.RUNNING, heartbeat_at__lt=cutoff)
-    forgotten = Q(status=ReplayStatus.QUEUED) & (
-        Q(heartbeat_at__lt=resend_cutoff)
-        | Q(heartbeat_at__isnull=True, created_at__lt=resend_cutoff)
-    )
-    requeued = 0
-    for run_id in list(ReplayRun.objects.filter(stuck | forgotten).values_list("pk", flat=True)):
-        with transaction.atomic():
-            if ReplayRun.objects.filter(stuck | forgotten, pk=run_id).update(
-                status=ReplayStatus.QUEUED, heartbeat_at=now
-            ):
-                outbox.outbox_add(kind=outbox.REPLAY_RUN_EXECUTE, args=[run_id])
-                requeued += 1
-    return requeued
-
-
-def analyses_requeue_stuck() -> int:
-    """Queue again the analyses left "running" by a dead worker, and those asked for but never
-    started (their task lost). Returns how many.
-
-    An analysis reports no progress, so "running since longer than ANALYSIS_STALE_SECONDS"
-    is its missing heartbeat; a batch caps the work an analysis can take (see settings).
-    """
-    cutoff = timezone.now() - timedelta(seconds=settings.ANALYSIS_STALE_SECONDS)
-    stale_running = Q(status=AnalysisStatus.RUNNING, started_at__lt=cutoff)
-    never_started = (
-        Q(status__in=(AnalysisStatus.PENDING, AnalysisStatus.DONE))
-        & Q(analysed_generation__lt=F("requested_generation"))
-        & Q(session__updated_at__lt=cutoff)
-        & (Q(started_at__isnull=True) | Q(started_at__lt=cutoff))
-    )
-    requeued = 0
-    for row_id, session_id in list(
-        SessionAnalysis.objects.filter(stale_running | never_started).values_list(
-            "pk", "session_id"
-        )
-    ):
-        with transaction.atomic():
-            # started_at moves forward so the next sweep waits a full period again.
-            if SessionAnalysis.objects.filter(stale_running | never_started, pk=row_id).update(
-                status=AnalysisStatus.PENDING, started_at=timezone.now()
-            ):
-                outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
-                requeued += 1
-    return requeued
 
 
 # --- experiments ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from celery import Task, group
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from compaction import alerts, outbox, services, webhooks
+from compaction import alerts, outbox, recovery, services, webhooks
 from config.celery import app
 
 TRANSIENT = (OperationalError, InterfaceError)
@@ -25,13 +25,18 @@ def replay_run_execute(run_id: int) -> None:
 
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
+def abandoned_work_requeue() -> int:
+    return recovery.abandoned_work_requeue()
+
+
+@app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
 def replay_runs_requeue_stuck() -> int:
-    return services.replay_runs_requeue_stuck()
+    return recovery.replay_runs_requeue_stuck()
 
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
 def analyses_requeue_stuck() -> int:
-    return services.analyses_requeue_stuck()
+    return recovery.analyses_requeue_stuck()
 
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)

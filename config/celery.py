@@ -1,7 +1,7 @@
 import os
 
 from celery import Celery
-from celery.signals import worker_init
+from celery.signals import worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -32,6 +32,16 @@ def _refuse_production_without_key(**kwargs: object) -> None:
         production_key_require()
     except ImproperlyConfigured as exc:
         raise SystemExit(str(exc)) from None
+
+
+@worker_init.connect
+@worker_process_init.connect
+def _liveness_enable(**kwargs: object) -> None:
+    # worker_init runs in the main process: solo and thread pools run tasks there, and forked
+    # pool children inherit it. worker_process_init runs in each pool child, forked or not.
+    from compaction import liveness
+
+    liveness.enable()
 
 
 @app.on_configure.connect

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import dj_database_url
 import django_stubs_ext
+from django.core.exceptions import ImproperlyConfigured
 
 from config import secret
 from config.env import env_bool, env_int, env_json_object, env_list, env_str
@@ -195,8 +196,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
 elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # How long an unacknowledged task waits before Redis hands it to another worker.
-    # Replays and analyses claim their rows, so a redelivered copy does nothing; a killed
-    # replay is found sooner by its stale heartbeat (REPLAY_STALE_SECONDS).
+    # Replays and analyses claim their rows, so a redelivered copy does nothing; the work of
+    # a killed worker is found far sooner by its silent heartbeat (WORKER_DEAD_SECONDS).
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_SECONDS", 3600)
     }
@@ -235,7 +236,28 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Liveness (compaction/liveness.py): a worker beats for each analysis and replay it runs every
+# WORKER_HEARTBEAT_SECONDS, from a thread of its own, so a long task never stops it; running
+# work silent for WORKER_DEAD_SECONDS is abandoned, and beat queues it again (it looks every
+# ABANDONED_WORK_REQUEUE_EVERY_SECONDS). A killed worker's work starts again within about
+# DEAD + EVERY seconds.
+WORKER_HEARTBEAT_SECONDS = env_int("WORKER_HEARTBEAT_SECONDS", 2)
+WORKER_DEAD_SECONDS = env_int("WORKER_DEAD_SECONDS", 10)
+ABANDONED_WORK_REQUEUE_EVERY_SECONDS = env_int("ABANDONED_WORK_REQUEUE_EVERY_SECONDS", 2)
+if WORKER_DEAD_SECONDS < 2 * WORKER_HEARTBEAT_SECONDS:
+    # One late beat would make live work look abandoned, and it would run twice.
+    raise ImproperlyConfigured(
+        f"WORKER_DEAD_SECONDS={WORKER_DEAD_SECONDS} must be at least twice "
+        f"WORKER_HEARTBEAT_SECONDS={WORKER_HEARTBEAT_SECONDS}"
+    )
 CELERY_BEAT_SCHEDULE = {
+    "requeue-abandoned-work": {
+        "task": "compaction.tasks.abandoned_work_requeue",
+        # No "expires" to drop the sweeps that wait behind busy workers: with it, a worker
+        # stopped mid-task hung in its warm shutdown (Celery 5.7, filesystem broker). The
+        # pile is cheap: a sweep with nothing to do is two indexed queries.
+        "schedule": ABANDONED_WORK_REQUEUE_EVERY_SECONDS,
+    },
     "requeue-stuck-replays": {
         "task": "compaction.tasks.replay_runs_requeue_stuck",
         "schedule": env_int("REPLAY_REQUEUE_EVERY_SECONDS", 10),
@@ -258,12 +280,11 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# Compaction and replay. A running replay silent for this long is presumed dead and requeued
-# (it reports progress after every model call); a queued one whose task was sent this long ago
-# is sent again (a duplicate finds the run claimed and does nothing).
-REPLAY_STALE_SECONDS = env_int("REPLAY_STALE_SECONDS", 30)
+# A queued replay whose task was sent this long ago is sent again (a duplicate finds the run
+# claimed and does nothing).
 REPLAY_RESEND_QUEUED_SECONDS = env_int("REPLAY_RESEND_QUEUED_SECONDS", 600)
-# An analysis "running" for longer than this, or asked for and not started, is queued again.
+# An analysis asked for and not started for this long is queued again; so is one left "running"
+# for this long by a version that did not beat for it.
 ANALYSIS_STALE_SECONDS = env_int("ANALYSIS_STALE_SECONDS", 60)
 # Seconds a client is told to wait (Retry-After) when the database is unreachable.
 DATABASE_RETRY_AFTER_SECONDS = env_int("DATABASE_RETRY_AFTER_SECONDS", 5)

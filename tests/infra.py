@@ -243,6 +243,23 @@ def celery_worker(
     return Process(argv, log=log, env=env)
 
 
+def celery_beat(env: Mapping[str, str], *, log: Path) -> Process:
+    """The one beat process of a deployment, sending the periodic sweeps."""
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "beat",
+        "--loglevel",
+        "INFO",
+        "--schedule",
+        str(log.parent / f"beat-{time.monotonic_ns()}"),
+    ]
+    return Process(argv, log=log, env=env)
+
+
 class WebServer:
     """gunicorn serving config.wsgi on a free port of 127.0.0.1."""
 

@@ -1,5 +1,5 @@
 """Faults injected into a real stack: gunicorn, Celery workers, and the test's OWN Redis and
-PostgreSQL, stopped and started again in the middle of ingest.
+PostgreSQL, stopped and started again in the middle of ingest; a worker killed mid-task.
 
 Each test proves the same promise from another side: every batch answered 202 is stored
 once, every analysis and replay it asked for runs (once), and a client that retries what it
@@ -8,22 +8,41 @@ was told to retry (503 with Retry-After) loses nothing.
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import subprocess
 import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
+from celery import Celery
 from django.db import connection
 
-from compaction.models import AnalysisStatus, OutboxTask, ReplayRun, ReplayStatus, SessionAnalysis
+from compaction import recovery
+from compaction.models import (
+    AnalysisStatus,
+    CompactionSpan,
+    OutboxTask,
+    ReplayRun,
+    ReplayStatus,
+    SessionAnalysis,
+)
 from sessions.models import AgentSession, Message
-from tests.factories import coding_session_messages, conversation, make_key, make_project
+from tests.factories import (
+    coding_session_messages,
+    conversation,
+    make_key,
+    make_project,
+    make_session,
+)
 from tests.infra import (
     ROOT,
     PostgresServer,
@@ -32,6 +51,7 @@ from tests.infra import (
     WebServer,
     all_queues,
     app_env,
+    celery_beat,
     celery_worker,
     wait_until,
 )
@@ -303,3 +323,140 @@ def test_a_postgresql_outage_during_ingest_answers_503_and_loses_nothing(
             proc.stop()
         procs.clear()
         pg.remove()
+
+
+def _send(broker_url: str, queue: str, task: str, *args: int) -> None:
+    """Send a task by name, as the web process would."""
+    client = Celery("sawtooth-test-client", broker=broker_url)
+    try:
+        # An explicit connection: CELERY_BROKER_URL in this process (memory://) would win.
+        with client.connection_for_write(broker_url) as conn:
+            client.send_task(f"compaction.tasks.{task}", args=args, queue=queue, connection=conn)
+    finally:
+        client.close()
+
+
+def _received(worker: Process, task: str) -> int:
+    """How many times the worker's log says it received ``task``."""
+    pattern = rf"Task compaction\.tasks\.{task}\[[^\]]+\] received"
+    return len(re.findall(pattern, worker.tail(10**7)))
+
+
+def _analysis(session_id: int) -> SessionAnalysis:
+    return SessionAnalysis.objects.get(session_id=session_id)
+
+
+def test_a_worker_killed_mid_analysis_is_recovered_within_seconds(redis_server, procs, tmp_path):
+    """Two workers and beat on the default liveness settings; the worker running a long
+    analysis is SIGKILLed with its pool; the other one finishes the analysis, once."""
+    prefix = f"k-{uuid.uuid4().hex[:8]}"
+    env = app_env(database_url=_test_database_url(), broker_url=redis_server.url, prefix=prefix)
+    compactions = [
+        {"seq": 4 * n + 3, "strategy": "summarize", "summary": f"Goal: billing, step {n}."}
+        for n in range(10, 1500, 75)
+    ]
+    session = make_session(
+        messages=coding_session_messages(turns=1500, tool_chars=5000), compactions=compactions
+    )
+    workers = [
+        celery_worker(env, log=tmp_path / f"worker-{n}.log", queues=all_queues(prefix))
+        for n in range(2)
+    ]
+    for proc in [*workers, celery_beat(env, log=tmp_path / "beat.log")]:
+        procs.append(proc)
+        proc.start()
+    _send(redis_server.url, f"{prefix}.analysis", "session_analyse", session.pk)
+
+    def running() -> bool:
+        return _analysis(session.pk).status == AnalysisStatus.RUNNING
+
+    try:
+        wait_until(running, timeout=60, what="the analysis to start")
+    except TimeoutError:
+        pytest.fail(_logs(procs))
+    (victim,) = [w for w in workers if _received(w, "session_analyse")]
+    (survivor,) = [w for w in workers if w is not victim]
+    assert victim.process is not None
+    os.killpg(victim.process.pid, signal.SIGKILL)  # the worker and its pool, no goodbye
+    killed = time.monotonic()
+    victim.process.wait(10)
+    assert _analysis(session.pk).status == AnalysisStatus.RUNNING, "finished before the kill"
+
+    def done() -> bool:
+        return _analysis(session.pk).status == AnalysisStatus.DONE
+
+    try:
+        wait_until(done, timeout=60, what="the analysis, taken up by the other worker")
+    except TimeoutError:
+        pytest.fail(_logs(procs))
+    recovered = time.monotonic() - killed
+    # WORKER_DEAD_SECONDS (10) + a sweep period (2) + the analysis itself, run again.
+    assert recovered < 30, f"recovered after {recovered:.1f}s"
+    analysis = _analysis(session.pk)
+    assert analysis.is_current
+    assert analysis.call_count == 3000
+    spans = CompactionSpan.objects.filter(session=session)
+    assert spans.count() == len(compactions)
+    assert spans.values("index").distinct().count() == len(compactions)
+    time.sleep(3)  # a sweep or two more: nothing may be queued again
+    assert _received(survivor, "session_analyse") == 1
+
+
+def test_a_long_analysis_on_a_live_worker_is_never_taken_from_it(
+    redis_server, procs, tmp_path, settings
+):
+    """The analysis runs for several times WORKER_DEAD_SECONDS without reporting progress;
+    the sweep, run again and again meanwhile, never takes it: its worker beats for it."""
+    liveness = {"WORKER_HEARTBEAT_SECONDS": "1", "WORKER_DEAD_SECONDS": "2"}
+    settings.WORKER_DEAD_SECONDS = 2
+    # The rule this replaces (running longer than this means dead) would take it at once.
+    settings.ANALYSIS_STALE_SECONDS = 1
+    prefix = f"l-{uuid.uuid4().hex[:8]}"
+    env = app_env(
+        database_url=_test_database_url(),
+        broker_url=redis_server.url,
+        prefix=prefix,
+        ANALYSIS_STALE_SECONDS="1",
+        **liveness,
+    )
+    # Hundreds of compactions and probes, each checked against the trace: many seconds. (Two
+    # batches: each carries at most 500 of either.)
+    project = make_project()
+    for position in (1, 3):
+        session = make_session(
+            project,
+            external_id="long",
+            messages=coding_session_messages(turns=1000, tool_chars=5000) if position == 1 else [],
+            compactions=[
+                {"seq": 4 * n + position, "strategy": "summarize", "summary": f"Goal: step {n}."}
+                for n in range(1, 350)
+            ],
+            probes=[
+                {"seq": 4 * n + 2, "text": f"fact {n}.{position} about billing"} for n in range(350)
+            ],
+        )
+    worker = celery_worker(env, log=tmp_path / "worker.log", queues=all_queues(prefix))
+    procs.append(worker)
+    worker.start()
+    _send(redis_server.url, f"{prefix}.analysis", "session_analyse", session.pk)
+    try:
+        wait_until(
+            lambda: _analysis(session.pk).status == AnalysisStatus.RUNNING,
+            timeout=60,
+            what="the analysis to start",
+        )
+    except TimeoutError:
+        pytest.fail(_logs(procs))
+    started = time.monotonic()
+    sweeps_past_dead_time = 0
+    while _analysis(session.pk).status == AnalysisStatus.RUNNING:
+        assert recovery.abandoned_work_requeue() == 0, _logs(procs)
+        if time.monotonic() - started > settings.WORKER_DEAD_SECONDS + 1:
+            sweeps_past_dead_time += 1
+        assert time.monotonic() - started < 120, _logs(procs)
+        time.sleep(0.2)
+    analysis = _analysis(session.pk)
+    assert analysis.status == AnalysisStatus.DONE, analysis.error
+    assert sweeps_past_dead_time >= 5, "the analysis was too short to prove anything"
+    assert analysis.finished_at - analysis.started_at > timedelta(seconds=6)
+    assert _received(worker, "session_analyse") == 1

@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerDown
 
-from compaction import outbox, services, tasks
+from compaction import outbox, recovery, services, tasks
 from compaction.models import (
     AnalysisStatus,
     OutboxTask,
@@ -142,7 +142,7 @@ def test_rows_sent_more_than_a_day_ago_are_cleaned_up():
     assert OutboxTask.objects.count() == 1
 
 
-def test_an_analysis_left_running_by_a_dead_worker_is_queued_again(
+def test_an_analysis_left_running_without_heartbeats_is_queued_again_after_its_stale_time(
     django_capture_on_commit_callbacks, settings
 ):
     settings.ANALYSIS_STALE_SECONDS = 60
@@ -150,15 +150,16 @@ def test_an_analysis_left_running_by_a_dead_worker_is_queued_again(
     SessionAnalysis.objects.filter(session=session).update(
         status=AnalysisStatus.RUNNING, started_at=timezone.now()
     )
-    assert services.analyses_requeue_stuck() == 0  # still within its time
+    assert recovery.abandoned_work_requeue() == 0  # still within its time
     with time_machine.travel(timezone.now() + timedelta(seconds=61), tick=False):
         with (
             mock.patch.object(tasks.session_analyse, "delay") as sent,
             django_capture_on_commit_callbacks(execute=True),
         ):
-            assert services.analyses_requeue_stuck() == 1
+            assert recovery.abandoned_work_requeue() == 1
         sent.assert_called_once_with(session.pk)
-        assert services.analyses_requeue_stuck() == 0  # not twice in one period
+        assert recovery.abandoned_work_requeue() == 0  # not twice
+        assert recovery.analyses_requeue_stuck() == 0  # nor by the sweep for lost tasks
     services.session_analyse(session_id=session.pk)
     analysis = SessionAnalysis.objects.get(session=session)
     assert analysis.status == AnalysisStatus.DONE
@@ -171,7 +172,7 @@ def test_an_analysis_asked_for_but_never_started_is_queued_again(settings):
     done = make_session(messages=4)
     services.session_analyse(session_id=done.pk)
     with time_machine.travel(timezone.now() + timedelta(seconds=61), tick=False):
-        assert services.analyses_requeue_stuck() == 1
+        assert recovery.analyses_requeue_stuck() == 1
     assert OutboxTask.objects.filter(args=[session.pk]).count() == 2  # ingest's, the sweep's
 
 
@@ -181,15 +182,15 @@ def test_a_queued_replay_whose_task_was_lost_is_sent_again_once_per_period(
     settings.REPLAY_RESEND_QUEUED_SECONDS = 600
     session = make_session(messages=6)
     run = services.replay_run_start(session=session, policy={})
-    assert services.replay_runs_requeue_stuck() == 0
+    assert recovery.replay_runs_requeue_stuck() == 0
     later = timezone.now() + timedelta(seconds=601)
     with time_machine.travel(later, tick=False):
         with (
             mock.patch.object(tasks.replay_run_execute, "delay") as sent,
             django_capture_on_commit_callbacks(execute=True),
         ):
-            assert services.replay_runs_requeue_stuck() == 1
-            assert services.replay_runs_requeue_stuck() == 0
+            assert recovery.replay_runs_requeue_stuck() == 1
+            assert recovery.replay_runs_requeue_stuck() == 0
         sent.assert_called_once_with(run.pk)
     services.replay_run_execute(run_id=run.pk)
     services.replay_run_execute(run_id=run.pk)  # the duplicate does nothing

@@ -9,7 +9,7 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from compaction import services, tasks
+from compaction import recovery, services, tasks
 from compaction.engine import analysis
 from compaction.models import CompactionSpan, Experiment, ReplayRun, ReplayStatus, SpanOrigin
 from sessions.errors import BadRequest
@@ -122,7 +122,7 @@ def test_a_stale_running_replay_is_requeued_and_completes_once(
         mock.patch.object(tasks.replay_run_execute, "delay") as delay,
         django_capture_on_commit_callbacks(execute=True),
     ):
-        assert services.replay_runs_requeue_stuck() == 1
+        assert recovery.abandoned_work_requeue() == 1
     delay.assert_called_once_with(run.pk)
     services.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()

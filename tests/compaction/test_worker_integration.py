@@ -71,7 +71,8 @@ class Worker:
             "CELERY_REPLAYS_QUEUE": f"{queue}.replays",
             "CELERY_WEBHOOKS_QUEUE": f"{queue}.webhooks",
             "CELERY_VISIBILITY_TIMEOUT_SECONDS": "2",
-            "REPLAY_STALE_SECONDS": "1",
+            "WORKER_HEARTBEAT_SECONDS": "1",
+            "WORKER_DEAD_SECONDS": "2",
             "SAWTOOTH_PRODUCTION": "0",  # a local test worker, on this install's own key
         }
         self.queue = queue
@@ -212,8 +213,8 @@ def test_a_replay_killed_mid_run_completes_exactly_once_after_restart(
     assert not CompactionSpan.objects.filter(replay=run).exists()
 
     worker.start()
-    time.sleep(1.5)  # let the heartbeat go stale (REPLAY_STALE_SECONDS=1 in the worker)
-    send(broker, "replay_runs_requeue_stuck")  # what beat does every minute
+    time.sleep(2.5)  # let the run go silent (WORKER_DEAD_SECONDS=2 in the worker)
+    send(broker, "abandoned_work_requeue")  # what beat does every few seconds
 
     def done() -> bool:
         run.refresh_from_db()

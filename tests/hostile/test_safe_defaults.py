@@ -76,6 +76,19 @@ def test_without_a_key_each_install_generates_its_own_under_var(tmp_path: Path) 
     assert stored.stat().st_mode & 0o777 == 0o600
 
 
+def test_a_dead_time_shorter_than_two_heartbeats_is_refused(tmp_path: Path) -> None:
+    # Otherwise one late heartbeat would make live work look abandoned, and it would run twice.
+    code = "from django.conf import settings; print(settings.WORKER_DEAD_SECONDS)"
+    env = {"SAWTOOTH_VAR_DIR": str(tmp_path), "SAWTOOTH_PRODUCTION": "0"}
+    refused = _run(code, WORKER_HEARTBEAT_SECONDS="5", WORKER_DEAD_SECONDS="9", **env)
+    assert refused.returncode != 0
+    assert (
+        "WORKER_DEAD_SECONDS=9 must be at least twice WORKER_HEARTBEAT_SECONDS=5" in refused.stderr
+    )
+    accepted = _run(code, WORKER_HEARTBEAT_SECONDS="5", WORKER_DEAD_SECONDS="10", **env)
+    assert accepted.stdout.strip() == "10", accepted.stderr
+
+
 @pytest.mark.parametrize(
     "env",
     [

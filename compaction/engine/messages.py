@@ -302,7 +302,12 @@ def carries_tool_results(role: str, content: Iterable[Block]) -> bool:
     >>> carries_tool_results("user", [ToolResultBlock("t1", "ok")])
     True
     """
-    return role == "user" and any(isinstance(b, ToolResultBlock) for b in content)
+    if role != "user":
+        return False
+    for block in content:  # a plain loop: called for every message of every replay step
+        if isinstance(block, ToolResultBlock):
+            return True
+    return False
 
 
 def is_tool_result_carrier(message: Message) -> bool:

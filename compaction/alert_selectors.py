@@ -250,24 +250,27 @@ def span_orphans(span: CompactionSpan, *keys: str) -> tuple[Orphan, ...]:
     return tuple(Orphan(o["kind"], o["tool_use_id"], o["seq"]) for o in found or ())
 
 
+def span_compaction(span: CompactionSpan, *, orphans_at: tuple[str, ...]) -> engine.Compaction:
+    """A stored span as the alert rules read it; its half tool pairs are in ``details`` under
+    the keys ``orphans_at``."""
+    return engine.Compaction(
+        seq=span.seq,
+        stage=span.stage,
+        trigger=span.trigger,
+        tokens_before=span.tokens_before,
+        tokens_after=span.tokens_after,
+        failed=span.failed,
+        failure_reason=span.failure_reason,
+        lost=lost_facts(span),
+        orphans_after=span_orphans(span, *orphans_at),
+        summary=span.summary,
+    )
+
+
 def replay_alert_findings(run: ReplayRun) -> list[engine.AlertFinding]:
     """What the rules would have said about a replayed run: computed, never stored or sent."""
     spans = CompactionSpan.objects.filter(replay=run).order_by("index")
-    compactions = tuple(
-        engine.Compaction(
-            seq=span.seq,
-            stage=span.stage,
-            trigger=span.trigger,
-            tokens_before=span.tokens_before,
-            tokens_after=span.tokens_after,
-            failed=span.failed,
-            failure_reason=span.failure_reason,
-            lost=lost_facts(span),
-            orphans_after=span_orphans(span, "pairs", "orphans"),
-            summary=span.summary,
-        )
-        for span in spans
-    )
+    compactions = tuple(span_compaction(span, orphans_at=("pairs", "orphans")) for span in spans)
     inputs = engine.SessionInputs(
         context_window=int(run.policy.get("context_window") or 200_000),
         calls=tuple(

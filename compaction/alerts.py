@@ -48,19 +48,7 @@ def alert_inputs(
         .order_by("index")
     )
     compactions = tuple(
-        engine.Compaction(
-            seq=span.seq,
-            stage=span.stage,
-            trigger=span.trigger,
-            tokens_before=span.tokens_before,
-            tokens_after=span.tokens_after,
-            failed=span.failed,
-            failure_reason=span.failure_reason,
-            lost=alert_selectors.lost_facts(span),
-            orphans_after=alert_selectors.span_orphans(span, "orphans_after"),
-            summary=span.summary,
-        )
-        for span in spans
+        alert_selectors.span_compaction(span, orphans_at=("orphans_after",)) for span in spans
     )
     if messages is None:
         messages = services.engine_messages(session)

@@ -304,7 +304,8 @@ def carries_tool_results(role: str, content: Iterable[Block]) -> bool:
     """
     if role != "user":
         return False
-    for block in content:  # a plain loop: called for every message of every replay step
+    # A plain loop, not any(): this runs for every message of every replay step.
+    for block in content:  # noqa: SIM110
         if isinstance(block, ToolResultBlock):
             return True
     return False

@@ -487,7 +487,12 @@ def replay(
             if size > policy.hard_limit:
                 trigger = "hard_limit"
                 results = compact(
-                    context, policy, summarizer=summarizer, counter=cached, base_tokens=base
+                    context,
+                    policy,
+                    summarizer=summarizer,
+                    counter=cached,
+                    base_tokens=base,
+                    tokens=size,
                 )
             elif (
                 size > policy.soft_limit

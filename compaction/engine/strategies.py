@@ -455,6 +455,7 @@ def drop_turns(
     counter: TokenCounter | None = None,
     base_tokens: int = 0,
     limit: int | None = None,
+    tokens: int | None = None,
 ) -> StrategyResult:
     """Drop the oldest whole units after the pinned head until the context fits ``limit``.
 
@@ -469,7 +470,7 @@ def drop_turns(
     """
     counter = counter or CharCounter()
     limit = policy.hard_limit if limit is None else limit
-    before = _count(counter, messages, base_tokens)
+    before = tokens if tokens is not None else _count(counter, messages, base_tokens)
     h = split_head(messages, policy)
     head, body = list(messages[:h]), list(messages[h:])
     sizes = [counter.count_message(m) for m in body]
@@ -532,6 +533,7 @@ def summarize(
     counter: TokenCounter | None = None,
     base_tokens: int = 0,
     limit: int | None = None,
+    tokens: int | None = None,
 ) -> StrategyResult:
     """Replace the middle with a structured synopsis; head and newest units stay verbatim.
 
@@ -553,7 +555,7 @@ def summarize(
     summarizer = summarizer or ExtractiveSummarizer()
     counter = counter or CharCounter()
     limit = policy.hard_limit if limit is None else limit
-    before = _count(counter, messages, base_tokens)
+    before = tokens if tokens is not None else _count(counter, messages, base_tokens)
     current = list(messages)
     keep = policy.keep_last
     cost: Usage | None = None
@@ -643,6 +645,7 @@ def sliding_window(
     counter: TokenCounter | None = None,
     base_tokens: int = 0,
     limit: int | None = None,
+    tokens: int | None = None,
 ) -> StrategyResult:
     """Keep only the newest ``keep_last`` units (and system messages): the naive baseline.
 
@@ -654,7 +657,7 @@ def sliding_window(
     [4, 5]
     """
     counter = counter or CharCounter()
-    before = _count(counter, messages, base_tokens)
+    before = tokens if tokens is not None else _count(counter, messages, base_tokens)
     h = 0
     while h < len(messages) and messages[h].role == "system":
         h += 1
@@ -712,23 +715,30 @@ def compact(
     summarizer: Summarizer | None = None,
     counter: TokenCounter | None = None,
     base_tokens: int = 0,
+    tokens: int | None = None,
 ) -> list[StrategyResult]:
     """Run the policy's stages in order, cheapest first, and return what each one did.
 
     Over ``soft_limit``: clear old tool results (until under it). Over ``hard_limit``: drop
     turns, then summarize, then slide the window, as far as ``policy.stages`` allows. Only
-    applied stages are returned; the last one's ``messages`` is the new context.
+    applied stages are returned; the last one's ``messages`` is the new context. ``tokens`` is
+    the known size of ``messages`` (base included) for callers that keep it, as a replay does.
 
     >>> compact([Message(0, "user", (TextBlock("hi"),))], Policy())
     []
     """
     counter = counter or CharCounter()
     current: Sequence[Message] = messages
-    total = _count(counter, current, base_tokens)
+    total = tokens if tokens is not None else _count(counter, current, base_tokens)
     done: list[StrategyResult] = []
     if total > policy.soft_limit and "clear_tool_results" in policy.stages:
         r = clear_tool_results(
-            current, policy, counter=counter, base_tokens=base_tokens, limit=policy.soft_limit
+            current,
+            policy,
+            counter=counter,
+            base_tokens=base_tokens,
+            limit=policy.soft_limit,
+            tokens=total,
         )
         if r.applied:
             done.append(r)
@@ -736,15 +746,26 @@ def compact(
     for stage in ("drop_turns", "summarize", "sliding_window"):
         if total <= policy.hard_limit or stage not in policy.stages:
             continue
+        # Each stage starts from the size the one before left (``total``), not a recount.
         if stage == "drop_turns":
-            r = drop_turns(current, policy, counter=counter, base_tokens=base_tokens)
+            r = drop_turns(current, policy, counter=counter, base_tokens=base_tokens, tokens=total)
         elif stage == "summarize":
             r = summarize(
-                current, policy, summarizer=summarizer, counter=counter, base_tokens=base_tokens
+                current,
+                policy,
+                summarizer=summarizer,
+                counter=counter,
+                base_tokens=base_tokens,
+                tokens=total,
             )
         else:
             r = sliding_window(
-                current, policy, counter=counter, base_tokens=base_tokens, limit=policy.hard_limit
+                current,
+                policy,
+                counter=counter,
+                base_tokens=base_tokens,
+                limit=policy.hard_limit,
+                tokens=total,
             )
         if r.applied:
             done.append(r)

@@ -1,4 +1,5 @@
-"""A scratch PostgreSQL database for a benchmark, dropped and created anew on each run.
+"""A scratch PostgreSQL database for a benchmark, dropped and created anew on each run, and
+the helpers benchmarks that start their own servers share (a free port, manage.py).
 
 SAWTOOTH_BENCH_DB_SUFFIX, when set, is appended to every name, so that two checkouts on one
 server can run benchmarks at the same time without dropping each other's database.
@@ -7,10 +8,15 @@ server can run benchmarks at the same time without dropping each other's databas
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import psycopg
 
 ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _named(name: str) -> str:
@@ -33,3 +39,22 @@ def fresh_database(name: str) -> str:
 
 def drop_database(name: str) -> None:
     _drop(_named(name))
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    """Run ``manage.py`` with ``env`` and return what it printed."""
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout

@@ -12,7 +12,6 @@ import argparse
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import time
@@ -21,28 +20,11 @@ from pathlib import Path
 
 import httpx
 import redis
-from _scratch import fresh_database
+from _scratch import free_port, fresh_database, manage
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_ingest"
 REDIS_URL = os.environ.get("SAWTOOTH_BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def manage(env: dict[str, str], *args: str) -> str:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
 
 
 def make_batches(total: int, batch: int, sessions: int) -> list[tuple[str, bytes]]:

@@ -30,7 +30,7 @@ from pathlib import Path
 import httpx
 import psycopg
 import redis
-from _scratch import drop_database, fresh_database
+from _scratch import drop_database, free_port, fresh_database, manage
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_load"
@@ -42,25 +42,6 @@ for n in range({clients}):
     project = services.project_create(name=f"load-{{n}}")
     print(services.api_key_create(project=project).raw_key)
 """
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def manage(env: dict[str, str], *args: str) -> str:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
 
 
 def batch_body(session: int, start: int, size: int) -> bytes:

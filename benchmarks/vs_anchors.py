@@ -64,7 +64,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -82,7 +81,7 @@ from typing import Any
 import httpx
 import psycopg
 import redis
-from _scratch import drop_database, fresh_database
+from _scratch import drop_database, free_port, fresh_database, manage
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -239,12 +238,6 @@ def payload_build(*, sessions: int, spans_per_session: int, per_batch: int) -> P
 # --- processes and memory ------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _children() -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
@@ -397,16 +390,6 @@ class Us(System):
         self.processes: list[subprocess.Popen[bytes]] = []
         self.prefix = f"vs-anchors-{uuid.uuid4().hex[:8]}"
 
-    def _manage(self, *args: str) -> str:
-        return subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-
     def start(self, data: Path, logs: Path) -> None:
         self.database_url = fresh_database(DB_NAME)
         self.env = {
@@ -421,9 +404,9 @@ class Us(System):
             "CELERY_REPLAYS_QUEUE": f"{self.prefix}.replays",
             "CELERY_WEBHOOKS_QUEUE": f"{self.prefix}.webhooks",
         }
-        self._manage("migrate", "--no-input")
-        self._manage("createproject", "bench")
-        self.key = self._manage("createapikey", "bench").splitlines()[-1]
+        manage(self.env, "migrate", "--no-input")
+        manage(self.env, "createproject", "bench")
+        self.key = manage(self.env, "createapikey", "bench").splitlines()[-1]
         self.base = f"http://127.0.0.1:{free_port()}"
         log = logs / "us.log"
         web = [

@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 
+from compaction import services as compaction_services
 from sessions import services
 from sessions.models import AgentSession, Membership, Project, Role
 from sessions.schemas import EventBatch
@@ -70,3 +71,25 @@ def make_session(
         batch=EventBatch.model_validate(body),
     )
     return result.session
+
+
+def make_long_compacted_session(project: Project, *, summary: str) -> AgentSession:
+    """A 30-turn coding session whose compaction at seq 100 replaced 4-95 with ``summary``,
+    analysed: the span the page tests read."""
+    session = make_session(
+        project,
+        messages=coding_session_messages(turns=30, tool_chars=3000),
+        compactions=[
+            {
+                "seq": 100,
+                "trigger": "auto",
+                "strategy": "summarize",
+                "tokens_before": 150000,
+                "tokens_after": 30000,
+                "summary": summary,
+                "replaced": {"from_seq": 4, "to_seq": 95},
+            }
+        ],
+    )
+    compaction_services.session_analyse(session_id=session.pk)
+    return session

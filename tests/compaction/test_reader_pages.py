@@ -15,6 +15,7 @@ from sessions import selectors as session_selectors
 from tests.factories import (
     CONSTRAINT,
     coding_session_messages,
+    make_long_compacted_session,
     make_project,
     make_session,
     make_user,
@@ -36,23 +37,9 @@ def project():
 
 @pytest.fixture
 def session(project):
-    session = make_session(
-        project,
-        messages=coding_session_messages(turns=30, tool_chars=3000),
-        compactions=[
-            {
-                "seq": 100,
-                "trigger": "auto",
-                "strategy": "summarize",
-                "tokens_before": 150000,
-                "tokens_after": 30000,
-                "summary": "Goal: migrate **billing**.\nDone:\n- modules `0-20`",
-                "replaced": {"from_seq": 4, "to_seq": 95},
-            }
-        ],
+    return make_long_compacted_session(
+        project, summary="Goal: migrate **billing**.\nDone:\n- modules `0-20`"
     )
-    services.session_analyse(session_id=session.pk)
-    return session
 
 
 @pytest.fixture

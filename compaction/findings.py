@@ -88,8 +88,9 @@ def session_findings_scan(
     analysis, _ = SessionAnalysis.objects.get_or_create(session=session)
     key = pii_key()
     scanned_up_to = analysis.pii_scanned_message_pk
-    if scanned is None or scanned.after_pk > scanned_up_to:  # (a mark reset meanwhile)
-        scanned = message_scan.messages_scan(session, after_pk=scanned_up_to, scan=scan)
+    scanned = message_scan.messages_scan(
+        session, after_pk=scanned_up_to, scan=scan, scanned=scanned
+    )
     message_rows = [
         _finding(
             hit.path,

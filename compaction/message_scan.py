@@ -92,8 +92,18 @@ def messages_read(
     return messages, found
 
 
-def messages_scan(session: AgentSession, *, after_pk: int, scan: Scan = pii.scan) -> MessageScan:
-    """The personal data in the session's messages past ``after_pk`` (outside an analysis)."""
+def messages_scan(
+    session: AgentSession,
+    *,
+    after_pk: int,
+    scan: Scan = pii.scan,
+    scanned: MessageScan | None = None,
+) -> MessageScan:
+    """The personal data in the session's messages past ``after_pk``: ``scanned`` (what an
+    analysis pass found already) when it covers them, else read and scanned now (outside a
+    pass, or when a mark was reset meanwhile)."""
+    if scanned is not None and scanned.after_pk <= after_pk:
+        return scanned
     found = MessageScan(after_pk=after_pk, last_pk=after_pk)
     for row in _rows(session, after_pk=after_pk):
         _scan_row(row, found, scan)

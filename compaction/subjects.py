@@ -246,8 +246,9 @@ def subject_index_session(
     tokens); summaries, probes, metadata and observed spans, which a pass may rewrite, are
     indexed afresh. Returns how many index rows were written."""
     mark, _ = SubjectIndexMark.objects.select_for_update().get_or_create(session=session)
-    if scanned is None or scanned.after_pk > mark.message_pk:  # (a mark reset meanwhile)
-        scanned = message_scan.messages_scan(session, after_pk=mark.message_pk, scan=scan)
+    scanned = message_scan.messages_scan(
+        session, after_pk=mark.message_pk, scan=scan, scanned=scanned
+    )
     tokens = _message_tokens(session, scanned.hits_after(mark.message_pk))
     tokens += _tokens(session, _session_places(session), scan)
     SubjectToken.objects.filter(session=session, replay__isnull=True).exclude(

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from compaction import services as compaction_services
@@ -321,6 +321,34 @@ def _mask_personal_data(
         probe.check_hint = pii.mask_json(probe.check_hint)
 
 
+def _messages_insert(messages: list[Message]) -> None:
+    """Insert new messages: through COPY on PostgreSQL, a bulk INSERT elsewhere.
+
+    An ingest batch is mostly message text; COPY streams it as rows, where Django's bulk
+    INSERT (one array per column, with client-side parameter binding) quotes every value into
+    the statement first, which took about a tenth of a web worker's time at full load. The
+    values are the fields' own database values, so what is stored is the same either way;
+    the database computes the search document (sessions/search_sql.py) in both.
+    """
+    if connection.vendor != "postgresql":
+        Message.objects.bulk_create(messages, batch_size=1000)
+        return
+    fields = [f for f in Message._meta.concrete_fields if not f.primary_key]
+    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
+    table = connection.ops.quote_name(Message._meta.db_table)
+    # wrap_database_errors: Django's own exceptions (IntegrityError, DataError), as from a query
+    copy_sql = f"COPY {table} ({columns}) FROM STDIN"
+    with (
+        connection.cursor() as cursor,
+        connection.wrap_database_errors,
+        cursor.copy(copy_sql) as copy,
+    ):
+        for message in messages:
+            copy.write_row(
+                [f.get_db_prep_save(getattr(message, f.attname), connection) for f in fields]
+            )
+
+
 def batch_limits_check(batch: EventBatch) -> None:
     """413 naming the limit when a batch carries more items than one analysis may take on."""
     for field, items, limit, setting in (
@@ -381,7 +409,7 @@ def events_ingest(
     probes = _new_probes(session, batch)
     if project.mask_at_ingest:
         _mask_personal_data(messages, compactions, probes)
-    Message.objects.bulk_create(messages, batch_size=1000)
+    _messages_insert(messages)
     CompactionEvent.objects.bulk_create(compactions)
     Probe.objects.bulk_create(probes)
 

@@ -19,7 +19,8 @@ from django.test import Client, override_settings
 
 from compaction import services as compaction_services
 from compaction.engine import analysis
-from sessions.models import AgentSession, Message
+from sessions import services
+from sessions.models import AgentSession
 from tests.factories import make_key, make_project, make_user, wire_message
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -235,11 +236,11 @@ def test_no_trace_content_reaches_the_log_when_a_write_fails(
     key = make_key(make_project())
     batch = {"messages": [wire_message(0, content=PRIVATE)]}
 
-    def failing_insert(objs: Any, **kwargs: Any) -> Any:
+    def failing_insert(messages: Any) -> Any:
         # what psycopg says when PostgreSQL refuses a value: it quotes the payload
         raise DataError(f'invalid input syntax for type json\nDETAIL: ... "{PRIVATE}"')
 
-    monkeypatch.setattr(Message.objects, "bulk_create", failing_insert)
+    monkeypatch.setattr(services, "_messages_insert", failing_insert)
     caplog.set_level("DEBUG")
     response = client.post(
         "/api/v1/sessions/s-1/events",

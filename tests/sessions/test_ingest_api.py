@@ -119,6 +119,46 @@ def test_ingest_stores_a_design_card_batch(client: Client, key: str) -> None:
     assert Probe.objects.get(session=session).text == "do not change the public API"
 
 
+def test_ingest_stores_text_that_copy_must_escape_exactly_as_sent(client: Client, key: str) -> None:
+    # Messages go in through COPY on PostgreSQL: tabs, newlines, backslashes and quotes in
+    # the text are its own delimiters and escapes, so they must come back byte for byte.
+    awkward = 'a\tb\nc\\N \\. "q" \r\n\\x00 ção 🙂 \\'
+    usage = {
+        "input_tokens": 100_000_000,
+        "output_tokens": 5,
+        "iterations": [{"input_tokens": 7, "output_tokens": 1}],
+    }
+    batch = {
+        "messages": [
+            wire_message(0, content=awkward, timestamp="2026-11-02T10:00:00.123456+03:00"),
+            wire_message(1, "assistant", content=[{"type": "text", "text": awkward}], usage=usage),
+        ]
+    }
+    assert post(client, key, batch).status_code == 202
+    first, second = Message.objects.filter(session__external_id="run-1").order_by("seq")
+    assert first.content == [{"type": "text", "text": awkward}]
+    assert first.timestamp.isoformat() == "2026-11-02T07:00:00.123456+00:00"
+    assert first.input_tokens is None
+    assert first.iterations is None
+    assert second.content == [{"type": "text", "text": awkward}]
+    assert (second.input_tokens, second.output_tokens) == (100_000_000, 5)
+    [iteration] = second.iterations
+    assert (iteration["input_tokens"], iteration["output_tokens"]) == (7, 1)
+    assert first.content_hash == services.message_hash(role="user", blocks=first.content)
+    # a resend is a duplicate: the stored hash is the one computed from what was sent
+    assert post(client, key, batch).json() == {"received": 0, "duplicates": 2}
+
+
+def test_a_refused_message_insert_raises_djangos_own_error() -> None:
+    from django.db import IntegrityError, transaction
+
+    session = AgentSession.objects.create(project=make_project(), external_id="run-1")
+    twice = [Message(session=session, seq=0, role="user", content=[], content_hash="x")] * 2
+    with pytest.raises(IntegrityError), transaction.atomic():
+        services._messages_insert(twice)
+    assert not Message.objects.filter(session=session).exists()
+
+
 def test_ingest_rejects_missing_key(client: Client) -> None:
     response = client.post(URL.format("x"), data="{}", content_type="application/json")
     assert response.status_code == 401

@@ -124,6 +124,10 @@ class AgentSession(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
+    # An importer's running state of the conversation (sessions/importers/calls.py: the hashes
+    # and seqs of the context it has seen), never the client's metadata: not shown, searched
+    # or scanned for personal data.
+    import_state = models.JSONField(default=dict, blank=True)
     # Kept up to date by the ingest service in the same transaction as the rows they count.
     message_count = models.PositiveIntegerField(default=0)
     compaction_count = models.PositiveIntegerField(default=0)

@@ -390,11 +390,14 @@ def events_ingest(
     external_id: str,
     batch: EventBatch,
     replacing: Replacement | None = None,
+    import_state: dict[str, Any] | None = None,
 ) -> IngestResult:
     """Store a batch whole or not at all. Identical resends count as duplicates.
 
     ``replacing`` (importers only, never the HTTP API) names stored rows the batch
-    supersedes; they are deleted in the same transaction, under the session lock."""
+    supersedes; they are deleted in the same transaction, under the session lock.
+    ``import_state`` (importers only) replaces the session's, in the same transaction as the
+    messages it describes."""
     wire.external_id_check(external_id)
     batch_limits_check(batch)
     by_seq, repeats = _unique_in_batch(batch.messages)
@@ -414,6 +417,8 @@ def events_ingest(
     Probe.objects.bulk_create(probes)
 
     _apply_session_fields(session, batch.session)
+    if import_state is not None:
+        session.import_state = import_state
     if project.mask_at_ingest:
         session.metadata = pii.mask_json(session.metadata)
     _title_fill(session, messages)

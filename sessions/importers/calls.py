@@ -9,9 +9,10 @@ replaced range and the context before (last call) and after (this call). A promp
 shares nothing with the context while the token counts say the context grew is read as an
 instrumentation that logs only each call's new messages: it continues the context.
 
-A conversation's running context (message hashes and seqs) is kept in the session metadata
-under ``calls``, so calls arriving in a later request continue it, and a call that is already
-reflected (a resend) changes nothing.
+A conversation's running context (message hashes and seqs) is kept in the session's
+``import_state`` under ``calls`` (not in its metadata, which is the client's), so calls arriving
+in a later request continue it, and a call that is already reflected (a resend) changes
+nothing.
 """
 
 from __future__ import annotations
@@ -89,8 +90,8 @@ class _State:
     last_context: int | None
 
     @classmethod
-    def load(cls, metadata: Mapping[str, Any]) -> _State:
-        found = metadata.get(STATE_KEY)
+    def load(cls, import_state: Mapping[str, Any]) -> _State:
+        found = import_state.get(STATE_KEY)
         raw: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         return cls(
             list(raw.get("context", [])),
@@ -225,7 +226,7 @@ def conversation_ingest(
     with _ConversationLock(project, external_id):
         existing = AgentSession.objects.filter(project=project, external_id=external_id).first()
         metadata = dict(existing.metadata) if existing is not None else {}
-        state = _State.load(metadata)
+        state = _State.load(existing.import_state if existing is not None else {})
         writer = SessionWriter(
             project=project,
             external_id=external_id,
@@ -237,7 +238,6 @@ def conversation_ingest(
         extra = dict(session or {})
         metadata.update(extra.pop("metadata", None) or {})
         metadata["source"] = metadata.get("source") or source
-        metadata[STATE_KEY] = state.dump()
         fields: dict[str, Any] = {"metadata": metadata}
         if extra.get("agent") and (existing is None or not existing.agent):
             fields["agent"] = str(extra["agent"])[:200]
@@ -249,4 +249,4 @@ def conversation_ingest(
         end = max(c.end_ns for c in calls)
         if end:
             fields["ended_at"] = iso(end)
-        writer.flush(session=fields)
+        writer.flush(session=fields, import_state={STATE_KEY: state.dump()})

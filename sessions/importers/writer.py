@@ -240,9 +240,12 @@ class SessionWriter:
                 kept.append(event)
             self._compactions = kept
 
-    def flush(self, *, session: dict[str, Any] | None = None) -> None:
-        """Store what is buffered (and the session fields, if given) in one transaction."""
-        if not self.pending and session is None:
+    def flush(
+        self, *, session: dict[str, Any] | None = None, import_state: dict[str, Any] | None = None
+    ) -> None:
+        """Store what is buffered (and the session fields and the importer's state, if given)
+        in one transaction."""
+        if not self.pending and session is None and import_state is None:
             return
         self._drop_changed()
         batch = EventBatch(
@@ -259,6 +262,7 @@ class SessionWriter:
             external_id=self.external_id,
             batch=batch,
             replacing=replacing or None,
+            import_state=import_state,
         )
         self._replacing_seqs, self._replacing_events = set(), set()
         self.report.messages += result.received

@@ -152,6 +152,35 @@ def test_calls_append_only_what_is_new_and_a_resend_is_a_no_op(client, key) -> N
     assert not CompactionEvent.objects.exists()
 
 
+def test_the_running_context_is_kept_apart_from_the_clients_metadata(client, key) -> None:
+    first = call("a000000000000001", [text("user", "Fix it.")], "Looking.", start=1, tokens=100)
+    assert post(client, key, export(first)).status_code == 200
+    session = AgentSession.objects.get(external_id="conv-1")
+    assert "calls" not in session.metadata
+    assert len(session.import_state["calls"]["context"]) == 2
+    shown = client.get("/api/v1/sessions/conv-1", headers={"Authorization": f"Bearer {key}"})
+    assert "calls" not in shown.json()["metadata"]
+
+
+def test_the_migration_moves_a_running_context_out_of_the_metadata() -> None:
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("sessions.migrations.0007_session_import_state")
+
+    state = {"context": ["ab12"], "seqs": [0], "next_seq": 1, "last_context": 9}
+    session = AgentSession.objects.create(
+        project=make_project(), external_id="old", metadata={"source": "otlp", "calls": state}
+    )
+    migration.state_out_of_metadata(apps, None)
+    session.refresh_from_db()
+    assert (session.metadata, session.import_state) == ({"source": "otlp"}, {"calls": state})
+    migration.state_back_into_metadata(apps, None)
+    session.refresh_from_db()
+    assert session.metadata == {"source": "otlp", "calls": state}
+
+
 def test_calls_that_log_only_their_new_messages_continue_the_context(client, key) -> None:
     # Some instrumentations put only the turn's new messages in gen_ai.input.messages. The
     # context still grows (the token counts say so): no compaction at every call.

@@ -57,9 +57,25 @@ class MessageScan:
         return (hit for hit in self.hits if hit.message_id > pk)
 
 
+_CHUNK = 2000
+
+
 def _rows(session: AgentSession, *, after_pk: int = 0) -> Iterator[tuple[Any, ...]]:
+    """The rows in seq order, read in chunks of ``_CHUNK`` by seq (keyset): plain queries.
+
+    Not ``.iterator()``: outside a transaction Django makes it a server-side cursor declared
+    WITH HOLD, which PostgreSQL materializes whole (every content detoasted and copied) before
+    the first row is fetched; on the many short sessions of a busy project that was a
+    twentieth of an analysis.
+    """
     rows = Message.objects.filter(session=session, pk__gt=after_pk).order_by("seq")
-    return rows.values_list(*_COLUMNS).iterator(chunk_size=2000)
+    last_seq = -1
+    while True:
+        chunk = list(rows.filter(seq__gt=last_seq).values_list(*_COLUMNS)[:_CHUNK])
+        yield from chunk
+        if len(chunk) < _CHUNK:
+            return
+        last_seq = chunk[-1][1]
 
 
 def _scan_row(row: tuple[Any, ...], found: MessageScan, scan: Scan) -> None:

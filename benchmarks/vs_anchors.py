@@ -31,10 +31,10 @@ user message in and a 3 KB answer out; every 5th span's input is instead a 20 KB
 answering the call the span before made (about 100 MB at the default size). OTLP protobuf,
 because Phoenix's /v1/traces accepts nothing else; all three get identical bytes. Each span's
 input holds that turn's new message only, not the whole history (which would make the payload
-grow with the square of the session length). Our door reads an input as the whole prompt, as
-the conventions define it, so for us every call after a session's first is an observed
-compaction (a rewrite of the context): ``us_observed_compactions`` counts them, and the
-analysis evaluates each.
+grow with the square of the session length). Our door reads such a span, one that shares
+nothing with the known context while its token count grew, as continuing the context
+(sessions/importers/calls.py), so each session is one growing context:
+``us_observed_compactions`` counts the compactions we inferred, and should be 0.
 
 Setup, once, in a venv of its own (never the project's; the versions measured with):
 

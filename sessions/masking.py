@@ -11,21 +11,20 @@ A page shows the same message many times over its life, so scans are cached per 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from compaction.engine import pii
+from compaction.engine.memo import digest_lru
 
-# A few pages of a long session (a page shows ~300 texts); bounded, as texts can be large.
+# A few pages of a long session (a page shows ~300 texts).
 _CACHE_SIZE = 4096
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
+@digest_lru(_CACHE_SIZE)  # keyed by a digest: the cache holds no copy of the texts
 def _scan(text: str) -> tuple[Any, ...]:
     return tuple(sorted(pii.scan(text), key=lambda d: (d.start, d.end)))
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
 def text_mask(text: str) -> str:
     """The text with every detected value masked; the text itself when nothing is found."""
     detections = _scan(text)

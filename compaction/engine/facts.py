@@ -19,6 +19,7 @@ from typing import Literal, TypedDict
 
 from compaction.engine import text as txt
 from compaction.engine.harness import strip_harness_records
+from compaction.engine.memo import digest_lru
 from compaction.engine.messages import (
     Message,
     TextBlock,
@@ -284,7 +285,7 @@ def _prompt_paths(prose: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-@lru_cache(maxsize=4096)
+@digest_lru(4096)  # prose can be long: keyed by a digest, the cache holds no copy of it
 def _prose_facts(prose: str) -> tuple[tuple[FactKind, str], ...]:
     out: list[tuple[FactKind, str]] = []
     out += [("constraint", s) for s in txt.constraint_sentences(prose)]

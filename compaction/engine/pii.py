@@ -45,6 +45,8 @@ from stdnum.br import cnpj as stdnum_cnpj
 from stdnum.br import cpf as stdnum_cpf
 from validate_docbr import CNH, CNS, PIS, TituloEleitoral
 
+from compaction.engine.memo import text_digest
+
 KINDS: tuple[str, ...] = (
     "cpf",
     "cnpj",
@@ -619,7 +621,7 @@ class ScanMemo:
     def scan(self, text: str) -> list[Detection]:
         if not text:
             return []
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        key = text_digest(text)
         found = self._found.get(key)
         if found is None:
             found = self._found[key] = scan(text)

@@ -1,0 +1,62 @@
+"""Memoizing a function of one text by the text's digest, not the text.
+
+``functools.lru_cache`` keeps every argument it has seen as a key: a cache of 4,096 trace texts
+holds 4,096 tool results, each up to megabytes, for the life of a web or worker process. Here
+the key is a 16-byte BLAKE2b digest of the text (as ``pii.ScanMemo`` keys a pass's scans), so
+a full cache costs its results alone. The digest is computed per call; for the scans and
+extractions memoized here that is a small part of the work it saves.
+
+Thread-safe: gunicorn's threaded workers call these from several threads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from functools import wraps
+from typing import TypeVar
+
+R = TypeVar("R")
+
+
+def text_digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def digest_lru(maxsize: int) -> Callable[[Callable[[str], R]], Callable[[str], R]]:
+    """Like ``lru_cache(maxsize)`` for a function of one ``str``, keyed by the text's digest.
+
+    >>> calls = []
+    >>> @digest_lru(2)
+    ... def shout(text: str) -> str:
+    ...     calls.append(text)
+    ...     return text.upper()
+    >>> shout("a"), shout("b"), shout("a"), shout("c"), shout("b")
+    ('A', 'B', 'A', 'C', 'B')
+    >>> calls  # "b" was the least recently used when "c" came in
+    ['a', 'b', 'c', 'b']
+    """
+
+    def decorate(function: Callable[[str], R]) -> Callable[[str], R]:
+        results: OrderedDict[bytes, R] = OrderedDict()
+        lock = threading.Lock()
+
+        @wraps(function)
+        def memoized(text: str) -> R:
+            key = text_digest(text)
+            with lock:
+                if key in results:
+                    results.move_to_end(key)
+                    return results[key]
+            result = function(text)  # outside the lock: two threads may compute the same once
+            with lock:
+                results[key] = result
+                if len(results) > maxsize:
+                    results.popitem(last=False)
+            return result
+
+        return memoized
+
+    return decorate

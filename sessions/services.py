@@ -208,12 +208,19 @@ def _unique_in_batch(
 
 
 def _new_messages(
-    session: AgentSession, by_seq: dict[int, tuple[int, MessageIn, str]]
+    session: AgentSession,
+    by_seq: dict[int, tuple[int, MessageIn, str]],
+    *,
+    stored_nothing: bool = False,
 ) -> tuple[list[Message], int]:
     if not by_seq:
         return [], 0
-    stored = stored_message_hashes(
-        project_id=session.project_id, external_id=session.external_id, seqs=by_seq.keys()
+    stored = (
+        {}
+        if stored_nothing
+        else stored_message_hashes(
+            project_id=session.project_id, external_id=session.external_id, seqs=by_seq.keys()
+        )
     )
     new: list[Message] = []
     duplicates = 0
@@ -248,9 +255,17 @@ def _new_messages(
     return new, duplicates
 
 
-def _new_compactions(session: AgentSession, events: list[CompactionIn]) -> list[CompactionEvent]:
-    stored = stored_compaction_hashes(
-        project_id=session.project_id, external_id=session.external_id
+def _new_compactions(
+    session: AgentSession, events: list[CompactionIn], *, stored_nothing: bool = False
+) -> list[CompactionEvent]:
+    if not events:
+        return []
+    stored = (
+        {}
+        if stored_nothing
+        else stored_compaction_hashes(
+            project_id=session.project_id, external_id=session.external_id
+        )
     )
     new: list[CompactionEvent] = []
     for index, event in enumerate(events):
@@ -285,8 +300,16 @@ def _new_compactions(session: AgentSession, events: list[CompactionIn]) -> list[
     return new
 
 
-def _new_probes(session: AgentSession, batch: EventBatch) -> list[Probe]:
-    stored = set(Probe.objects.filter(session=session).values_list("seq", "text_hash"))
+def _new_probes(
+    session: AgentSession, batch: EventBatch, *, stored_nothing: bool = False
+) -> list[Probe]:
+    if not batch.probes:
+        return []
+    stored = (
+        set()
+        if stored_nothing
+        else set(Probe.objects.filter(session=session).values_list("seq", "text_hash"))
+    )
     new: list[Probe] = []
     for probe in batch.probes:
         key = (probe.seq, hashlib.sha256(probe.text.encode()).hexdigest())
@@ -402,14 +425,16 @@ def events_ingest(
     batch_limits_check(batch)
     by_seq, repeats = _unique_in_batch(batch.messages)
 
-    session, _ = AgentSession.objects.get_or_create(project=project, external_id=external_id)
-    # Lock the session row so concurrent batches for one session apply one after the other.
-    session = AgentSession.objects.select_for_update().get(pk=session.pk)
+    session, created = AgentSession.objects.get_or_create(project=project, external_id=external_id)
+    if not created:
+        # Lock the session row so concurrent batches for one session apply one after the
+        # other. A row this transaction inserted is locked already, and holds nothing yet.
+        session = AgentSession.objects.select_for_update().get(pk=session.pk)
     gone_messages, gone_events = _replaced_delete(session, replacing) if replacing else (0, 0)
 
-    messages, duplicates = _new_messages(session, by_seq)
-    compactions = _new_compactions(session, batch.compactions)
-    probes = _new_probes(session, batch)
+    messages, duplicates = _new_messages(session, by_seq, stored_nothing=created)
+    compactions = _new_compactions(session, batch.compactions, stored_nothing=created)
+    probes = _new_probes(session, batch, stored_nothing=created)
     if project.mask_at_ingest:
         _mask_personal_data(messages, compactions, probes)
     _messages_insert(messages)

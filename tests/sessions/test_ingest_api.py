@@ -473,3 +473,42 @@ def test_ingest_answers_429_with_retry_after_once_the_projects_allowance_is_spen
     assert (
         post(client, make_key(make_project()), {"messages": [wire_message(0)]}).status_code == 202
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_batches_for_a_new_session_store_each_message_once() -> None:
+    # Many writers race to create the same session with overlapping messages: one creates it,
+    # the others wait on its row and then see what it stored.
+    import threading
+
+    from django.db import connection
+
+    from sessions.schemas import EventBatch
+
+    project = make_project()
+    start = threading.Barrier(6)
+    errors: list[BaseException] = []
+
+    def writer(first: int) -> None:
+        try:
+            start.wait()
+            services.events_ingest(
+                project=project,
+                external_id="race",
+                batch=EventBatch.model_validate({"messages": conversation(10, start=first)}),
+            )
+        except BaseException as exc:  # reported below, in the test thread
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=writer, args=(n * 5,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    session = AgentSession.objects.get(external_id="race")
+    seqs = list(Message.objects.filter(session=session).values_list("seq", flat=True))
+    assert sorted(seqs) == list(range(35))
+    assert session.message_count == 35

@@ -36,9 +36,12 @@ from sessions.models import (
 from sessions.schemas import CompactionIn, EventBatch, MessageIn, SessionIn
 
 
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def _digest(payload: Any) -> str:
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(_canonical_json(payload).encode()).hexdigest()
 
 
 def _aware(moment: datetime | None) -> datetime | None:
@@ -132,7 +135,15 @@ def _replaced_delete(session: AgentSession, replacement: Replacement) -> tuple[i
 
 
 def message_hash(*, role: str, blocks: list[dict[str, Any]]) -> str:
-    return _digest({"role": role, "content": blocks})
+    return _message_digest(role, _canonical_json(blocks))
+
+
+def _message_digest(role: str, content_json: str) -> str:
+    """``_digest({"role": role, "content": blocks})`` from the blocks' canonical JSON, which
+    ingest also stores, so a message's content is serialized once: with sorted keys,
+    "content" comes before "role"."""
+    text = f'{{"content":{content_json},"role":{_canonical_json(role)}}}'
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def compaction_hash(event: CompactionIn) -> str:
@@ -186,30 +197,37 @@ def _apply_session_fields(session: AgentSession, fields: SessionIn | None) -> No
         session.ended_at = _aware(fields.ended_at)
 
 
-def _unique_in_batch(
-    messages: list[MessageIn],
-) -> tuple[dict[int, tuple[int, MessageIn, str]], int]:
+@dataclass(frozen=True)
+class _Incoming:
+    index: int  # in the batch, for error messages
+    message: MessageIn
+    content_json: str  # the blocks' canonical JSON: hashed, and stored as is
+    digest: str
+
+
+def _unique_in_batch(messages: list[MessageIn]) -> tuple[dict[int, _Incoming], int]:
     """Index the batch's messages by seq; identical repeats inside the batch are duplicates."""
-    by_seq: dict[int, tuple[int, MessageIn, str]] = {}
+    by_seq: dict[int, _Incoming] = {}
     repeats = 0
     for index, message in enumerate(messages):
-        digest = message_hash(role=message.role, blocks=message.blocks())
+        content_json = _canonical_json(message.blocks())
+        digest = _message_digest(message.role, content_json)
         seen = by_seq.get(message.seq)
         if seen is None:
-            by_seq[message.seq] = (index, message, digest)
-        elif seen[2] == digest:
+            by_seq[message.seq] = _Incoming(index, message, content_json, digest)
+        elif seen.digest == digest:
             repeats += 1
         else:
             raise BadRequest(
                 f"messages[{index}].seq: {message.seq} appears twice in this batch "
-                f"with different content (first at messages[{seen[0]}])"
+                f"with different content (first at messages[{seen.index}])"
             )
     return by_seq, repeats
 
 
 def _new_messages(
     session: AgentSession,
-    by_seq: dict[int, tuple[int, MessageIn, str]],
+    by_seq: dict[int, _Incoming],
     *,
     stored_nothing: bool = False,
 ) -> tuple[list[Message], int]:
@@ -224,11 +242,12 @@ def _new_messages(
     )
     new: list[Message] = []
     duplicates = 0
-    for seq, (index, message, digest) in sorted(by_seq.items()):
+    for seq, incoming in sorted(by_seq.items()):
+        message, digest = incoming.message, incoming.digest
         if seq in stored:
             if stored_differently(stored, seq, digest):
                 raise Conflict(
-                    f"messages[{index}].seq: {seq} already stored with different content"
+                    f"messages[{incoming.index}].seq: {seq} already stored with different content"
                 )
             duplicates += 1
             continue
@@ -344,7 +363,7 @@ def _mask_personal_data(
         probe.check_hint = pii.mask_json(probe.check_hint)
 
 
-def _messages_insert(messages: list[Message]) -> None:
+def _messages_insert(messages: list[Message], content_json: Mapping[int, str]) -> None:
     """Insert new messages: through COPY on PostgreSQL, a bulk INSERT elsewhere.
 
     An ingest batch is mostly message text; COPY streams it as rows, where Django's bulk
@@ -352,11 +371,13 @@ def _messages_insert(messages: list[Message]) -> None:
     the statement first, which took about a tenth of a web worker's time at full load. The
     values are the fields' own database values, so what is stored is the same either way;
     the database computes the search document (sessions/search_sql.py) in both.
+    ``content_json`` (by seq) is the content already serialized for its hash, sent as is.
     """
     if connection.vendor != "postgresql":
         Message.objects.bulk_create(messages, batch_size=1000)
         return
     fields = [f for f in Message._meta.concrete_fields if not f.primary_key]
+    content = Message._meta.get_field("content")
     columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
     table = connection.ops.quote_name(Message._meta.db_table)
     # wrap_database_errors: Django's own exceptions (IntegrityError, DataError), as from a query
@@ -367,8 +388,14 @@ def _messages_insert(messages: list[Message]) -> None:
         cursor.copy(copy_sql) as copy,
     ):
         for message in messages:
+            serialized = content_json.get(message.seq)
             copy.write_row(
-                [f.get_db_prep_save(getattr(message, f.attname), connection) for f in fields]
+                [
+                    serialized
+                    if f is content and serialized is not None
+                    else f.get_db_prep_save(getattr(message, f.attname), connection)
+                    for f in fields
+                ]
             )
 
 
@@ -435,9 +462,11 @@ def events_ingest(
     messages, duplicates = _new_messages(session, by_seq, stored_nothing=created)
     compactions = _new_compactions(session, batch.compactions, stored_nothing=created)
     probes = _new_probes(session, batch, stored_nothing=created)
+    serialized = {seq: incoming.content_json for seq, incoming in by_seq.items()}
     if project.mask_at_ingest:
         _mask_personal_data(messages, compactions, probes)
-    _messages_insert(messages)
+        serialized = {}  # the content stored is the masked one
+    _messages_insert(messages, serialized)
     CompactionEvent.objects.bulk_create(compactions)
     Probe.objects.bulk_create(probes)
 

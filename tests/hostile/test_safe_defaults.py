@@ -236,7 +236,7 @@ def test_no_trace_content_reaches_the_log_when_a_write_fails(
     key = make_key(make_project())
     batch = {"messages": [wire_message(0, content=PRIVATE)]}
 
-    def failing_insert(messages: Any) -> Any:
+    def failing_insert(messages: Any, content_json: Any) -> Any:
         # what psycopg says when PostgreSQL refuses a value: it quotes the payload
         raise DataError(f'invalid input syntax for type json\nDETAIL: ... "{PRIVATE}"')
 

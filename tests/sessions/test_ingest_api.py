@@ -149,13 +149,29 @@ def test_ingest_stores_text_that_copy_must_escape_exactly_as_sent(client: Client
     assert post(client, key, batch).json() == {"received": 0, "duplicates": 2}
 
 
+@pytest.mark.parametrize(
+    "blocks",
+    [
+        [{"type": "text", "text": "plain"}],
+        [{"z": 1, "a": {"y": [1, 2.5, None, True], "b": 'ção \u0001 "q"'}, "type": "x"}],
+        [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "🙂"}]}],
+    ],
+)
+def test_a_message_hash_is_the_digest_of_its_role_and_content(blocks: list[Any]) -> None:
+    # Stored hashes decide duplicates across versions: the content serialized once for both
+    # the hash and the row must give the digest of {"role", "content"} as before.
+    assert services.message_hash(role="user", blocks=blocks) == services._digest(
+        {"role": "user", "content": blocks}
+    )
+
+
 def test_a_refused_message_insert_raises_djangos_own_error() -> None:
     from django.db import IntegrityError, transaction
 
     session = AgentSession.objects.create(project=make_project(), external_id="run-1")
     twice = [Message(session=session, seq=0, role="user", content=[], content_hash="x")] * 2
     with pytest.raises(IntegrityError), transaction.atomic():
-        services._messages_insert(twice)
+        services._messages_insert(twice, {})
     assert not Message.objects.filter(session=session).exists()
 
 

@@ -12,6 +12,16 @@ The broker alone cannot tell a dead worker from a slow one: with Redis an unackn
 returns after the visibility timeout (an hour), and a shorter timeout would hand long tasks
 to a second worker while the first still runs them.
 
+While the database is down no worker can beat, so once it is back every running row looks
+silent, its live worker about to beat again. Silence therefore counts only while the database
+was reachable: the sweep records each of its runs (``sweep_record``, one ``SweepMark`` row),
+and after a gap between two runs longer than twice its period (an outage, beat or the workers
+stopped or all busy) it counts from the end of the gap. Work is abandoned once silent for
+WORKER_DEAD_SECONDS measured from the later of its last beat and that moment: after an outage
+a dead worker's work waits up to WORKER_DEAD_SECONDS more, and a live one's is not run twice.
+(An outage short enough to go unnoticed, at most twice the sweep's period, is harmless while
+that stays below WORKER_DEAD_SECONDS minus two heartbeats: 4 s and 6 s by default.)
+
 Times are the database's (``Now()``), never a worker's, so hosts whose clocks disagree cannot
 make each other's work look dead. Only Celery worker processes beat (``enable``, called by
 config/celery.py): elsewhere (a shell, a test) ``heartbeat`` does nothing.
@@ -30,8 +40,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import Case, Exists, F, Q, QuerySet, When
 from django.db.models.functions import Now
+
+from compaction.models import SweepMark
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +51,7 @@ _enabled = False
 _lock = threading.Lock()
 _beating: dict[object, QuerySet[Any]] = {}  # one entry per block of `heartbeat` running here
 _thread_pid: int | None = None  # the process whose heartbeat thread runs
+SWEEP_MARK = 1  # the pk of the one SweepMark row
 
 
 def enable() -> None:
@@ -100,5 +113,25 @@ def _beat_forever() -> None:
 
 
 def silent() -> Q:
-    """Rows not beaten for WORKER_DEAD_SECONDS, by the database's clock: their worker died."""
-    return Q(heartbeat_at__lt=Now() - timedelta(seconds=settings.WORKER_DEAD_SECONDS))
+    """Rows not beaten for WORKER_DEAD_SECONDS while the database was reachable, by the
+    database's clock: their worker died. With no run of the sweep recorded, since the last
+    beat alone."""
+    dead = Now() - timedelta(seconds=settings.WORKER_DEAD_SECONDS)
+    reachable_briefly = SweepMark.objects.filter(pk=SWEEP_MARK, reachable_since__gte=dead)
+    return Q(heartbeat_at__lt=dead) & ~Q(Exists(reachable_briefly))
+
+
+def sweep_record() -> None:
+    """Record a run of the sweep for abandoned work (one UPDATE). After a gap longer than twice
+    its period since the previous run, the database counts as reachable only from now."""
+    gap = timedelta(seconds=2 * settings.ABANDONED_WORK_REQUEUE_EVERY_SECONDS)
+    mark = SweepMark.objects.filter(pk=SWEEP_MARK)
+    # In one statement, so runs on several workers at once serialize on the row: each reads
+    # the swept_at the previous one wrote.
+    after_gap = Case(When(swept_at__lt=Now() - gap, then=Now()), default=F("reachable_since"))
+    if not mark.update(reachable_since=after_gap, swept_at=Now()):
+        # The first run ever: nothing says how long the database has been up.
+        SweepMark.objects.bulk_create(
+            [SweepMark(pk=SWEEP_MARK, swept_at=Now(), reachable_since=Now())],
+            ignore_conflicts=True,
+        )

@@ -76,6 +76,21 @@ class SessionAnalysis(models.Model):
         return self.analysed_generation >= self.requested_generation
 
 
+class SweepMark(models.Model):
+    """One row (pk 1): when the sweep for abandoned work last ran, and since when it has run
+    without a gap, both by the database's clock (compaction/liveness.py).
+
+    A gap (the database down, beat stopped, every worker busy) may have kept live workers from
+    beating, so running work's silence counts only from ``reachable_since``.
+    """
+
+    swept_at = models.DateTimeField()
+    reachable_since = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"swept at {self.swept_at}, without a gap since {self.reachable_since}"
+
+
 class ReplayStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"

@@ -34,10 +34,12 @@ def abandoned_work_requeue() -> int:
     """Queue again the analyses and replays left running by a dead worker. Returns how many.
 
     Run by beat every few seconds (ABANDONED_WORK_REQUEUE_EVERY_SECONDS). Running work is
-    abandoned once its worker has not beaten for it for WORKER_DEAD_SECONDS
-    (compaction/liveness.py); a live worker keeps its work however long it takes. A duplicate
-    task finds its row taken or current and does nothing.
+    abandoned once its worker has not beaten for it for WORKER_DEAD_SECONDS while the database
+    was reachable (compaction/liveness.py); a live worker keeps its work however long it
+    takes, and through a database outage. A duplicate task finds its row taken or current and
+    does nothing.
     """
+    liveness.sweep_record()  # first: after a gap, the silence below counts from now
     now = timezone.now()
     return _replays_abandoned_requeue(now) + _analyses_abandoned_requeue(now)
 

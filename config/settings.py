@@ -240,7 +240,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # WORKER_HEARTBEAT_SECONDS, from a thread of its own, so a long task never stops it; running
 # work silent for WORKER_DEAD_SECONDS is abandoned, and beat queues it again (it looks every
 # ABANDONED_WORK_REQUEUE_EVERY_SECONDS). A killed worker's work starts again within about
-# DEAD + EVERY seconds.
+# DEAD + EVERY seconds. Silence counts only while the database is up: after an outage (a pause
+# of the sweep longer than 2 x EVERY) running work gets DEAD seconds from its end, so a live
+# worker's is not run twice. Keep 2 x EVERY below DEAD - 2 x HEARTBEAT (4 < 6 by default).
 WORKER_HEARTBEAT_SECONDS = env_int("WORKER_HEARTBEAT_SECONDS", 2)
 WORKER_DEAD_SECONDS = env_int("WORKER_DEAD_SECONDS", 10)
 ABANDONED_WORK_REQUEUE_EVERY_SECONDS = env_int("ABANDONED_WORK_REQUEUE_EVERY_SECONDS", 2)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import itertools
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
+from django.utils import timezone
 
+from compaction import liveness
 from compaction import services as compaction_services
+from compaction.models import SweepMark
 from sessions import services
 from sessions.models import AgentSession, Membership, Project, Role
 from sessions.schemas import EventBatch
@@ -16,6 +20,19 @@ from tests.engine.builders import CONSTRAINT as CONSTRAINT  # re-exported for th
 from tests.engine.builders import coding_session_messages as coding_session_messages
 
 _counter = itertools.count(1)
+
+
+def make_sweeps_steady() -> SweepMark:
+    """As if the sweep for abandoned work had just run, and every few seconds for an hour
+    before, the database up throughout: silence counts from the last beat alone."""
+    mark, _ = SweepMark.objects.update_or_create(
+        pk=liveness.SWEEP_MARK,
+        defaults={
+            "swept_at": timezone.now(),
+            "reachable_since": timezone.now() - timedelta(hours=1),
+        },
+    )
+    return mark
 
 
 def make_project(**overrides: Any) -> Project:

@@ -10,11 +10,18 @@ from unittest import mock
 import psycopg
 import pytest
 from django.db import connection
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from compaction import liveness, recovery, services, tasks
-from compaction.models import AnalysisStatus, ReplayRun, ReplayStatus, SessionAnalysis
-from tests.factories import coding_session_messages, make_session
+from compaction.models import (
+    AnalysisStatus,
+    ReplayRun,
+    ReplayStatus,
+    SessionAnalysis,
+    SweepMark,
+)
+from tests.factories import coding_session_messages, make_session, make_sweeps_steady
 
 pytestmark = pytest.mark.django_db
 
@@ -26,6 +33,8 @@ def _liveness(settings):
     settings.WORKER_HEARTBEAT_SECONDS = 2
     settings.WORKER_DEAD_SECONDS = 10
     settings.ANALYSIS_STALE_SECONDS = 60
+    settings.ABANDONED_WORK_REQUEUE_EVERY_SECONDS = 2
+    make_sweeps_steady()  # the normal case; the tests of an outage say otherwise
 
 
 def _ago(seconds: float) -> datetime:
@@ -139,7 +148,7 @@ def test_a_replay_finished_by_a_worker_presumed_dead_does_not_overwrite_the_new_
 def test_the_sweep_with_nothing_to_do_is_two_queries(django_assert_num_queries):
     _running_analysis(beaten=_ago(1), started=_ago(7200))
     _running_replay(beaten=_ago(1))
-    with django_assert_num_queries(2):  # running replays, running analyses
+    with django_assert_num_queries(3):  # the sweep's own run, running replays, running analyses
         assert recovery.abandoned_work_requeue() == 0
 
 
@@ -201,3 +210,51 @@ def test_the_sweep_skips_a_row_locked_by_its_worker_storing_results_instead_of_w
         assert time.monotonic() - started < 2
         storing.rollback()  # the store failed: the row is abandoned after all
     assert recovery.abandoned_work_requeue() == 1
+
+
+def _sweeps_last_ran(*, seconds_ago: float, gap_ended: float = 3600) -> None:
+    """The last run of the sweep recorded, and when it last found a gap before that."""
+    SweepMark.objects.filter(pk=liveness.SWEEP_MARK).update(
+        swept_at=_ago(seconds_ago), reachable_since=_ago(gap_ended)
+    )
+
+
+def test_after_a_database_outage_live_work_is_kept_and_dead_work_waits_the_dead_time_again():
+    # PostgreSQL was down for a minute: no sweep ran and no worker could beat.
+    _sweeps_last_ran(seconds_ago=60)
+    live = _running_analysis(beaten=_ago(62), started=_ago(600))
+    dead = _running_analysis(beaten=_ago(62), started=_ago(600))
+    live_replay = _running_replay(beaten=_ago(62))
+    # Back up: every row has been silent for a minute, and none is judged by that.
+    assert recovery.abandoned_work_requeue() == 0
+    assert SweepMark.objects.get().reachable_since > _ago(5)
+    # Live workers beat again within a heartbeat or two; the dead one never does.
+    SessionAnalysis.objects.filter(pk=live.pk).update(heartbeat_at=Now())
+    ReplayRun.objects.filter(pk=live_replay.pk).update(heartbeat_at=Now())
+    services.replay_run_execute(run_id=live_replay.pk)  # a redelivered task takes nothing
+    # Sweeps every two seconds since: 9 s after the outage the dead one still waits, at 11 s
+    # it has been silent for WORKER_DEAD_SECONDS with the database up, and is queued again.
+    _sweeps_last_ran(seconds_ago=2, gap_ended=9)
+    assert recovery.abandoned_work_requeue() == 0
+    _sweeps_last_ran(seconds_ago=2, gap_ended=11)
+    assert recovery.abandoned_work_requeue() == 1
+    statuses = dict(
+        SessionAnalysis.objects.filter(pk__in=[live.pk, dead.pk]).values_list("pk", "status")
+    )
+    assert statuses == {live.pk: AnalysisStatus.RUNNING, dead.pk: AnalysisStatus.PENDING}
+    live_replay.refresh_from_db()
+    assert (live_replay.status, live_replay.attempts) == (ReplayStatus.RUNNING, 1)
+
+
+@pytest.mark.parametrize(("last_run", "requeued"), [(3, 1), (5, 0)])
+def test_a_gap_is_a_pause_between_sweeps_longer_than_twice_their_period(last_run, requeued):
+    _sweeps_last_ran(seconds_ago=last_run)
+    _running_analysis(beaten=_ago(11), started=_ago(12))
+    assert recovery.abandoned_work_requeue() == requeued
+
+
+def test_the_first_sweep_ever_counts_as_the_end_of_a_gap():
+    SweepMark.objects.all().delete()
+    _running_analysis(beaten=_ago(11), started=_ago(12))
+    assert recovery.abandoned_work_requeue() == 0
+    assert SweepMark.objects.get().reachable_since > _ago(5)

@@ -13,7 +13,12 @@ from compaction import recovery, services, tasks
 from compaction.engine import analysis
 from compaction.models import CompactionSpan, Experiment, ReplayRun, ReplayStatus, SpanOrigin
 from sessions.errors import BadRequest
-from tests.factories import coding_session_messages, make_project, make_session
+from tests.factories import (
+    coding_session_messages,
+    make_project,
+    make_session,
+    make_sweeps_steady,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -118,6 +123,7 @@ def test_a_stale_running_replay_is_requeued_and_completes_once(
         heartbeat_at=timezone.now() - timedelta(minutes=10),
         attempts=1,
     )
+    make_sweeps_steady()
     with (
         mock.patch.object(tasks.replay_run_execute, "delay") as delay,
         django_capture_on_commit_callbacks(execute=True),

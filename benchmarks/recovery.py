@@ -2,12 +2,16 @@
 
 Starts beat and two `celery worker` processes (Redis broker, PostgreSQL) as a deployment
 would, ingests a generated session (benchmarks/replay.py's generator, with compactions as in
-benchmarks/analysis.py), then, --kills times: asks for its analysis, waits until a worker
-runs it, SIGKILLs that worker with its pool, and times until the other worker has taken the
-analysis up (``recovered``) and until it is done (``done``); the killed worker is restarted
-before the next round. Prints one JSON line.
+benchmarks/analysis.py), runs the work once uninterrupted, then, --kills times: asks for it
+(--work analysis: the session's analysis; --work replay: a new replay run of the session),
+waits until a worker runs it, SIGKILLs that worker with its pool, and times until the other
+worker has taken the work up (``recovered``) and until it is done (``done``); the killed
+worker is restarted before the next round. Prints one JSON line.
 
-    .venv/bin/python benchmarks/recovery.py [--kills 5] [--calls 20000]
+    .venv/bin/python benchmarks/recovery.py [--work analysis|replay] [--kills 5] [--calls 20000]
+
+At 20,000 calls either work lasts seconds (a replay about 6 s on two cores), so the kill,
+made as soon as the work is seen running, lands mid-run.
 """
 
 from __future__ import annotations
@@ -34,8 +38,76 @@ from replay import generate
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_recovery"
 REDIS_URL = os.environ.get("SAWTOOTH_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
-RECEIVED = re.compile(r"Task compaction\.tasks\.session_analyse\[[^\]]+\] received")
-SUCCEEDED = re.compile(r"Task compaction\.tasks\.session_analyse\[[^\]]+\] succeeded")
+# The policy of benchmarks/replay.py: a 10,000-call session compacts dozens of times under it.
+REPLAY_POLICY = {"soft_limit": 90_000, "hard_limit": 120_000, "keep_last": 6}
+
+
+class Work:
+    """One kind of work to kill mid-run: how to ask for it and how to see it taken up."""
+
+    task = ""  # the Celery task's name, as the worker logs it
+
+    def request(self) -> None:
+        raise NotImplementedError
+
+    def status(self) -> str:
+        raise NotImplementedError
+
+    def attempt(self) -> Any:
+        """What changes when a worker (re)starts the work."""
+        raise NotImplementedError
+
+    def taken_up(self, attempt: Any) -> bool:
+        """Another worker runs it since ``attempt`` (or has even finished it)."""
+        return self.status() == "done" or (self.status() == "running" and self.attempt() != attempt)
+
+
+class Analysis(Work):
+    task = "session_analyse"
+
+    def __init__(self, session_id: int) -> None:
+        from compaction.models import SessionAnalysis
+
+        self.session_id = session_id
+        self.row = SessionAnalysis.objects.filter(session_id=session_id)
+
+    def request(self) -> None:
+        from compaction import services
+
+        services.analysis_request(session_id=self.session_id)
+
+    def status(self) -> str:
+        return str(self.row.values_list("status", flat=True).get())
+
+    def attempt(self) -> Any:
+        return self.row.values_list("started_at", flat=True).get()
+
+
+class Replay(Work):
+    task = "replay_run_execute"
+
+    def __init__(self, session: Any) -> None:
+        from compaction.models import ReplayRun
+
+        self.session = session
+        self.runs = ReplayRun.objects.none()
+
+    def request(self) -> None:
+        from compaction import services
+        from compaction.models import ReplayRun
+
+        run = services.replay_run_start(session=self.session, policy=REPLAY_POLICY)
+        self.runs = ReplayRun.objects.filter(pk=run.pk)
+
+    def status(self) -> str:
+        return str(self.runs.values_list("status", flat=True).get())
+
+    def attempt(self) -> Any:
+        return self.runs.values_list("attempts", flat=True).get()
+
+
+def task_lines(task: str, event: str) -> re.Pattern[str]:
+    return re.compile(rf"Task compaction\.tasks\.{task}\[[^\]]+\] {event}")
 
 
 class Celery:
@@ -86,6 +158,7 @@ def wait_for(predicate: Callable[[], bool], *, timeout: float, what: str) -> flo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--work", choices=("analysis", "replay"), default="analysis")
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--seed", type=int, default=7)
@@ -110,9 +183,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connections
 
-    from compaction import services as compaction_services
     from compaction.engine.messages import message_to_wire
-    from compaction.models import AnalysisStatus, SessionAnalysis
     from sessions import services
     from sessions.models import Project
     from sessions.schemas import EventBatch
@@ -133,13 +204,12 @@ def main() -> None:
             ),
         )
     session = result.session
-    row = SessionAnalysis.objects.filter(session=session)
     from config.celery import app
 
     app.control.purge()  # ingest asked for an analysis per batch: the runs below are counted
-
-    def status() -> str:
-        return str(row.values_list("status", flat=True).get())
+    work: Work = Analysis(session.pk) if args.work == "analysis" else Replay(session)
+    received_line = task_lines(work.task, "received")
+    succeeded_line = task_lines(work.task, "succeeded")
 
     queues = ",".join([queue, f"{queue}.analysis", f"{queue}.replays", f"{queue}.webhooks"])
     figures: dict[str, Any] = {}
@@ -162,11 +232,14 @@ def main() -> None:
         done: list[float] = []
         killed_mid_task = dict.fromkeys(workers, 0)
 
+        def received() -> list[int]:
+            return [len(received_line.findall(w.text())) for w in workers]
+
         def idle() -> bool:
-            """Every analysis a worker received has ended."""
+            """Every task of the work a worker received has ended."""
             return all(
-                len(RECEIVED.findall(w.text()))
-                == len(SUCCEEDED.findall(w.text())) + killed_mid_task[w]
+                len(received_line.findall(w.text()))
+                == len(succeeded_line.findall(w.text())) + killed_mid_task[w]
                 for w in workers
             )
 
@@ -175,41 +248,44 @@ def main() -> None:
                 proc.start()
             for worker in workers:
                 worker.wait_ready(0)
-            # One uninterrupted run first: what the analysis costs on its own, and proof that
-            # the sweeps running meanwhile leave a live worker's analysis alone.
-            received = sum(len(RECEIVED.findall(w.text())) for w in workers)
-            compaction_services.analysis_request(session_id=session.pk)
-            started = wait_for(lambda: status() == "running", timeout=60, what="the analysis")
-            figures["analysis_seconds"] = round(
-                wait_for(lambda: status() == "done", timeout=300, what="the analysis") - started,
+            if args.work == "replay":
+                # The session's own analysis first, so it never runs in the middle of a round.
+                analysis = Analysis(session.pk)
+                analysis.request()
+                wait_for(lambda: analysis.status() == "done", timeout=300, what="the analysis")
+            # One uninterrupted run first: what the work costs on its own, and proof that
+            # the sweeps running meanwhile leave a live worker's work alone.
+            before = sum(received())
+            work.request()
+            started = wait_for(lambda: work.status() == "running", timeout=60, what="a start")
+            figures[f"{args.work}_seconds"] = round(
+                wait_for(lambda: work.status() == "done", timeout=600, what="the work") - started,
                 2,
             )
             wait_for(idle, timeout=300, what="idle workers")
-            runs = sum(len(RECEIVED.findall(w.text())) for w in workers) - received
-            figures["analysis_runs_without_a_kill"] = runs
+            figures[f"{args.work}_runs_without_a_kill"] = sum(received()) - before
             for _ in range(args.kills):
                 wait_for(idle, timeout=300, what="idle workers")
-                before = [len(RECEIVED.findall(w.text())) for w in workers]
-                compaction_services.analysis_request(session_id=session.pk)
-                wait_for(lambda: status() == AnalysisStatus.RUNNING, timeout=60, what="a start")
+                before_round = received()
+                work.request()
+                wait_for(lambda: work.status() == "running", timeout=60, what="a start")
                 (victim,) = [
-                    w
-                    for w, n in zip(workers, before, strict=True)
-                    if len(RECEIVED.findall(w.text())) > n
+                    w for w, n, m in zip(workers, before_round, received(), strict=True) if m > n
                 ]
-                first_start = row.values_list("started_at", flat=True).get()
+                first_attempt = work.attempt()
                 victim.stop(signal.SIGKILL)
                 killed = time.monotonic()
                 killed_mid_task[victim] += 1
-                if status() != AnalysisStatus.RUNNING:
-                    raise RuntimeError("the analysis finished before the kill: use more --calls")
+                if work.status() != "running":
+                    raise RuntimeError("the work finished before the kill: use more --calls")
 
-                def taken_up(first_start: Any = first_start) -> bool:
-                    taken = row.filter(status=AnalysisStatus.RUNNING, started_at__gt=first_start)
-                    return taken.exists() or status() == AnalysisStatus.DONE
+                def taken_up(first_attempt: Any = first_attempt) -> bool:
+                    return work.taken_up(first_attempt)
 
                 recovered.append(wait_for(taken_up, timeout=120, what="recovery") - killed)
-                done.append(wait_for(lambda: status() == "done", timeout=300, what="done") - killed)
+                done.append(
+                    wait_for(lambda: work.status() == "done", timeout=600, what="done") - killed
+                )
                 starts = victim.text().count(" ready.")
                 victim.start()
                 victim.wait_ready(starts)
@@ -220,6 +296,7 @@ def main() -> None:
             drop_database(DB_NAME)
     figures.update(
         {
+            "work": args.work,
             "kills": len(recovered),
             "calls": args.calls,
             "worker_dead_seconds": settings.WORKER_DEAD_SECONDS,

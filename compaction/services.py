@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError, OperationalError, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Now
 from django.utils import timezone
@@ -229,6 +229,10 @@ def _session_analyse_running(
         )
         return None
 
+    if not connection.in_atomic_block:
+        # The computation may have outlived this connection (PostgreSQL restarted meanwhile,
+        # its beats failing): checked before reuse, so the result is stored, not computed again.
+        connection.close_if_unusable_or_obsolete()
     try:
         locked = _analysis_store(row.pk, session, events, result, generation, scanned, memo.scan)
     except (OperationalError, InterfaceError):

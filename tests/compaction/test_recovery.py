@@ -258,3 +258,24 @@ def test_the_first_sweep_ever_counts_as_the_end_of_a_gap():
     _running_analysis(beaten=_ago(11), started=_ago(12))
     assert recovery.abandoned_work_requeue() == 0
     assert SweepMark.objects.get().reachable_since > _ago(5)
+
+
+@pytest.mark.django_db(transaction=True)  # the connection is dropped, as a restart would
+def test_an_analysis_computed_through_a_database_restart_stores_its_result_at_once(monkeypatch):
+    if connection.vendor != "postgresql":
+        pytest.skip("ends a PostgreSQL backend; run with DATABASE_URL pointing at PostgreSQL")
+    session = make_session(messages=8)
+    db = connection.settings_dict
+    url = f"postgresql://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    compute = services.analysis.analyse
+
+    def analyse_while_the_server_restarts(*args, **kwargs):  # type: ignore[no-untyped-def]
+        pid = connection.connection.info.backend_pid
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(services.analysis, "analyse", analyse_while_the_server_restarts)
+    services.session_analyse(session_id=session.pk)  # no OperationalError for Celery to retry
+    row = SessionAnalysis.objects.get(session=session)
+    assert (row.status, row.is_current, row.message_count) == (AnalysisStatus.DONE, True, 8)

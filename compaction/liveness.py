@@ -107,8 +107,9 @@ def _beat_forever() -> None:
             for rows in beating:
                 rows.update(heartbeat_at=Now())
         except Exception:  # any error: a heartbeat thread that ends makes live work look dead
-            # A few missed beats are harmless; past WORKER_DEAD_SECONDS the work is run again
-            # elsewhere, and whichever copy finishes second finds its row taken.
+            # A few missed beats are harmless, and so is the database being down; past
+            # WORKER_DEAD_SECONDS with it up the work is run again elsewhere, and whichever
+            # copy finishes second finds its row taken.
             logger.warning("heartbeat failed", exc_info=True)
 
 

@@ -325,6 +325,139 @@ def test_a_postgresql_outage_during_ingest_answers_503_and_loses_nothing(
         pg.remove()
 
 
+# One batch (one analysis asked for) of a session whose analysis computes for seconds without
+# touching the database: two thousand compactions, each checked against the trace. Run by
+# `manage.py shell`, in the database of the test's own PostgreSQL.
+LONG_SESSION = """
+from tests.factories import coding_session_messages, make_session
+make_session(
+    external_id="long",
+    messages=coding_session_messages(turns=2000, tool_chars=500),
+    compactions=[
+        {"seq": 4 * n + 1, "strategy": "summarize", "summary": f"Goal: step {n}."}
+        for n in range(1, 2000)
+    ],
+    probes=[{"seq": 4 * n + 2, "text": f"fact {n} about billing"} for n in range(500)],
+)
+"""
+# Started while the database is down: sweeps the moment it is back, before a live worker's
+# next beat can land (WORKER_HEARTBEAT_SECONDS later at most).
+SWEEP_WHEN_BACK = """
+import time
+from django.db import OperationalError, connection
+while True:
+    try:
+        connection.ensure_connection()
+        break
+    except OperationalError:
+        connection.close()
+        time.sleep(0.02)
+from compaction import recovery
+print("requeued", recovery.abandoned_work_requeue())
+"""
+
+
+def test_a_postgresql_outage_longer_than_the_dead_time_runs_a_live_workers_analysis_once(
+    redis_server, procs, tmp_path
+):
+    """PostgreSQL crashes for longer than WORKER_DEAD_SECONDS while a live worker computes a
+    long analysis, so no beat lands meanwhile. Back up, neither a sweep run before the
+    worker's next beat nor those beat sends every second take that silence for a dead
+    worker, and the worker stores its result on a fresh connection: the analysis ran once."""
+    if not PostgresServer.available():
+        pytest.skip("PostgreSQL server binaries are not installed")
+    _test_database_url()  # the rest of the suite's vendor; this test brings its own server
+    pg = PostgresServer()
+    pg.init()
+    try:
+        dead_seconds = 3
+        env = app_env(
+            database_url=pg.url,
+            broker_url=redis_server.url,
+            prefix=f"o-{uuid.uuid4().hex[:8]}",
+            WORKER_HEARTBEAT_SECONDS="1",
+            WORKER_DEAD_SECONDS=str(dead_seconds),
+            ABANDONED_WORK_REQUEUE_EVERY_SECONDS="1",
+            INGEST_MAX_COMPACTIONS_PER_BATCH="2000",
+            **FAST,
+        )
+        _manage(env, "migrate", "--no-input")
+        worker = celery_worker(
+            env,
+            log=tmp_path / "worker.log",
+            queues=all_queues(env["CELERY_TASK_DEFAULT_QUEUE"]),
+            concurrency=2,  # one process analyses, the other sweeps
+            beat=True,
+        )
+        procs.append(worker)
+        worker.start()
+        _manage(env, "shell", "-c", LONG_SESSION)  # its analysis is queued on commit
+
+        def query(sql: str) -> list[tuple[object, ...]]:
+            with psycopg.connect(pg.url.replace("postgres://", "postgresql://")) as db:
+                return db.execute(sql).fetchall()
+
+        def computing() -> bool:
+            """The analysing worker has read what it needs (the earlier spans last) and
+            computes: its connection idle since, its heartbeat thread beating."""
+            return bool(
+                query(
+                    "SELECT 1 FROM pg_stat_activity WHERE state = 'idle'"
+                    " AND query LIKE 'SELECT %compaction_compactionspan%'"
+                    " AND state_change < now() - interval '0.3 seconds'"
+                )
+            )
+
+        def analysis() -> list[tuple[object, ...]]:
+            return query(
+                "SELECT status, analysed_generation >= requested_generation"
+                " FROM compaction_sessionanalysis"
+            )
+
+        def asked() -> int:
+            found = query(
+                "SELECT count(*) FROM compaction_outboxtask WHERE kind = 'session_analyse'"
+            )
+            return int(str(found[0][0]))
+
+        try:
+            wait_until(computing, timeout=120, what="the analysis to compute")
+        except TimeoutError:
+            pytest.fail(_logs(procs))
+        assert analysis() == [("running", False)]
+        pg.stop("immediate")
+        sweeper = subprocess.Popen(
+            [sys.executable, "manage.py", "shell", "-c", SWEEP_WHEN_BACK],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(dead_seconds + 1)
+        pg.start()
+        swept, _ = sweeper.communicate(timeout=60)
+        assert swept.strip().splitlines()[-1] == "requeued 0"
+        try:
+            wait_until(lambda: analysis() == [("done", True)], timeout=180, what="the analysis")
+        except TimeoutError:
+            pytest.fail(_logs(procs))
+        log = worker.tail(10**7)
+        assert "heartbeat failed" in log, "the outage missed the running analysis"
+        assert _received(worker, "session_analyse") == 1, _logs(procs)  # never retried either
+        assert asked() == 1, _logs(procs)  # nothing queued again
+        sweeps = re.findall(
+            r"Task compaction\.tasks\.abandoned_work_requeue\[[^\]]+\] succeeded in [^:]+: (\d+)",
+            log,
+        )
+        assert sweeps, "no sweep ran"
+        assert set(sweeps) == {"0"}, sweeps
+    finally:
+        for proc in procs:
+            proc.stop()
+        procs.clear()
+        pg.remove()
+
+
 def _send(broker_url: str, queue: str, task: str, *args: int) -> None:
     """Send a task by name, as the web process would."""
     client = Celery("sawtooth-test-client", broker=broker_url)

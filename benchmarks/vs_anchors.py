@@ -21,7 +21,11 @@ and measured:
   (pages that forked workers share counted once). Ours is gunicorn plus the Celery worker;
   PostgreSQL's backends are not counted, while Phoenix and MLflow hold SQLite in-process;
 - disk per 10k spans: the growth of the data directory (Phoenix, MLflow: SQLite with its WAL)
-  or of ``pg_database_size`` (us) from the empty server to the end of the run.
+  or of ``pg_database_size`` (us) from the empty server to the end of the run;
+- for us also ``us_search_document_cpu_s``: the seconds PostgreSQL takes to build the full-text
+  search document of every stored message (timed apart after the run; the insert built each
+  once during it), the share of the ingest that the anchors, which have no content search,
+  do not pay.
 
 Payload: ``--sessions`` conversations of ``--spans-per-session`` GenAI chat spans, one trace per
 session, each span with gen_ai.operation.name, gen_ai.system, gen_ai.request.model,
@@ -499,6 +503,22 @@ class Us(System):
             row = db.execute("SELECT pg_database_size(current_database())").fetchone()
         return row[0] if row else 0
 
+    def search_document_seconds(self) -> float:
+        """What building the messages' search documents costs PostgreSQL, once the run is
+        over: the stored column's own expression (sessions/search_sql.py) over every message,
+        timed (best of 3). Part of the ingest this run measured, set apart to show its share."""
+        sys.path.insert(0, str(ROOT))
+        from sessions.search_sql import MESSAGE_DOCUMENT
+
+        query = f"SELECT sum(length({MESSAGE_DOCUMENT})) FROM traces_message"  # noqa: S608 (our own constant)
+        best = float("inf")
+        with psycopg.connect(self.database_url.replace("postgres://", "postgresql://")) as db:
+            for _ in range(3):
+                started = time.perf_counter()
+                db.execute(query).fetchone()
+                best = min(best, time.perf_counter() - started)
+        return round(best, 2)
+
     def stop(self) -> None:
         for process in self.processes:
             stop(process)
@@ -771,6 +791,7 @@ def measure(system: System, payload: Payload, args: argparse.Namespace) -> dict[
             figures["us_analysed_spans_per_s"] = _rate(payload.spans, analysed_seconds)
             figures["us_analysis_failed"] = system.analysis_failures()
             figures["us_observed_compactions"] = system.observed_compactions()
+            figures["us_search_document_cpu_s"] = system.search_document_seconds()
         return figures
 
 

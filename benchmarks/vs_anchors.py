@@ -535,6 +535,7 @@ class Phoenix(System):
 
     def __init__(self, venv: Path) -> None:
         self.venv = venv
+        self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, data: Path, logs: Path) -> None:
         self.base = f"http://127.0.0.1:{free_port()}"
@@ -555,7 +556,7 @@ class Phoenix(System):
         wait_until_up(f"{self.base}/healthz", self.process, log, 180)
 
     def roots(self) -> list[int]:
-        return [self.process.pid]
+        return [self.process.pid] if self.process else []
 
     def otlp(self) -> tuple[str, dict[str, str]]:
         return f"{self.base}/v1/traces", {}
@@ -579,7 +580,8 @@ class Phoenix(System):
         return directory_bytes(self.data)
 
     def stop(self) -> None:
-        stop(self.process)
+        if self.process:  # None when it failed to start: that error is the one to see
+            stop(self.process)
 
 
 class MLflow(System):
@@ -587,6 +589,7 @@ class MLflow(System):
 
     def __init__(self, venv: Path) -> None:
         self.venv = venv
+        self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, data: Path, logs: Path) -> None:
         port = free_port()
@@ -616,7 +619,7 @@ class MLflow(System):
         self.experiment_id = str(created.json()["experiment_id"])
 
     def roots(self) -> list[int]:
-        return [self.process.pid]
+        return [self.process.pid] if self.process else []
 
     def otlp(self) -> tuple[str, dict[str, str]]:
         return f"{self.base}/v1/traces", {"x-mlflow-experiment-id": self.experiment_id}
@@ -658,7 +661,8 @@ class MLflow(System):
         return directory_bytes(self.data)
 
     def stop(self) -> None:
-        stop(self.process)
+        if self.process:  # None when it failed to start: that error is the one to see
+            stop(self.process)
 
 
 # --- one measured run ------------------------------------------------------------------------
@@ -877,7 +881,7 @@ def _systems(args: argparse.Namespace) -> list[System]:
     unknown = set(chosen) - set(SYSTEMS)
     if unknown:
         sys.exit(f"--only: unknown system(s) {', '.join(sorted(unknown))}; choose from {SYSTEMS}")
-    venv = Path(args.anchors_venv)
+    venv = Path(args.anchors_venv).resolve()  # the servers run in their own directory
     if {"phoenix", "mlflow"} & set(chosen) and not (
         (venv / "bin" / "phoenix").exists() and (venv / "bin" / "mlflow").exists()
     ):
@@ -965,7 +969,7 @@ def main() -> None:
         "us_worker_pool": args.worker_pool,
         **figures,
         **(ratios(figures, anchors) if "us" in args.only and anchors else {}),
-        **(anchor_versions(Path(args.anchors_venv)) if anchors else {}),
+        **(anchor_versions(Path(args.anchors_venv).resolve()) if anchors else {}),
         "loadavg_1m_start": round(load_start, 2),
         "loadavg_1m_end": round(os.getloadavg()[0], 2),
         "cpus": os.cpu_count(),

@@ -2,9 +2,10 @@
 
 ``functools.lru_cache`` keeps every argument it has seen as a key: a cache of 4,096 trace texts
 holds 4,096 tool results, each up to megabytes, for the life of a web or worker process. Here
-the key is a 16-byte BLAKE2b digest of the text (as ``pii.ScanMemo`` keys a pass's scans), so
-a full cache costs its results alone. The digest is computed per call; for the scans and
-extractions memoized here that is a small part of the work it saves.
+a text longer than ``SHORT`` characters is keyed by a 16-byte BLAKE2b digest (as
+``pii.ScanMemo`` keys a pass's scans), so a full cache holds at most ``SHORT`` characters per
+entry besides its results. A shorter text is its own key: Python keeps a string's hash, so
+calling again with the same string costs no rehash, where a digest is computed per call.
 
 Thread-safe: gunicorn's threaded workers call these from several threads.
 """
@@ -19,6 +20,7 @@ from functools import wraps
 from typing import TypeVar
 
 R = TypeVar("R")
+SHORT = 4096
 
 
 def text_digest(text: str) -> bytes:
@@ -40,12 +42,12 @@ def digest_lru(maxsize: int) -> Callable[[Callable[[str], R]], Callable[[str], R
     """
 
     def decorate(function: Callable[[str], R]) -> Callable[[str], R]:
-        results: OrderedDict[bytes, R] = OrderedDict()
+        results: OrderedDict[str | bytes, R] = OrderedDict()
         lock = threading.Lock()
 
         @wraps(function)
         def memoized(text: str) -> R:
-            key = text_digest(text)
+            key = text if len(text) <= SHORT else text_digest(text)
             with lock:
                 if key in results:
                     results.move_to_end(key)

@@ -90,11 +90,14 @@ def make_session(
     return result.session
 
 
-def make_long_compacted_session(project: Project, *, summary: str) -> AgentSession:
+def make_long_compacted_session(
+    project: Project, *, summary: str, external_id: str | None = None, **batch: Any
+) -> AgentSession:
     """A 30-turn coding session whose compaction at seq 100 replaced 4-95 with ``summary``,
-    analysed: the span the page tests read."""
+    analysed: the span the page tests read. ``batch``: more of the batch (probes...)."""
     session = make_session(
         project,
+        external_id=external_id,
         messages=coding_session_messages(turns=30, tool_chars=3000),
         compactions=[
             {
@@ -107,6 +110,7 @@ def make_long_compacted_session(project: Project, *, summary: str) -> AgentSessi
                 "replaced": {"from_seq": 4, "to_seq": 95},
             }
         ],
+        **batch,
     )
     compaction_services.session_analyse(session_id=session.pk)
     return session

@@ -8,34 +8,25 @@ from playwright.sync_api import Dialog, Page, expect
 from compaction import services
 from compaction.models import CompactionSpan, ReplayRun
 from sessions.models import AgentSession, Project
-from tests.factories import CONSTRAINT, coding_session_messages, make_session
+from tests.factories import (
+    CONSTRAINT,
+    coding_session_messages,
+    make_long_compacted_session,
+    make_session,
+)
 
 pytestmark = pytest.mark.browser
 
 PAYLOAD = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 
 
-def analysed_session(project: Project, **batch: object) -> AgentSession:
-    session = make_session(
+def analysed_session(project: Project) -> AgentSession:
+    return make_long_compacted_session(
         project,
+        summary="Goal: migrate billing to API v2.",
         external_id="billing-run",
-        messages=coding_session_messages(turns=30, tool_chars=3000),
-        compactions=[
-            {
-                "seq": 100,
-                "trigger": "auto",
-                "strategy": "summarize",
-                "tokens_before": 150000,
-                "tokens_after": 30000,
-                "summary": "Goal: migrate billing to API v2.",
-                "replaced": {"from_seq": 4, "to_seq": 95},
-            }
-        ],
         probes=[{"seq": 8, "text": "do not change the public API"}],
-        **batch,
     )
-    services.session_analyse(session_id=session.pk)
-    return session
 
 
 def chart_traces(page: Page) -> dict[str, int]:

@@ -92,6 +92,22 @@ def procs() -> Iterator[list[Process | WebServer]]:
         proc.stop()
 
 
+@pytest.fixture
+def own_postgres(procs: list[Process | WebServer]) -> Iterator[PostgresServer]:
+    """A PostgreSQL cluster of the test's own, to crash; removed after the processes using it
+    are stopped."""
+    if not PostgresServer.available():
+        pytest.skip("PostgreSQL server binaries are not installed")
+    _test_database_url()  # the rest of the suite's vendor; this test brings its own server
+    pg = PostgresServer()
+    pg.init()
+    yield pg
+    for proc in procs:
+        proc.stop()
+    procs.clear()
+    pg.remove()
+
+
 def _logs(procs: list[Process | WebServer]) -> str:
     return "\n".join(
         f"--- {p.proc.log if isinstance(p, WebServer) else p.log}\n"
@@ -223,106 +239,96 @@ def _manage(env: dict[str, str], *argv: str) -> str:
 
 
 def test_a_postgresql_outage_during_ingest_answers_503_and_loses_nothing(
-    redis_server, procs, tmp_path
+    redis_server, procs, own_postgres, tmp_path
 ):
-    if not PostgresServer.available():
-        pytest.skip("PostgreSQL server binaries are not installed")
-    _test_database_url()  # the rest of the suite's vendor; this test brings its own server
-    pg = PostgresServer()
-    pg.init()
-    try:
-        prefix = f"p-{uuid.uuid4().hex[:8]}"
-        env = app_env(
-            database_url=pg.url,
-            broker_url=redis_server.url,
-            prefix=prefix,
-            DATABASE_RETRY_AFTER_SECONDS="1",
-            **FAST,
-        )
-        _manage(env, "migrate", "--no-input")
-        _manage(env, "createproject", "faults")
-        key = _manage(env, "createapikey", "faults").strip().splitlines()[-1]
-        web = WebServer(env, log=tmp_path / "web.log", workers=2)
-        worker = celery_worker(
-            env, log=tmp_path / "worker.log", queues=all_queues(prefix), concurrency=2, beat=True
-        )
-        for proc in (web, worker):
-            procs.append(proc)
-            proc.start()
-        unavailable = 0
-        sessions = ["a", "b", "c"]
-        sent = dict.fromkeys(sessions, 0)
-        with httpx.Client(
-            base_url=web.url, headers={"Authorization": f"Bearer {key}"}, timeout=30
-        ) as http:
+    pg = own_postgres
+    prefix = f"p-{uuid.uuid4().hex[:8]}"
+    env = app_env(
+        database_url=pg.url,
+        broker_url=redis_server.url,
+        prefix=prefix,
+        DATABASE_RETRY_AFTER_SECONDS="1",
+        **FAST,
+    )
+    _manage(env, "migrate", "--no-input")
+    _manage(env, "createproject", "faults")
+    key = _manage(env, "createapikey", "faults").strip().splitlines()[-1]
+    web = WebServer(env, log=tmp_path / "web.log", workers=2)
+    worker = celery_worker(
+        env, log=tmp_path / "worker.log", queues=all_queues(prefix), concurrency=2, beat=True
+    )
+    for proc in (web, worker):
+        procs.append(proc)
+        proc.start()
+    unavailable = 0
+    sessions = ["a", "b", "c"]
+    sent = dict.fromkeys(sessions, 0)
+    with httpx.Client(
+        base_url=web.url, headers={"Authorization": f"Bearer {key}"}, timeout=30
+    ) as http:
 
-            def deliver(name: str) -> None:
-                """Send one batch until it is accepted, as a client honouring 503 would."""
-                nonlocal unavailable
-                body = _batch(sent[name], 5)
-                for _ in range(200):
-                    reply = http.post(f"/api/v1/sessions/{name}/events", json=body)
-                    if reply.status_code == 202:
-                        sent[name] += 5
-                        return
-                    assert reply.status_code == 503, reply.text
-                    assert reply.json() == {"error": "database: unavailable, retry later"}
-                    assert reply.headers["Retry-After"] == "1"
-                    unavailable += 1
-                    time.sleep(0.2)
-                pytest.fail("never accepted")
-
-            for name in sessions:
-                deliver(name)
-            pg.stop("immediate")  # a crash, not a polite shutdown
-            for name in sessions:
-                reply = http.post(f"/api/v1/sessions/{name}/events", json=_batch(sent[name], 5))
+        def deliver(name: str) -> None:
+            """Send one batch until it is accepted, as a client honouring 503 would."""
+            nonlocal unavailable
+            body = _batch(sent[name], 5)
+            for _ in range(200):
+                reply = http.post(f"/api/v1/sessions/{name}/events", json=body)
+                if reply.status_code == 202:
+                    sent[name] += 5
+                    return
                 assert reply.status_code == 503, reply.text
                 assert reply.json() == {"error": "database: unavailable, retry later"}
                 assert reply.headers["Retry-After"] == "1"
                 unavailable += 1
-            pg.start()
-            # Each gunicorn worker's first request after the restart succeeds: its persistent
-            # connection is checked before reuse (CONN_HEALTH_CHECKS).
-            for _ in range(2):
-                for name in sessions:
-                    body = _batch(sent[name], 5)
-                    reply = http.post(f"/api/v1/sessions/{name}/events", json=body)
-                    assert reply.status_code == 202, reply.text
-                    sent[name] += 5
-            restarted = threading.Timer(1.0, pg.start)
-            pg.stop("immediate")  # a second crash: clients retry until it is back
-            restarted.start()
-            try:
-                for name in sessions:
-                    deliver(name)
-            finally:
-                restarted.join()
+                time.sleep(0.2)
+            pytest.fail("never accepted")
 
-        def analysed() -> bool:
-            with psycopg.connect(pg.url.replace("postgres://", "postgresql://")) as db:
-                rows = db.execute(
-                    "SELECT s.external_id, s.message_count, a.status,"
-                    " a.analysed_generation >= a.requested_generation, a.message_count,"
-                    " (SELECT count(*) FROM traces_message m WHERE m.session_id = s.id)"
-                    " FROM traces_agentsession s JOIN compaction_sessionanalysis a"
-                    " ON a.session_id = s.id"
-                ).fetchall()
-            return sorted(rows) == [
-                (name, sent[name], "done", True, sent[name], sent[name]) for name in sessions
-            ]
-
+        for name in sessions:
+            deliver(name)
+        pg.stop("immediate")  # a crash, not a polite shutdown
+        for name in sessions:
+            reply = http.post(f"/api/v1/sessions/{name}/events", json=_batch(sent[name], 5))
+            assert reply.status_code == 503, reply.text
+            assert reply.json() == {"error": "database: unavailable, retry later"}
+            assert reply.headers["Retry-After"] == "1"
+            unavailable += 1
+        pg.start()
+        # Each gunicorn worker's first request after the restart succeeds: its persistent
+        # connection is checked before reuse (CONN_HEALTH_CHECKS).
+        for _ in range(2):
+            for name in sessions:
+                body = _batch(sent[name], 5)
+                reply = http.post(f"/api/v1/sessions/{name}/events", json=body)
+                assert reply.status_code == 202, reply.text
+                sent[name] += 5
+        restarted = threading.Timer(1.0, pg.start)
+        pg.stop("immediate")  # a second crash: clients retry until it is back
+        restarted.start()
         try:
-            wait_until(analysed, timeout=60, what="every session stored once and analysed")
-        except TimeoutError:
-            pytest.fail(_logs(procs))
-        assert sent == dict.fromkeys(sessions, 20)
-        assert unavailable >= len(sessions)
-    finally:
-        for proc in procs:
-            proc.stop()
-        procs.clear()
-        pg.remove()
+            for name in sessions:
+                deliver(name)
+        finally:
+            restarted.join()
+
+    def analysed() -> bool:
+        with psycopg.connect(pg.url.replace("postgres://", "postgresql://")) as db:
+            rows = db.execute(
+                "SELECT s.external_id, s.message_count, a.status,"
+                " a.analysed_generation >= a.requested_generation, a.message_count,"
+                " (SELECT count(*) FROM traces_message m WHERE m.session_id = s.id)"
+                " FROM traces_agentsession s JOIN compaction_sessionanalysis a"
+                " ON a.session_id = s.id"
+            ).fetchall()
+        return sorted(rows) == [
+            (name, sent[name], "done", True, sent[name], sent[name]) for name in sessions
+        ]
+
+    try:
+        wait_until(analysed, timeout=60, what="every session stored once and analysed")
+    except TimeoutError:
+        pytest.fail(_logs(procs))
+    assert sent == dict.fromkeys(sessions, 20)
+    assert unavailable >= len(sessions)
 
 
 # One batch (one analysis asked for) of a session whose analysis computes for seconds without
@@ -358,104 +364,92 @@ print("requeued", recovery.abandoned_work_requeue())
 
 
 def test_a_postgresql_outage_longer_than_the_dead_time_runs_a_live_workers_analysis_once(
-    redis_server, procs, tmp_path
+    redis_server, procs, own_postgres, tmp_path
 ):
     """PostgreSQL crashes for longer than WORKER_DEAD_SECONDS while a live worker computes a
     long analysis, so no beat lands meanwhile. Back up, neither a sweep run before the
     worker's next beat nor those beat sends every second take that silence for a dead
     worker, and the worker stores its result on a fresh connection: the analysis ran once."""
-    if not PostgresServer.available():
-        pytest.skip("PostgreSQL server binaries are not installed")
-    _test_database_url()  # the rest of the suite's vendor; this test brings its own server
-    pg = PostgresServer()
-    pg.init()
+    pg = own_postgres
+    dead_seconds = 3
+    env = app_env(
+        database_url=pg.url,
+        broker_url=redis_server.url,
+        prefix=f"o-{uuid.uuid4().hex[:8]}",
+        WORKER_HEARTBEAT_SECONDS="1",
+        WORKER_DEAD_SECONDS=str(dead_seconds),
+        ABANDONED_WORK_REQUEUE_EVERY_SECONDS="1",
+        INGEST_MAX_COMPACTIONS_PER_BATCH="2000",
+        **FAST,
+    )
+    _manage(env, "migrate", "--no-input")
+    worker = celery_worker(
+        env,
+        log=tmp_path / "worker.log",
+        queues=all_queues(env["CELERY_TASK_DEFAULT_QUEUE"]),
+        concurrency=2,  # one process analyses, the other sweeps
+        beat=True,
+    )
+    procs.append(worker)
+    worker.start()
+    _manage(env, "shell", "-c", LONG_SESSION)  # its analysis is queued on commit
+
+    def query(sql: str) -> list[tuple[object, ...]]:
+        with psycopg.connect(pg.url.replace("postgres://", "postgresql://")) as db:
+            return db.execute(sql).fetchall()
+
+    def computing() -> bool:
+        """The analysing worker has read what it needs (the earlier spans last) and
+        computes: its connection idle since, its heartbeat thread beating."""
+        return bool(
+            query(
+                "SELECT 1 FROM pg_stat_activity WHERE state = 'idle'"
+                " AND query LIKE 'SELECT %compaction_compactionspan%'"
+                " AND state_change < now() - interval '0.3 seconds'"
+            )
+        )
+
+    def analysis() -> list[tuple[object, ...]]:
+        return query(
+            "SELECT status, analysed_generation >= requested_generation"
+            " FROM compaction_sessionanalysis"
+        )
+
+    def asked() -> int:
+        found = query("SELECT count(*) FROM compaction_outboxtask WHERE kind = 'session_analyse'")
+        return int(str(found[0][0]))
+
     try:
-        dead_seconds = 3
-        env = app_env(
-            database_url=pg.url,
-            broker_url=redis_server.url,
-            prefix=f"o-{uuid.uuid4().hex[:8]}",
-            WORKER_HEARTBEAT_SECONDS="1",
-            WORKER_DEAD_SECONDS=str(dead_seconds),
-            ABANDONED_WORK_REQUEUE_EVERY_SECONDS="1",
-            INGEST_MAX_COMPACTIONS_PER_BATCH="2000",
-            **FAST,
-        )
-        _manage(env, "migrate", "--no-input")
-        worker = celery_worker(
-            env,
-            log=tmp_path / "worker.log",
-            queues=all_queues(env["CELERY_TASK_DEFAULT_QUEUE"]),
-            concurrency=2,  # one process analyses, the other sweeps
-            beat=True,
-        )
-        procs.append(worker)
-        worker.start()
-        _manage(env, "shell", "-c", LONG_SESSION)  # its analysis is queued on commit
-
-        def query(sql: str) -> list[tuple[object, ...]]:
-            with psycopg.connect(pg.url.replace("postgres://", "postgresql://")) as db:
-                return db.execute(sql).fetchall()
-
-        def computing() -> bool:
-            """The analysing worker has read what it needs (the earlier spans last) and
-            computes: its connection idle since, its heartbeat thread beating."""
-            return bool(
-                query(
-                    "SELECT 1 FROM pg_stat_activity WHERE state = 'idle'"
-                    " AND query LIKE 'SELECT %compaction_compactionspan%'"
-                    " AND state_change < now() - interval '0.3 seconds'"
-                )
-            )
-
-        def analysis() -> list[tuple[object, ...]]:
-            return query(
-                "SELECT status, analysed_generation >= requested_generation"
-                " FROM compaction_sessionanalysis"
-            )
-
-        def asked() -> int:
-            found = query(
-                "SELECT count(*) FROM compaction_outboxtask WHERE kind = 'session_analyse'"
-            )
-            return int(str(found[0][0]))
-
-        try:
-            wait_until(computing, timeout=120, what="the analysis to compute")
-        except TimeoutError:
-            pytest.fail(_logs(procs))
-        assert analysis() == [("running", False)]
-        pg.stop("immediate")
-        sweeper = subprocess.Popen(
-            [sys.executable, "manage.py", "shell", "-c", SWEEP_WHEN_BACK],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        time.sleep(dead_seconds + 1)
-        pg.start()
-        swept, _ = sweeper.communicate(timeout=60)
-        assert swept.strip().splitlines()[-1] == "requeued 0"
-        try:
-            wait_until(lambda: analysis() == [("done", True)], timeout=180, what="the analysis")
-        except TimeoutError:
-            pytest.fail(_logs(procs))
-        log = worker.tail(10**7)
-        assert "heartbeat failed" in log, "the outage missed the running analysis"
-        assert _received(worker, "session_analyse") == 1, _logs(procs)  # never retried either
-        assert asked() == 1, _logs(procs)  # nothing queued again
-        sweeps = re.findall(
-            r"Task compaction\.tasks\.abandoned_work_requeue\[[^\]]+\] succeeded in [^:]+: (\d+)",
-            log,
-        )
-        assert sweeps, "no sweep ran"
-        assert set(sweeps) == {"0"}, sweeps
-    finally:
-        for proc in procs:
-            proc.stop()
-        procs.clear()
-        pg.remove()
+        wait_until(computing, timeout=120, what="the analysis to compute")
+    except TimeoutError:
+        pytest.fail(_logs(procs))
+    assert analysis() == [("running", False)]
+    pg.stop("immediate")
+    sweeper = subprocess.Popen(
+        [sys.executable, "manage.py", "shell", "-c", SWEEP_WHEN_BACK],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(dead_seconds + 1)
+    pg.start()
+    swept, _ = sweeper.communicate(timeout=60)
+    assert swept.strip().splitlines()[-1] == "requeued 0"
+    try:
+        wait_until(lambda: analysis() == [("done", True)], timeout=180, what="the analysis")
+    except TimeoutError:
+        pytest.fail(_logs(procs))
+    log = worker.tail(10**7)
+    assert "heartbeat failed" in log, "the outage missed the running analysis"
+    assert _received(worker, "session_analyse") == 1, _logs(procs)  # never retried either
+    assert asked() == 1, _logs(procs)  # nothing queued again
+    sweeps = re.findall(
+        r"Task compaction\.tasks\.abandoned_work_requeue\[[^\]]+\] succeeded in [^:]+: (\d+)",
+        log,
+    )
+    assert sweeps, "no sweep ran"
+    assert set(sweeps) == {"0"}, sweeps
 
 
 def _send(broker_url: str, queue: str, task: str, *args: int) -> None:

@@ -20,7 +20,7 @@ from compaction.engine.memo import digest_lru
 _CACHE_SIZE = 4096
 
 
-@digest_lru(_CACHE_SIZE)  # keyed by a digest: the cache holds no copy of the texts
+@digest_lru(_CACHE_SIZE)  # a long text is keyed by its digest: no copy of it is kept
 def _scan(text: str) -> tuple[Any, ...]:
     return tuple(sorted(pii.scan(text), key=lambda d: (d.start, d.end)))
 

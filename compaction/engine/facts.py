@@ -285,7 +285,7 @@ def _prompt_paths(prose: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-@digest_lru(4096)  # prose can be long: keyed by a digest, the cache holds no copy of it
+@digest_lru(4096)  # prose can be long: a long one is keyed by its digest, not kept
 def _prose_facts(prose: str) -> tuple[tuple[FactKind, str], ...]:
     out: list[tuple[FactKind, str]] = []
     out += [("constraint", s) for s in txt.constraint_sentences(prose)]

@@ -225,7 +225,7 @@ def finding_redact(*, finding: Finding, user: Any) -> Finding:
             span.save(update_fields=["summary", "summary_sections"])
         siblings = siblings.filter(event_id=event.pk)
     elif finding.where == FindingWhere.METADATA:
-        session = AgentSession.objects.select_for_update().get(pk=finding.session_id)
+        session = AgentSession.objects.select_for_update(no_key=True).get(pk=finding.session_id)
         session.metadata = pii.mask_json(session.metadata, only=same_value)
         session.save(update_fields=["metadata"])
     else:

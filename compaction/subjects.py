@@ -573,7 +573,7 @@ def subject_erase(
     else:
         surfaces: set[str] = set()
         erase = _eraser(subject, surfaces)
-        for session in AgentSession.objects.select_for_update().filter(
+        for session in AgentSession.objects.select_for_update(no_key=True).filter(
             pk__in=[s.pk for s in sessions]
         ):
             # Raw rows first, so their surface forms are known when derived rows are erased.

@@ -456,7 +456,10 @@ def events_ingest(
     if not created:
         # Lock the session row so concurrent batches for one session apply one after the
         # other. A row this transaction inserted is locked already, and holds nothing yet.
-        session = AgentSession.objects.select_for_update().get(pk=session.pk)
+        # FOR NO KEY UPDATE, not FOR UPDATE: an analysis being stored holds the analysis row
+        # this batch asks for next, and inserts rows referencing the session (a key-share
+        # lock on it); a full FOR UPDATE would deadlock the two.
+        session = AgentSession.objects.select_for_update(no_key=True).get(pk=session.pk)
     gone_messages, gone_events = _replaced_delete(session, replacing) if replacing else (0, 0)
 
     messages, duplicates = _new_messages(session, by_seq, stored_nothing=created)

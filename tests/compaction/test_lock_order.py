@@ -1,0 +1,109 @@
+"""A batch for a session arriving while that session's analysis is being stored: both go
+through, one after the other, and neither is chosen as a deadlock victim.
+
+The ingest holds the session row and asks for the analysis row; the analysis holds the
+analysis row and inserts rows that reference the session, which takes a key-share lock on the
+session row. The ingest's lock must not conflict with that one."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from compaction import services
+from compaction.models import AnalysisStatus, SessionAnalysis
+from sessions import services as session_services
+from sessions.models import Message
+from sessions.schemas import EventBatch
+from tests.factories import conversation, make_project, make_session
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ASKING_FOR_THE_ANALYSIS_ROW = """
+    SELECT count(*) FROM pg_stat_activity
+    WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE "compaction_sessionanalysis"%%'
+"""
+
+
+def _ingest_waits_on_the_analysis_row() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(ASKING_FOR_THE_ANALYSIS_ROW)
+        (waiting,) = cursor.fetchone()
+    return bool(waiting)
+
+
+def test_a_batch_written_while_its_sessions_analysis_is_stored_does_not_deadlock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only: SQLite locks the whole database")
+    project = make_project()
+    session = make_session(
+        project,
+        external_id="busy",
+        messages=conversation(10),
+        compactions=[
+            {
+                "seq": 10,
+                "trigger": "auto",
+                "strategy": "summarize",
+                "tokens_before": 9000,
+                "tokens_after": 900,
+                "summary": "the user asked for tests",
+                "replaced": {"from_seq": 0, "to_seq": 7},
+            }
+        ],
+    )
+    storing = threading.Event()  # the analysis holds its row and is about to insert spans
+    go_on = threading.Event()
+    span_row = services._observed_span_row
+
+    def paused_span_row(*args: Any) -> Any:
+        storing.set()
+        go_on.wait(timeout=30)
+        return span_row(*args)
+
+    monkeypatch.setattr(services, "_observed_span_row", paused_span_row)
+    errors: list[BaseException] = []
+
+    def in_thread(work: Any) -> threading.Thread:
+        def run() -> None:
+            try:
+                work()
+            except BaseException as exc:  # reported below, in the test thread
+                errors.append(exc)
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    analyser = in_thread(lambda: services.session_analyse(session_id=session.pk))
+    assert storing.wait(timeout=30)
+    writer = in_thread(
+        lambda: session_services.events_ingest(
+            project=project,
+            external_id="busy",
+            batch=EventBatch.model_validate({"messages": conversation(4, start=11)}),
+        )
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not _ingest_waits_on_the_analysis_row():
+            assert time.monotonic() < deadline, "the batch never reached the analysis row"
+            assert writer.is_alive(), errors
+            time.sleep(0.05)
+    finally:
+        go_on.set()
+        analyser.join(timeout=60)
+        writer.join(timeout=60)
+    assert errors == []
+    assert Message.objects.filter(session=session).count() == 14
+    row = SessionAnalysis.objects.get(session=session)
+    assert row.status == AnalysisStatus.DONE
+    assert row.requested_generation > row.analysed_generation  # the batch asked for another

@@ -37,18 +37,17 @@ def alert_inputs(
     session: AgentSession,
     analysis: SessionAnalysis,
     messages: Sequence[EngineMessage] | None = None,
+    spans: Sequence[CompactionSpan] | None = None,
 ) -> engine.SessionInputs:
     """The engine's view of a session: its calls, observed compactions and error notices.
 
-    ``messages`` are the session's engine messages when the caller has them loaded already
-    (the analysis pass); otherwise they are read again."""
-    spans = (
-        CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED)
-        .select_related("event")
-        .order_by("index")
-    )
+    ``messages`` and observed ``spans`` are the session's when the caller has them loaded
+    already (the analysis pass); otherwise they are read again."""
+    if spans is None:
+        spans = list(CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED))
     compactions = tuple(
-        alert_selectors.span_compaction(span, orphans_at=("orphans_after",)) for span in spans
+        alert_selectors.span_compaction(span, orphans_at=("orphans_after",))
+        for span in sorted(spans, key=lambda span: span.index)
     )
     if messages is None:
         messages = services.engine_messages(session)
@@ -120,23 +119,30 @@ def _finding_save(*, session: AgentSession, finding: engine.AlertFinding) -> Ale
 
 
 def alerts_evaluate_session(
-    *, session_id: int, messages: Sequence[EngineMessage] | None = None
+    *,
+    session_id: int,
+    messages: Sequence[EngineMessage] | None = None,
+    analysis: SessionAnalysis | None = None,
+    spans: Sequence[CompactionSpan] | None = None,
 ) -> list[Alert]:
     """Run the rules on the session's current analysis and upsert one alert per finding.
 
     Does nothing until the analysis is done. Safe to repeat: the same evidence changes
-    nothing, new evidence updates the open alert, and a resolved one is reopened.
+    nothing, new evidence updates the open alert, and a resolved one is reopened. The
+    analysis pass passes what it holds: its engine ``messages``, the ``analysis`` row it just
+    stored (with its session) and the observed ``spans`` it wrote.
     """
-    analysis = (
-        SessionAnalysis.objects.filter(session_id=session_id, status=AnalysisStatus.DONE)
-        .select_related("session")
-        .first()
-    )
     if analysis is None:
+        analysis = (
+            SessionAnalysis.objects.filter(session_id=session_id, status=AnalysisStatus.DONE)
+            .select_related("session")
+            .first()
+        )
+    if analysis is None or analysis.status != AnalysisStatus.DONE:
         return []
     session = analysis.session
     try:
-        inputs = alert_inputs(session=session, analysis=analysis, messages=messages)
+        inputs = alert_inputs(session=session, analysis=analysis, messages=messages, spans=spans)
         findings = engine.evaluate(
             inputs,
             alert_selectors.alert_thresholds(project=session.project_id),
@@ -147,6 +153,8 @@ def alerts_evaluate_session(
     except Exception:
         # A rule bug must not undo or fail the analysis it follows; the log says which.
         logger.exception("alert rules failed on session %s", session_id)
+        return []
+    if not findings:
         return []
     with transaction.atomic():
         return [_finding_save(session=session, finding=f) for f in findings]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -73,7 +73,14 @@ def _identity(row: Finding) -> tuple[Any, ...]:
 
 
 def session_findings_scan(
-    *, session_id: int, scan: Scan = pii.scan, scanned: MessageScan | None = None
+    *,
+    session_id: int,
+    scan: Scan = pii.scan,
+    scanned: MessageScan | None = None,
+    session: AgentSession | None = None,
+    analysis: SessionAnalysis | None = None,
+    events: Sequence[CompactionEvent] | None = None,
+    spans: Sequence[CompactionSpan] | None = None,
 ) -> int:
     """Scan a session for personal data and store its findings. Idempotent; returns the count.
 
@@ -83,9 +90,17 @@ def session_findings_scan(
     carry over to the same value at the same place, and redacted findings are kept as the
     record of what was rewritten. ``scan`` is the detector; ``scanned`` is what the analysis
     pass already found in the new messages (it reads them once for all its steps).
+    ``session``, ``analysis``, ``events`` and observed ``spans``: the rows when the caller
+    (the analysis pass) holds them, else read.
     """
-    session = AgentSession.objects.get(pk=session_id)
-    analysis, _ = SessionAnalysis.objects.get_or_create(session=session)
+    if session is None:
+        session = AgentSession.objects.get(pk=session_id)
+    if analysis is None:
+        analysis, _ = SessionAnalysis.objects.get_or_create(session=session)
+    if events is None:
+        events = list(CompactionEvent.objects.filter(session=session).order_by("seq", "pk"))
+    if spans is None:
+        spans = list(CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED))
     key = pii_key()
     scanned_up_to = analysis.pii_scanned_message_pk
     scanned = message_scan.messages_scan(
@@ -105,12 +120,9 @@ def session_findings_scan(
     ]
     last_pk = max(scanned.last_pk, scanned_up_to)
 
-    spans = {
-        span.event_id: span
-        for span in CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED)
-    }
+    span_of_event = {span.event_id: span for span in spans}
     derived_rows: list[Finding] = []
-    for event in CompactionEvent.objects.filter(session=session).order_by("seq", "pk"):
+    for event in events:
         derived_rows += _rows(
             [("summary", event.summary)],
             key,
@@ -119,7 +131,7 @@ def session_findings_scan(
             where=FindingWhere.SUMMARY,
             seq=event.seq,
             event=event,
-            span=spans.get(event.pk),
+            span=span_of_event.get(event.pk),
         )
     derived_rows += _rows(
         pii.json_strings(session.metadata, "metadata"),

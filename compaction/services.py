@@ -139,9 +139,10 @@ def _analysis_store(
     generation: int,
     scanned: message_scan.MessageScan,
     scan: message_scan.Scan,
-) -> SessionAnalysis | None:
-    """Write one pass's results; None when a later pass already wrote newer ones, or the
-    session was deleted meanwhile."""
+) -> tuple[SessionAnalysis, list[CompactionSpan]] | None:
+    """Write one pass's results: the analysis row (its session set) and the observed spans
+    written. None when a later pass already wrote newer ones, or the session was deleted
+    meanwhile."""
     with transaction.atomic():
         locked = SessionAnalysis.objects.select_for_update().filter(pk=row_id).first()
         if locked is None:
@@ -149,10 +150,12 @@ def _analysis_store(
         if locked.analysed_generation > generation:
             return None  # a later pass already wrote newer results
         CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED).delete()
-        CompactionSpan.objects.bulk_create(
+        spans = CompactionSpan.objects.bulk_create(
             [_observed_span_row(session, e, s) for e, s in zip(events, result.spans, strict=True)]
         )
-        subjects.subject_index_session(session=session, scan=scan, scanned=scanned)
+        subjects.subject_index_session(
+            session=session, scan=scan, scanned=scanned, events=events, spans=spans
+        )
         peak = result.peak
         locked.status = AnalysisStatus.DONE
         locked.analysed_generation = generation
@@ -170,7 +173,8 @@ def _analysis_store(
         locked.error = ""
         locked.finished_at = timezone.now()
         locked.save()
-    return locked
+    locked.session = session
+    return locked, spans
 
 
 def session_analyse(*, session_id: int) -> SessionAnalysis | None:
@@ -234,7 +238,7 @@ def _session_analyse_running(
         # its beats failing): checked before reuse, so the result is stored, not computed again.
         connection.close_if_unusable_or_obsolete()
     try:
-        locked = _analysis_store(row.pk, session, events, result, generation, scanned, memo.scan)
+        stored = _analysis_store(row.pk, session, events, result, generation, scanned, memo.scan)
     except (OperationalError, InterfaceError):
         raise  # infrastructure: the task retries
     except DatabaseError as exc:
@@ -247,18 +251,29 @@ def _session_analyse_running(
             finished_at=timezone.now(),
         )
         return None
-    if locked is None:
+    if stored is None:
         return None
+    locked, spans = stored
     if title != session.title:
         AgentSession.objects.filter(pk=session.pk).update(title=title)
     # The personal data scan: its own step, after the spans it links findings to exist.
     try:
-        findings.session_findings_scan(session_id=session_id, scan=memo.scan, scanned=scanned)
+        findings.session_findings_scan(
+            session_id=session_id,
+            scan=memo.scan,
+            scanned=scanned,
+            session=session,
+            analysis=locked,
+            events=events,
+            spans=spans,
+        )
     except DatabaseError:
         raise  # infrastructure: the task retries, and both steps are idempotent
     except Exception:  # a detector bug must not undo the analysis; the log says which session
         logger.exception("personal data scan of session %s failed", session_id)
-    alerts.alerts_evaluate_session(session_id=session_id, messages=messages)
+    alerts.alerts_evaluate_session(
+        session_id=session_id, messages=messages, analysis=locked, spans=spans
+    )
     return locked
 
 

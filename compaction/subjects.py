@@ -18,7 +18,7 @@ from __future__ import annotations
 import hmac
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, TypedDict
@@ -190,14 +190,23 @@ def _tokens(
     return tokens
 
 
-def _session_places(session: AgentSession) -> Iterator[_Place]:
-    """The places a pass may rewrite (raw messages are indexed from the pass's scan)."""
+def _session_places(
+    session: AgentSession,
+    events: Iterable[CompactionEvent] | None = None,
+    spans: Iterable[CompactionSpan] | None = None,
+) -> Iterator[_Place]:
+    """The places a pass may rewrite (raw messages are indexed from the pass's scan).
+    ``events`` and ``spans`` (observed): the rows when the caller holds them, else read."""
     yield _Place(SubjectWhere.METADATA, None, session)
-    for event in CompactionEvent.objects.filter(session=session).order_by("seq", "pk"):
+    if events is None:
+        events = CompactionEvent.objects.filter(session=session).order_by("seq", "pk")
+    for event in events:
         yield _Place(SubjectWhere.SUMMARY, event.seq, event, event_id=event.pk)
     for probe in Probe.objects.filter(session=session).order_by("seq", "pk"):
         yield _Place(SubjectWhere.PROBE, probe.seq, probe)
-    for span in CompactionSpan.objects.filter(session=session, replay__isnull=True):
+    if spans is None:
+        spans = CompactionSpan.objects.filter(session=session, replay__isnull=True)
+    for span in spans:
         yield _Place(SubjectWhere.SPAN, span.seq, span, event_id=span.event_id, span_id=span.pk)
 
 
@@ -236,21 +245,26 @@ def subject_index_mark(session_id: int) -> int:
 
 
 def subject_index_session(
-    *, session: AgentSession, scan: Scan = pii.scan, scanned: MessageScan | None = None
+    *,
+    session: AgentSession,
+    scan: Scan = pii.scan,
+    scanned: MessageScan | None = None,
+    events: Sequence[CompactionEvent] | None = None,
+    spans: Sequence[CompactionSpan] | None = None,
 ) -> int:
     """Bring the index of a session's raw rows, summaries and observed spans up to date.
 
     Called by the analysis pass inside its transaction, after the observed spans are
-    rewritten, with what the pass found in the new messages (``scanned``). New messages are
-    indexed once (raw messages never change, except by an erasure, which removes its own
-    tokens); summaries, probes, metadata and observed spans, which a pass may rewrite, are
-    indexed afresh. Returns how many index rows were written."""
+    rewritten, with what the pass found in the new messages (``scanned``) and the events and
+    spans it holds. New messages are indexed once (raw messages never change, except by an
+    erasure, which removes its own tokens); summaries, probes, metadata and observed spans,
+    which a pass may rewrite, are indexed afresh. Returns how many index rows were written."""
     mark, _ = SubjectIndexMark.objects.select_for_update().get_or_create(session=session)
     scanned = message_scan.messages_scan(
         session, after_pk=mark.message_pk, scan=scan, scanned=scanned
     )
     tokens = _message_tokens(session, scanned.hits_after(mark.message_pk))
-    tokens += _tokens(session, _session_places(session), scan)
+    tokens += _tokens(session, _session_places(session, events, spans), scan)
     SubjectToken.objects.filter(session=session, replay__isnull=True).exclude(
         where=SubjectWhere.MESSAGE
     ).delete()

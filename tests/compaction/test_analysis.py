@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from unittest import mock
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from compaction import services, tasks
 from compaction.engine import evals
@@ -155,6 +159,27 @@ def test_analysis_is_idempotent_and_skips_when_current() -> None:
     first = services.session_analyse(session_id=session.pk)
     assert first is not None
     assert services.session_analyse(session_id=session.pk) is None
+    assert CompactionSpan.objects.filter(session=session).count() == 1
+
+
+def test_a_pass_reads_the_session_its_events_and_messages_once_for_all_its_steps() -> None:
+    # The store, the subject index, the personal data scan and the alert rules share what the
+    # pass read and wrote; each query is paid by every session a busy install analyses.
+    session = make_session(
+        messages=coding_session_messages(turns=8), compactions=[summary_compaction("Goal")]
+    )
+    with CaptureQueriesContext(connection) as queries:
+        services.session_analyse(session_id=session.pk)
+    reads: Counter[str] = Counter()
+    for query in queries.captured_queries:
+        table = re.match(r'SELECT .*? FROM "(\w+)"', query["sql"])
+        if table and not query["sql"].startswith('SELECT 1 AS "a"'):
+            reads[table.group(1)] += 1
+    assert reads["traces_agentsession"] == 1
+    assert reads["traces_compactionevent"] == 1
+    assert reads["traces_message"] == 1
+    # the retention stored by the last pass, and the delete of its spans
+    assert reads["compaction_compactionspan"] == 2
     assert CompactionSpan.objects.filter(session=session).count() == 1
 
 

@@ -9,7 +9,7 @@ the engine once and stores what it returns.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -46,8 +46,15 @@ DEFAULT_WINDOW = analysis.DEFAULT_WINDOW
 engine_messages = message_scan.engine_messages
 
 
-def engine_probes(session: AgentSession) -> list[evals.Probe]:
-    return [evals.Probe(text=p.text, seq=p.seq) for p in Probe.objects.filter(session=session)]
+def engine_probes(session: AgentSession, rows: Iterable[Probe] | None = None) -> list[evals.Probe]:
+    """The session's probes as the engine reads them, from ``rows`` when the caller holds them."""
+    if rows is None:
+        rows = Probe.objects.filter(session=session)
+    return [evals.Probe(text=p.text, seq=p.seq) for p in rows]
+
+
+def _probes(session: AgentSession) -> list[Probe]:
+    return list(Probe.objects.filter(session=session).order_by("seq", "pk"))
 
 
 def observed_compaction(event: CompactionEvent) -> ObservedCompaction:
@@ -135,6 +142,7 @@ def _analysis_store(
     row_id: int,
     session: AgentSession,
     events: list[CompactionEvent],
+    probes: list[Probe],
     result: analysis.Analysis,
     generation: int,
     scanned: message_scan.MessageScan,
@@ -154,7 +162,12 @@ def _analysis_store(
             [_observed_span_row(session, e, s) for e, s in zip(events, result.spans, strict=True)]
         )
         subjects.subject_index_session(
-            session=session, scan=scan, scanned=scanned, events=events, spans=spans
+            session=session,
+            scan=scan,
+            scanned=scanned,
+            events=events,
+            probes=probes,
+            spans=spans,
         )
         peak = result.peak
         locked.status = AnalysisStatus.DONE
@@ -201,7 +214,9 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
 def _session_analyse_running(
     row: SessionAnalysis, session_id: int, generation: int
 ) -> SessionAnalysis | None:
-    session = AgentSession.objects.filter(pk=session_id).first()
+    # Read after the generation, so that what it asked for is all visible; with its project,
+    # which the judge reads.
+    session = AgentSession.objects.select_related("project").filter(pk=session_id).first()
     if session is None:
         return None  # deleted since the analysis was asked for
     # One read of the messages for every step; the subject index and the findings keep their
@@ -210,6 +225,7 @@ def _session_analyse_running(
     scan_after = min(row.pii_scanned_message_pk, subjects.subject_index_mark(session_id))
     try:
         events = _events(session)
+        probes = _probes(session)
         messages, scanned = message_scan.messages_read(
             session, scan_after=scan_after, scan=memo.scan
         )
@@ -217,7 +233,7 @@ def _session_analyse_running(
         result = analysis.analyse(
             messages,
             [observed_compaction(e) for e in events],
-            probes=engine_probes(session),
+            probes=engine_probes(session, probes),
             context_window=_window(session),
             judge=retention_judge(project=session.project),
             earlier=_earlier_retention(session),
@@ -238,7 +254,9 @@ def _session_analyse_running(
         # its beats failing): checked before reuse, so the result is stored, not computed again.
         connection.close_if_unusable_or_obsolete()
     try:
-        stored = _analysis_store(row.pk, session, events, result, generation, scanned, memo.scan)
+        stored = _analysis_store(
+            row.pk, session, events, probes, result, generation, scanned, memo.scan
+        )
     except (OperationalError, InterfaceError):
         raise  # infrastructure: the task retries
     except DatabaseError as exc:

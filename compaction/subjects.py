@@ -193,16 +193,20 @@ def _tokens(
 def _session_places(
     session: AgentSession,
     events: Iterable[CompactionEvent] | None = None,
+    probes: Iterable[Probe] | None = None,
     spans: Iterable[CompactionSpan] | None = None,
 ) -> Iterator[_Place]:
     """The places a pass may rewrite (raw messages are indexed from the pass's scan).
-    ``events`` and ``spans`` (observed): the rows when the caller holds them, else read."""
+    ``events``, ``probes`` and ``spans`` (observed): the rows when the caller holds them,
+    else read."""
     yield _Place(SubjectWhere.METADATA, None, session)
     if events is None:
         events = CompactionEvent.objects.filter(session=session).order_by("seq", "pk")
     for event in events:
         yield _Place(SubjectWhere.SUMMARY, event.seq, event, event_id=event.pk)
-    for probe in Probe.objects.filter(session=session).order_by("seq", "pk"):
+    if probes is None:
+        probes = Probe.objects.filter(session=session).order_by("seq", "pk")
+    for probe in probes:
         yield _Place(SubjectWhere.PROBE, probe.seq, probe)
     if spans is None:
         spans = CompactionSpan.objects.filter(session=session, replay__isnull=True)
@@ -250,21 +254,23 @@ def subject_index_session(
     scan: Scan = pii.scan,
     scanned: MessageScan | None = None,
     events: Sequence[CompactionEvent] | None = None,
+    probes: Sequence[Probe] | None = None,
     spans: Sequence[CompactionSpan] | None = None,
 ) -> int:
     """Bring the index of a session's raw rows, summaries and observed spans up to date.
 
     Called by the analysis pass inside its transaction, after the observed spans are
-    rewritten, with what the pass found in the new messages (``scanned``) and the events and
-    spans it holds. New messages are indexed once (raw messages never change, except by an
-    erasure, which removes its own tokens); summaries, probes, metadata and observed spans,
-    which a pass may rewrite, are indexed afresh. Returns how many index rows were written."""
+    rewritten, with what the pass found in the new messages (``scanned``) and the events,
+    probes and spans it holds. New messages are indexed once (raw messages never change,
+    except by an erasure, which removes its own tokens); summaries, probes, metadata and
+    observed spans, which a pass may rewrite, are indexed afresh. Returns how many index rows
+    were written."""
     mark, _ = SubjectIndexMark.objects.select_for_update().get_or_create(session=session)
     scanned = message_scan.messages_scan(
         session, after_pk=mark.message_pk, scan=scan, scanned=scanned
     )
     tokens = _message_tokens(session, scanned.hits_after(mark.message_pk))
-    tokens += _tokens(session, _session_places(session, events, spans), scan)
+    tokens += _tokens(session, _session_places(session, events, probes, spans), scan)
     SubjectToken.objects.filter(session=session, replay__isnull=True).exclude(
         where=SubjectWhere.MESSAGE
     ).delete()

@@ -166,7 +166,9 @@ def test_a_pass_reads_the_session_its_events_and_messages_once_for_all_its_steps
     # The store, the subject index, the personal data scan and the alert rules share what the
     # pass read and wrote; each query is paid by every session a busy install analyses.
     session = make_session(
-        messages=coding_session_messages(turns=8), compactions=[summary_compaction("Goal")]
+        messages=coding_session_messages(turns=8),
+        compactions=[summary_compaction("Goal")],
+        probes=[{"seq": 8, "text": "do not change the public API"}],
     )
     with CaptureQueriesContext(connection) as queries:
         services.session_analyse(session_id=session.pk)
@@ -176,7 +178,9 @@ def test_a_pass_reads_the_session_its_events_and_messages_once_for_all_its_steps
         if table and not query["sql"].startswith('SELECT 1 AS "a"'):
             reads[table.group(1)] += 1
     assert reads["traces_agentsession"] == 1
+    assert reads["traces_project"] == 0  # read with the session
     assert reads["traces_compactionevent"] == 1
+    assert reads["traces_probe"] == 1
     assert reads["traces_message"] == 1
     # the retention stored by the last pass, and the delete of its spans
     assert reads["compaction_compactionspan"] == 2

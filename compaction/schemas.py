@@ -6,7 +6,15 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from ninja import Schema
-from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr, StringConstraints
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    StringConstraints,
+)
 
 from compaction.engine.names import Stage, SummarizerName, Unit
 
@@ -14,7 +22,9 @@ from compaction.engine.names import Stage, SummarizerName, Unit
 _INT_MAX = 1_000_000_000
 
 
-class CurvePointOut(Schema):
+class CurvePointOut(BaseModel):
+    # A plain pydantic model, not a ninja Schema, as sessions.schemas.MessageOut: a curve has
+    # a point per call, thousands in a long session.
     seq: int
     context_tokens: int
     billed_tokens: int

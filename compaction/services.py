@@ -46,15 +46,13 @@ DEFAULT_WINDOW = analysis.DEFAULT_WINDOW
 engine_messages = message_scan.engine_messages
 
 
-def engine_probes(session: AgentSession, rows: Iterable[Probe] | None = None) -> list[evals.Probe]:
-    """The session's probes as the engine reads them, from ``rows`` when the caller holds them."""
-    if rows is None:
-        rows = Probe.objects.filter(session=session)
-    return [evals.Probe(text=p.text, seq=p.seq) for p in rows]
-
-
 def _probes(session: AgentSession) -> list[Probe]:
     return list(Probe.objects.filter(session=session).order_by("seq", "pk"))
+
+
+def engine_probes(rows: Iterable[Probe]) -> list[evals.Probe]:
+    """Probe rows as the engine reads them."""
+    return [evals.Probe(text=p.text, seq=p.seq) for p in rows]
 
 
 def observed_compaction(event: CompactionEvent) -> ObservedCompaction:
@@ -233,7 +231,7 @@ def _session_analyse_running(
         result = analysis.analyse(
             messages,
             [observed_compaction(e) for e in events],
-            probes=engine_probes(session, probes),
+            probes=engine_probes(probes),
             context_window=_window(session),
             judge=retention_judge(project=session.project),
             earlier=_earlier_retention(session),
@@ -469,7 +467,7 @@ def _replay_run_claimed(run: ReplayRun, mine: QuerySet[ReplayRun]) -> None:
             engine_messages(session),
             [observed_compaction(e) for e in _events(session)],
             Policy.from_dict(run.policy),
-            probes=engine_probes(session),
+            probes=engine_probes(_probes(session)),
             context_window=_window(session),
             summarizer=_summarizer(run),
             progress=progress,

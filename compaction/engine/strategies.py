@@ -339,8 +339,8 @@ def clear_tool_results(
     if policy.unit == "turn" and policy.step_fallback:
         # Without a limit, fall back only when the newest turns are the whole body.
         short = total > limit if limit is not None else protected_from <= start
-        step_from = _protected_from(messages, h, policy.older_than, "step")
-        if short and step_from > protected_from:
+        if short:  # the step boundary is looked for only then: most calls are not short
+            step_from = _protected_from(messages, h, policy.older_than, "step")
             before_fallback = cleared
             clear_range(max(start, protected_from), step_from)
             if cleared > before_fallback:

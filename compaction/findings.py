@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from compaction import message_scan
+from compaction import known_clean, message_scan
 from compaction.engine import alerts as alert_rules
 from compaction.engine import pii
 from compaction.message_scan import MessageScan, Scan
@@ -185,6 +185,15 @@ def session_findings_scan(
         Finding.objects.bulk_create(derived_rows)
         locked.pii_scanned_message_pk = max(last_pk, locked.pii_scanned_message_pk)
         locked.save(update_fields=["pii_scanned_message_pk"])
+        known_clean.clean_range_record(
+            locked,
+            detector=known_clean.detector_of(scan),
+            after_pk=scanned_up_to,
+            through_pk=last_pk,
+            scanned=scanned.pks_after(scanned_up_to),
+            flagged={hit.message_id for hit in scanned.hits_after(scanned_up_to)},
+            one_read=scanned.reads <= 1,
+        )
     return Finding.objects.filter(session=session).count()
 
 
@@ -223,9 +232,11 @@ def finding_redact(*, finding: Finding, user: Any) -> Finding:
         value_hash=finding.value_hash,
     )
     if finding.where == FindingWhere.MESSAGE and finding.message_id is not None:
-        message = Message.objects.select_for_update().get(pk=finding.message_id)
+        # NO KEY: the findings step holds a KEY SHARE lock on it while it holds the analysis.
+        message = Message.objects.select_for_update(no_key=True).get(pk=finding.message_id)
         message.content = pii.mask_json(message.content, only=same_value)
         message.save(update_fields=["content"])
+        known_clean.messages_rewritten(message.session_id, [message.pk])
         siblings = siblings.filter(message_id=message.pk)
     elif finding.where == FindingWhere.SUMMARY and finding.event_id is not None:
         event = CompactionEvent.objects.select_for_update().get(pk=finding.event_id)

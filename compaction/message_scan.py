@@ -49,18 +49,31 @@ class MessageScan:
     after_pk: int
     last_pk: int
     hits: list[MessageHit] = field(default_factory=list)
+    pks: list[int] = field(default_factory=list)  # every message scanned
+    # How many queries read them: with one, the scan saw every message of the range that
+    # was stored when it began (pks grow in commit order); with more, one stored between
+    # two queries may have been missed (compaction/known_clean.py looks for those).
+    reads: int = 0
 
     def hits_after(self, pk: int) -> Iterator[MessageHit]:
         """The hits in messages past ``pk`` (a caller's own mark, at least ``after_pk``)."""
+        self._check(pk)
+        return (hit for hit in self.hits if hit.message_id > pk)
+
+    def pks_after(self, pk: int) -> Iterator[int]:
+        """The scanned messages past ``pk``, with or without hits."""
+        self._check(pk)
+        return (scanned for scanned in self.pks if scanned > pk)
+
+    def _check(self, pk: int) -> None:
         if pk < self.after_pk:
             raise ValueError(f"scanned after {self.after_pk}, asked after {pk}")
-        return (hit for hit in self.hits if hit.message_id > pk)
 
 
 _CHUNK = 2000
 
 
-def _rows(session: AgentSession, *, after_pk: int = 0) -> Iterator[tuple[Any, ...]]:
+def _chunks(session: AgentSession, *, after_pk: int = 0) -> Iterator[list[tuple[Any, ...]]]:
     """The rows in seq order, read in chunks of ``_CHUNK`` by seq (keyset): plain queries.
 
     Not ``.iterator()``: outside a transaction Django makes it a server-side cursor declared
@@ -72,7 +85,7 @@ def _rows(session: AgentSession, *, after_pk: int = 0) -> Iterator[tuple[Any, ..
     last_seq = -1
     while True:
         chunk = list(rows.filter(seq__gt=last_seq).values_list(*_COLUMNS)[:_CHUNK])
-        yield from chunk
+        yield chunk
         if len(chunk) < _CHUNK:
             return
         last_seq = chunk[-1][1]
@@ -82,6 +95,7 @@ def _scan_row(row: tuple[Any, ...], found: MessageScan, scan: Scan) -> None:
     pk, seq, content, iterations = row[0], row[1], row[3], row[8]
     for path, text in [*pii.json_strings(content, "content"), *pii.json_strings(iterations)]:
         found.hits.extend(MessageHit(pk, seq, path, d) for d in scan(text))
+    found.pks.append(pk)
     found.last_pk = max(found.last_pk, pk)
 
 
@@ -101,10 +115,12 @@ def messages_read(
     past ``scan_after``."""
     messages = []
     found = MessageScan(after_pk=scan_after, last_pk=scan_after)
-    for row in _rows(session):
-        messages.append(_engine_message(row))
-        if row[0] > scan_after:
-            _scan_row(row, found, scan)
+    for chunk in _chunks(session):
+        found.reads += 1
+        for row in chunk:
+            messages.append(_engine_message(row))
+            if row[0] > scan_after:
+                _scan_row(row, found, scan)
     return messages, found
 
 
@@ -121,11 +137,13 @@ def messages_scan(
     if scanned is not None and scanned.after_pk <= after_pk:
         return scanned
     found = MessageScan(after_pk=after_pk, last_pk=after_pk)
-    for row in _rows(session, after_pk=after_pk):
-        _scan_row(row, found, scan)
+    for chunk in _chunks(session, after_pk=after_pk):
+        found.reads += 1
+        for row in chunk:
+            _scan_row(row, found, scan)
     return found
 
 
 def engine_messages(session: AgentSession) -> list[EngineMessage]:
     """The raw trace as engine messages, in seq order."""
-    return [_engine_message(row) for row in _rows(session)]
+    return [_engine_message(row) for chunk in _chunks(session) for row in chunk]

@@ -49,6 +49,13 @@ class SessionAnalysis(models.Model):
     pii_scanned_message_pk = models.PositiveBigIntegerField(
         default=0, help_text="Messages up to this pk have been scanned for personal data."
     )
+    # Which messages the read path may show without scanning them again: those with a pk in
+    # (after, through], scanned by the detector of this version, and not flagged (a detection,
+    # or content rewritten since). See compaction/known_clean.py.
+    pii_clean_detector = models.CharField(max_length=16, blank=True)
+    pii_clean_after_pk = models.PositiveBigIntegerField(default=0)
+    pii_clean_through_pk = models.PositiveBigIntegerField(default=0)
+    pii_flagged_message_pks = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     # While running: refreshed every few seconds by its worker (compaction/liveness.py), so

@@ -26,7 +26,7 @@ from typing import Any, TypedDict
 from django.db import DEFAULT_DB_ALIAS, models, transaction
 from django.db.models.deletion import Collector
 
-from compaction import findings, message_scan, services, tasks
+from compaction import findings, known_clean, message_scan, services, tasks
 from compaction.engine import pii
 from compaction.message_scan import MessageHit, MessageScan, Scan
 from compaction.models import (
@@ -597,9 +597,13 @@ def subject_erase(
             pk__in=[s.pk for s in sessions]
         ):
             # Raw rows first, so their surface forms are known when derived rows are erased.
+            rewritten = []
             for row in sorted(lineage(session), key=lambda r: not _is_raw(r)):
                 if _row_erase(row, erase):
                     counts[type(row)._meta.label] += 1
+                    if isinstance(row, Message):
+                        rewritten.append(row.pk)
+            known_clean.messages_rewritten(session.pk, rewritten)
             counts["replays_requeued"] += len(_replays_requeue(session))
             services.analysis_request(session_id=session.pk)
         SubjectToken.objects.filter(project=project, digest=subject.digest).delete()

@@ -12,6 +12,7 @@ from typing import Literal
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
+from compaction import known_clean
 from sessions import masking, search, selectors, services
 from sessions.auth import KeyRequest, ProjectKey
 from sessions.models import AgentSession, Message
@@ -38,11 +39,11 @@ def _session_out(session: AgentSession) -> SessionOut:
     return out
 
 
-def _message_out(message: Message) -> MessageOut:
+def _message_out(message: Message, clean: known_clean.CleanRange) -> MessageOut:
     return MessageOut(
         seq=message.seq,
         role=message.role,
-        content=masking.json_mask(message.content),
+        content=masking.json_mask(message.content, values_clean=clean.holds(message.pk)),
         timestamp=message.timestamp,
         usage=message.usage,
     )
@@ -99,11 +100,12 @@ def get_session(request: KeyRequest, external_id: str) -> SessionOut:
 def list_messages(request: KeyRequest, external_id: str, page: Query[PageParams]) -> MessagePage:
     session = selectors.session_by_external_id(project=request.auth, external_id=external_id)
     messages = selectors.message_page(session=session, offset=page.offset, limit=page.limit)
+    clean = known_clean.clean_range(session)
     return MessagePage(
         count=session.message_count,
         offset=page.offset,
         limit=page.limit,
-        messages=[_message_out(m) for m in messages],
+        messages=[_message_out(m, clean) for m in messages],
     )
 
 

@@ -5,7 +5,8 @@ Raw content stays stored as sent; it is masked on the way out. Templates go thro
 reveal (one value, by a privacy reviewer, with a reason) through ``occurrence_value``. The
 detector is the engine's (``compaction.engine.pii``: ``scan`` finds, ``mask`` replaces).
 
-A page shows the same message many times over its life, so scans are cached per text.
+A page shows the same message many times over its life, so scans are cached per text; and a
+message the analysis pass found clean is not scanned again (``compaction/known_clean.py``).
 """
 
 from __future__ import annotations
@@ -31,14 +32,20 @@ def text_mask(text: str) -> str:
     return pii.mask(text, list(detections)) if detections else text
 
 
-def json_mask(value: Any) -> Any:
-    """A JSON value with every string (keys included) masked, for API output."""
+def json_mask(value: Any, *, values_clean: bool = False) -> Any:
+    """A JSON value with every string (keys included) masked, for API output.
+
+    ``values_clean``: its string values are known to hold nothing the detector finds (a
+    message the analysis scanned, ``compaction/known_clean.py``); only its keys are masked.
+    """
     if isinstance(value, str):
-        return text_mask(value)
+        return value if values_clean else text_mask(value)
     if isinstance(value, list):
-        return [json_mask(item) for item in value]
+        return [json_mask(item, values_clean=values_clean) for item in value]
     if isinstance(value, dict):
-        return {text_mask(str(k)): json_mask(v) for k, v in value.items()}
+        return {
+            text_mask(str(k)): json_mask(v, values_clean=values_clean) for k, v in value.items()
+        }
     return value
 
 

@@ -34,10 +34,13 @@ import hashlib
 import hmac
 import ipaddress
 import re
+import sys
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
 from typing import Any, Literal
 
 from stdnum import luhn
@@ -582,6 +585,27 @@ def _detection(
 
 
 _PRIORITY = {kind: index for index, kind in enumerate(KINDS)}
+
+
+def _detector_version() -> str:
+    """What :func:`scan` finds depends on: this file, the check digit libraries, the regex
+    engine and the Unicode tables of the running Python. Any change gives another version, so
+    a text found clean under one is never taken as clean under the next. "" when the source
+    cannot be read: then nothing is taken as clean."""
+    try:
+        source = Path(__file__).read_bytes()
+    except OSError:
+        return ""
+    parts = [
+        source,
+        sys.version.encode(),
+        unicodedata.unidata_version.encode(),
+        *(metadata.version(name).encode() for name in ("python-stdnum", "validate-docbr")),
+    ]
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
+
+
+DETECTOR_VERSION = _detector_version()
 
 
 def scan(text: str) -> list[Detection]:

@@ -347,11 +347,23 @@ def _names_a_host(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> boo
     )
 
 
+def _in_longer_dotted_number(text: str, start: int, end: int) -> bool:
+    """Whether the four numbers at [start, end) go on with a fifth, or come after a letter or
+    number, each joined by a dot: "PS3.3 C.7.6.3.1.2", "OID 1.3.6.1.4.1"."""
+    after = text[end : end + 2]
+    before = text[max(0, start - 2) : start]
+    return (len(after) == 2 and after[0] == "." and after[1].isdigit()) or (
+        len(before) == 2 and before[1] == "." and before[0].isalnum()
+    )
+
+
 def _scan_runs(norm: _Normalized, found: list[Detection]) -> None:
     text = norm.text
     for run in _RUN.finditer(text):
         start, end = run.span()
         if _DOTTED_QUAD.fullmatch(text, start, end):
+            if _in_longer_dotted_number(text, start, end):
+                continue  # a section number or an OID ("C.7.6.3.1.2"), not an address
             try:
                 address = ipaddress.IPv4Address(run.group(0))
             except ValueError:

@@ -156,6 +156,26 @@ def test_any_text_scans_to_spans_of_the_original_and_masks_without_the_values(te
     mask(text, found)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# PS3.3 C.7.6.3.1.2: YBR_FULL",  # a DICOM section, read by a SWE-agent run
+        "sect_C.7.6.3.html#sect_C.7.6.3.1.2>",
+        "OID 1.3.6.1.4.1.311 names the vendor",
+        "see section 4.2.10.1.3 for details",
+    ],
+)
+def test_four_numbers_inside_a_longer_dotted_number_are_not_an_address(text):
+    assert scan(text) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["client 189.40.12.7.", "from 189.40.12.7:8080", "(189.40.12.7)", "ip=189.40.12.7"]
+)
+def test_an_address_at_the_end_of_a_sentence_or_before_a_port_is_still_found(text):
+    assert [(d.kind, d.value) for d in scan(text)] == [("ip", "189.40.12.7")]
+
+
 def test_loopback_and_unroutable_addresses_are_not_personal_data():
     # 127.0.0.1 is in every dev server's log line; it points at nobody
     text = "listening on 127.0.0.1:4000 and 0.0.0.0, multicast 224.0.0.1, client 189.40.12.7"

@@ -292,6 +292,8 @@ def _check_digit_hits(
             # "1 2 3 4" is a list, not a number.
             if any(e - s < 2 for s, e in groups[i:j]):
                 continue
+            if _has_decimal_part(text, groups, i, j):
+                continue
             shape = tuple(e - s for s, e in groups[i : j + 1])
             if sum(shape) not in _BY_LENGTH:
                 continue
@@ -307,6 +309,22 @@ def _check_digit_hits(
         j, digits, kind, confidence = hit
         found.append(_detection(norm, kind, groups[i][0], groups[j][1], digits, confidence))
         i = j + 1
+
+
+def _has_decimal_part(text: str, groups: list[tuple[int, int]], i: int, j: int) -> bool:
+    """Whether groups i..j of a run read as (part of) a decimal number, not a document: a group
+    of more than five digits after a point ("latency": 4.883108139038086, an embedding's
+    -0.00049407856, a time's nanoseconds), which no document's format has; or one last digit
+    after a point that follows four or more ("1234567890.0", a Unix time, not PIS's check
+    digit). Floats in logs pass a check digit about one time in ten."""
+    for k in range(i, j + 1):
+        start, end = groups[k]
+        if end - start > 5 and start >= 2 and text[start - 1] == "." and text[start - 2].isdigit():
+            return True
+    if j > i:
+        (before_start, before_end), (start, end) = groups[j - 1], groups[j]
+        return end - start == 1 and before_end - before_start > 3 and text[start - 1] == "."
+    return False
 
 
 def _has_keyword(text: str, start: int, kind: str) -> bool:
@@ -357,6 +375,15 @@ def _in_longer_dotted_number(text: str, start: int, end: int) -> bool:
     )
 
 
+def _inside_uuid(text: str, start: int, end: int) -> bool:
+    """Whether the digits at [start, end) are part of a UUID (looked for only when a hyphen
+    touches them, so ordinary numbers cost one comparison)."""
+    if text[start - 1 : start] != "-" and text[end : end + 1] != "-":
+        return False
+    window = _UUID.finditer(text, max(0, start - 36), min(len(text), end + 36))
+    return any(m.start(1) <= start and end <= m.end(1) for m in window)
+
+
 def _scan_runs(norm: _Normalized, found: list[Detection]) -> None:
     text = norm.text
     for run in _RUN.finditer(text):
@@ -371,6 +398,8 @@ def _scan_runs(norm: _Normalized, found: list[Detection]) -> None:
             if _names_a_host(address):
                 found.append(_detection(norm, "ip", start, end, str(address), "high"))
             continue
+        if _inside_uuid(text, start, end):
+            continue  # "f570967d-c939-4f10-8cf0-929492801236": an id, whatever its digits pass
         groups = [(m.start(), m.end()) for m in _GROUP.finditer(text, start, end)]
         if _look_alike(text, groups):
             continue

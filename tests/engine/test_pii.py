@@ -170,6 +170,37 @@ def test_four_numbers_inside_a_longer_dotted_number_are_not_an_address(text):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        # each seen in a real trace of the corpus, each passing some document's check digit
+        '"latency":4.883108139038086,"response_id":',  # CNS
+        '"latency":1.4940364360809326,"response_id":',  # card
+        "0.025352653,-0.00049407856,-0.05217723",  # an embedding: PIS
+        '"created_at":"2026-02-10T22:46:37.426411403+01:00"',  # nanoseconds: PIS
+        '"uuid":"f570967d-c939-4f10-8cf0-929492801236"',  # título de eleitor
+        '"parentUuid":"55622721-2939-44ca-a3ea-2dfe33de5b3d"',  # a +55 phone
+    ],
+)
+def test_floats_and_uuids_from_logs_are_not_documents(text):
+    assert scan(text) == []
+
+
+def test_documents_beside_floats_and_uuids_are_still_found():
+    text = f'{{"uuid": "f570967d-c939-4f10-8cf0-929492801236", "cpf": "{CPF}", "t": 0.25}}'
+    assert [d.kind for d in scan(text)] == ["cpf"]
+    assert [d.kind for d in scan("id-52998224725")] == ["cpf"]
+
+
+def test_a_float_is_not_a_pis_whose_check_digit_it_happens_to_pass():
+    # 12345678900 passes PIS's check digit; written with a point before the last digit it is a
+    # Unix time in a JSON log (seen in a Claude Code transcript), not a document
+    assert scan("'last_modified': 1234567890.0,") == []
+    assert scan('{"ts": 1234567890.0}') == []
+    assert [(d.kind, d.normalized) for d in scan("PIS 1234567890-0")] == [("pis", "12345678900")]
+    assert [(d.kind, d.normalized) for d in scan("PIS 123.45678.90-0")] == [("pis", "12345678900")]
+
+
+@pytest.mark.parametrize(
     "text", ["client 189.40.12.7.", "from 189.40.12.7:8080", "(189.40.12.7)", "ip=189.40.12.7"]
 )
 def test_an_address_at_the_end_of_a_sentence_or_before_a_port_is_still_found(text):

@@ -384,6 +384,25 @@ def _inside_uuid(text: str, start: int, end: int) -> bool:
     return any(m.start(1) <= start and end <= m.end(1) for m in window)
 
 
+_CODE_PREFIX = re.compile(r"(?<![0-9A-Za-z])[A-Za-z]{1,12}-\Z")
+
+
+def _reference_code(text: str, start: int, groups: list[tuple[int, int]]) -> bool:
+    """Whether the run at ``start`` is a reference code: letters and a hyphen, not a
+    document's name, then digits grouped as no document is ("protocolo AT-2026-4699089").
+    Digits in one piece ("cliente-52998224725", a CPF inside an id) or in a document's own
+    format are still read, and so is "CPF-..." or "tel-..."."""
+    if text[start - 1 : start] != "-" or len(groups) < 2:
+        return False
+    if tuple(e - s for s, e in groups) in _SHAPES:
+        return False
+    prefix = _CODE_PREFIX.search(text, max(0, start - 13), start)
+    if prefix is None:
+        return False
+    letters = prefix.group(0)[:-1]
+    return not any(pattern.search(letters) for pattern in _KEYWORDS.values())
+
+
 def _scan_runs(norm: _Normalized, found: list[Detection]) -> None:
     text = norm.text
     for run in _RUN.finditer(text):
@@ -401,6 +420,8 @@ def _scan_runs(norm: _Normalized, found: list[Detection]) -> None:
         if _inside_uuid(text, start, end):
             continue  # "f570967d-c939-4f10-8cf0-929492801236": an id, whatever its digits pass
         groups = [(m.start(), m.end()) for m in _GROUP.finditer(text, start, end)]
+        if _reference_code(text, start, groups):
+            continue
         if _look_alike(text, groups):
             continue
         if sum(e - s for s, e in groups) >= 11:

@@ -185,6 +185,15 @@ def test_floats_and_uuids_from_logs_are_not_documents(text):
     assert scan(text) == []
 
 
+def test_a_reference_code_is_not_a_document_but_a_cpf_inside_an_id_is():
+    # the example support trace's ticket numbers passed PIS's check digit
+    assert scan('"protocolo": "AT-2026-4699089",') == []
+    assert scan("AT-2024-8433576") == []
+    for text in ("cliente-52998224725", f"ID-{CPF}", f"CPF-{CPF}"):
+        assert [d.kind for d in scan(text)] == ["cpf"], text
+    assert [d.kind for d in scan("tel-11987654321")] == ["phone"]
+
+
 def test_documents_beside_floats_and_uuids_are_still_found():
     text = f'{{"uuid": "f570967d-c939-4f10-8cf0-929492801236", "cpf": "{CPF}", "t": 0.25}}'
     assert [d.kind for d in scan(text)] == ["cpf"]

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from compaction import known_clean, message_scan
@@ -197,8 +198,22 @@ def session_findings_scan(
     return Finding.objects.filter(session=session).count()
 
 
+def finding_occurrences(finding: Finding) -> QuerySet[Finding]:
+    """The finding and its repeats: the same value of the same kind in the same message,
+    summary or metadata (a tool result listing one address twenty times makes twenty rows).
+    The review queue shows them as one row and a decision applies to all of them."""
+    place: dict[str, Any] = {"message_id": finding.message_id, "event_id": finding.event_id}
+    return Finding.objects.filter(
+        session_id=finding.session_id,
+        where=finding.where,
+        kind=finding.kind,
+        value_hash=finding.value_hash,
+        **place,  # None matches NULL: a summary has no message, the metadata neither
+    )
+
+
 def finding_review(*, finding: Finding, status: str, user: Any) -> Finding:
-    """Confirm a finding, mark it a false positive, or reopen it."""
+    """Confirm a finding, mark it a false positive, or reopen it, with its repeats."""
     if status not in REVIEW_STATUSES:
         raise BadRequest(f"status: must be one of {', '.join(REVIEW_STATUSES)}")
     if finding.status == FindingStatus.REDACTED:
@@ -206,7 +221,9 @@ def finding_review(*, finding: Finding, status: str, user: Any) -> Finding:
     finding.status = status
     finding.reviewed_by = user if getattr(user, "is_authenticated", False) else None
     finding.reviewed_at = timezone.now()
-    finding.save(update_fields=["status", "reviewed_by", "reviewed_at"])
+    finding_occurrences(finding).exclude(status=FindingStatus.REDACTED).update(
+        status=finding.status, reviewed_by=finding.reviewed_by, reviewed_at=finding.reviewed_at
+    )
     return finding
 
 
@@ -225,19 +242,12 @@ def finding_redact(*, finding: Finding, user: Any) -> Finding:
             pii.value_hash(detection.normalized, key) == finding.value_hash
         )
 
-    siblings = Finding.objects.filter(
-        session_id=finding.session_id,
-        where=finding.where,
-        kind=finding.kind,
-        value_hash=finding.value_hash,
-    )
     if finding.where == FindingWhere.MESSAGE and finding.message_id is not None:
         # NO KEY: the findings step holds a KEY SHARE lock on it while it holds the analysis.
         message = Message.objects.select_for_update(no_key=True).get(pk=finding.message_id)
         message.content = pii.mask_json(message.content, only=same_value)
         message.save(update_fields=["content"])
         known_clean.messages_rewritten(message.session_id, [message.pk])
-        siblings = siblings.filter(message_id=message.pk)
     elif finding.where == FindingWhere.SUMMARY and finding.event_id is not None:
         event = CompactionEvent.objects.select_for_update().get(pk=finding.event_id)
         event.summary = _mask_text(event.summary, same_value)
@@ -246,14 +256,13 @@ def finding_redact(*, finding: Finding, user: Any) -> Finding:
             span.summary = _mask_text(span.summary, same_value)
             span.summary_sections = pii.mask_json(span.summary_sections, only=same_value)
             span.save(update_fields=["summary", "summary_sections"])
-        siblings = siblings.filter(event_id=event.pk)
     elif finding.where == FindingWhere.METADATA:
         session = AgentSession.objects.select_for_update(no_key=True).get(pk=finding.session_id)
         session.metadata = pii.mask_json(session.metadata, only=same_value)
         session.save(update_fields=["metadata"])
     else:
         raise BadRequest("finding: it no longer points at stored text")
-    siblings.update(
+    finding_occurrences(finding).update(
         status=FindingStatus.REDACTED,
         reviewed_by=user if getattr(user, "is_authenticated", False) else None,
         reviewed_at=timezone.now(),

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from django.conf import settings
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import Count, Min, Q, QuerySet, Sum
 from django.urls import reverse
 
 from compaction.engine import pricing
@@ -309,17 +309,48 @@ def reviewer_projects(user: Any) -> QuerySet[Project]:
     )
 
 
-def finding_queue(*, projects: QuerySet[Project], filters: dict[str, Any]) -> QuerySet[Finding]:
-    """The review queue: findings of the given projects, filtered, newest sessions first."""
-    findings = Finding.objects.filter(session__project__in=projects).select_related(
-        "session", "session__project", "span"
-    )
+FINDING_GROUP = ("session_id", "where", "seq", "message_id", "event_id", "kind", "value_hash")
+
+
+def finding_queue(
+    *, projects: QuerySet[Project], filters: dict[str, Any]
+) -> QuerySet[Finding, dict[str, Any]]:
+    """The review queue: findings of the given projects, filtered, newest sessions first.
+
+    One row per value at a place (``findings.finding_occurrences``): its first finding's pk and
+    how many times it occurs there. `finding_queue_rows` turns a page of them into findings.
+    """
+    findings = Finding.objects.filter(session__project__in=projects)
     if project := filters.get("project"):
         findings = findings.filter(session__project_id=project)
     for field in ("kind", "where", "status"):
         if value := filters.get(field):
             findings = findings.filter(**{field: value})
-    return findings.order_by("-session__updated_at", "session_id", "where", "seq", "pk")
+    groups: QuerySet[Finding, dict[str, Any]] = (
+        findings.values(*FINDING_GROUP, "status", "session__updated_at")
+        .annotate(first=Min("pk"), occurrences=Count("pk"))
+        .order_by("-session__updated_at", "session_id", "where", "seq", "first")
+    )
+    return groups
+
+
+@dataclass(frozen=True)
+class FindingQueueRow:
+    finding: Finding
+    occurrences: int
+
+
+def finding_queue_rows(groups: Iterable[dict[str, Any]]) -> list[FindingQueueRow]:
+    """The first finding of each group and how many times it occurs, in the groups' order."""
+    groups = list(groups)
+    found = Finding.objects.select_related("session", "session__project", "span").in_bulk(
+        [group["first"] for group in groups]
+    )
+    return [
+        FindingQueueRow(found[group["first"]], group["occurrences"])
+        for group in groups
+        if group["first"] in found
+    ]
 
 
 def finding_get(*, projects: QuerySet[Project], pk: int) -> Finding:

@@ -378,11 +378,13 @@ def finding_queue(request: HttpRequest) -> HttpResponse:
     projects = selectors.reviewer_projects(request.user)
     if not projects.exists():
         raise PermissionDenied("The review queue needs the privacy reviewer role in a project.")
-    page = Paginator(selectors.finding_queue(projects=projects, filters=filters), FINDINGS_PER_PAGE)
+    groups = selectors.finding_queue(projects=projects, filters=filters)
+    page = Paginator(groups, FINDINGS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "form": form,
         "projects": projects,
-        "page": page.get_page(request.GET.get("page")),
+        "page": page,
+        "rows": selectors.finding_queue_rows(page.object_list),
         "query": request.GET.urlencode(),
         "extra_query": _without_page(request),
     }

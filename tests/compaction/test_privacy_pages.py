@@ -92,6 +92,34 @@ def test_confirm_false_positive_and_redact_from_the_queue(project, chat):
     assert client.get(f"/privacy/findings/{new_copy.pk}/confirm/").status_code == 405
 
 
+def test_a_value_repeated_in_one_message_is_one_row_and_one_decision(project):
+    listing = "\n".join(f"evento {n}: CEP 01310-200, São Paulo" for n in range(12))
+    session = make_session(
+        project,
+        external_id="tracking",
+        messages=[wire_message(0, "user", listing), wire_message(1, "user", "CEP 01310-200")],
+    )
+    services.session_analyse(session_id=session.pk)
+    ceps = Finding.objects.filter(session=session, kind="cep").order_by("pk")
+    assert [f.seq for f in ceps] == [0] * 12 + [1]
+    client = logged_in(project, Role.PRIVACY_REVIEWER)
+    body = client.get("/privacy/findings/?kind=cep").content.decode()
+    assert body.count("data-finding=") == 2
+    assert "\N{MULTIPLICATION SIGN}12" in body
+    assert "\N{MULTIPLICATION SIGN}1<" not in body
+    response = client.post(f"/privacy/findings/{ceps[3].pk}/false_positive/")
+    assert response.status_code == 302
+    statuses = [f.status for f in ceps.all()]
+    assert statuses == [FindingStatus.FALSE_POSITIVE] * 12 + [FindingStatus.OPEN]
+    body = client.get("/privacy/findings/?kind=cep&status=open").content.decode()
+    assert body.count("data-finding=") == 1
+    client.post(f"/privacy/findings/{ceps[0].pk}/redact/")
+    redacted = Finding.objects.filter(session=session, status=FindingStatus.REDACTED)
+    assert redacted.count() == 12
+    assert "01310-200" in str(session.messages.get(seq=1).content)
+    assert "01310-200" not in str(session.messages.get(seq=0).content)
+
+
 def test_the_session_page_shows_its_findings_masked(project, chat):
     client = logged_in(project, Role.VIEWER)
     body = client.get(f"/sessions/{chat.pk}/").content.decode()

@@ -70,7 +70,37 @@ def _rows(
 
 
 def _identity(row: Finding) -> tuple[Any, ...]:
-    return (row.where, row.event_id, row.path, row.kind, row.value_hash)
+    return (row.where, row.message_id, row.event_id, row.path, row.kind, row.value_hash)
+
+
+_DECISION_FIELDS = ("status", "reviewed_by", "reviewed_at")
+
+
+def _decisions(findings: QuerySet[Finding]) -> dict[tuple[Any, ...], Finding]:
+    """The review decisions (confirmed, false positive, redacted) among ``findings``."""
+    identity = ("where", "message_id", "event_id", "path", "kind", "value_hash")
+    decided = findings.exclude(status=FindingStatus.OPEN).only(*identity, *_DECISION_FIELDS)
+    return {_identity(row): row for row in decided}
+
+
+def _carry_over(rows: Iterable[Finding], decided: dict[tuple[Any, ...], Finding]) -> None:
+    """Give each new row the decision a reviewer made on the same value at the same place."""
+    for row in rows:
+        previous = decided.get(_identity(row))
+        if previous is not None and previous.status != FindingStatus.REDACTED:
+            for name in _DECISION_FIELDS:
+                setattr(row, name, getattr(previous, name))
+
+
+def scan_stale(analysis: SessionAnalysis, detector: str = pii.DETECTOR_VERSION) -> bool:
+    """Whether the session's messages were scanned by another detector than ``detector``
+    (or before the detector was recorded): its message findings are then the old rules' and
+    a full rescan replaces them. A scan with no version (a test's stand-in) never is."""
+    return (
+        detector != ""
+        and analysis.pii_scanned_message_pk > 0
+        and analysis.pii_clean_detector != detector
+    )
 
 
 def session_findings_scan(
@@ -103,7 +133,9 @@ def session_findings_scan(
     if spans is None:
         spans = list(CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED))
     key = pii_key()
-    scanned_up_to = analysis.pii_scanned_message_pk
+    detector = known_clean.detector_of(scan)
+    rescan = scan_stale(analysis, detector)
+    scanned_up_to = 0 if rescan else analysis.pii_scanned_message_pk
     scanned = message_scan.messages_scan(
         session, after_pk=scanned_up_to, scan=scan, scanned=scanned
     )
@@ -145,25 +177,22 @@ def session_findings_scan(
 
     with transaction.atomic():
         locked = SessionAnalysis.objects.select_for_update().get(pk=analysis.pk)
-        if locked.pii_scanned_message_pk > scanned_up_to:  # a concurrent pass got there first
+        if rescan:
+            # The old rules' findings in the messages scanned now give way to the new rules'
+            # (a reviewer's decision stays with the same value at the same place; redacted
+            # findings stay as the record of what was rewritten).
+            old_rules = Finding.objects.filter(
+                session=session, where=FindingWhere.MESSAGE, message_id__lte=last_pk
+            )
+            _carry_over(message_rows, _decisions(old_rules))
+            old_rules.exclude(status=FindingStatus.REDACTED).delete()
+        elif locked.pii_scanned_message_pk > scanned_up_to:  # a concurrent pass got there first
             done = locked.pii_scanned_message_pk
             message_rows = [r for r in message_rows if r.message_id and r.message_id > done]
         Finding.objects.bulk_create(message_rows)
 
         derived = Finding.objects.filter(session=session).exclude(where=FindingWhere.MESSAGE)
-        decided = {
-            _identity(row): row
-            for row in derived.exclude(status=FindingStatus.OPEN).only(
-                "where",
-                "event_id",
-                "path",
-                "kind",
-                "value_hash",
-                "status",
-                "reviewed_by",
-                "reviewed_at",
-            )
-        }
+        decided = _decisions(derived)
         derived.exclude(status=FindingStatus.REDACTED).delete()
         first_raw_seq: dict[str, int] = {}
         raw = Finding.objects.filter(session=session, where=FindingWhere.MESSAGE)
@@ -178,17 +207,13 @@ def session_findings_scan(
                 and row.seq is not None
                 and earlier < row.seq
             )
-            previous = decided.get(_identity(row))
-            if previous is not None and previous.status != FindingStatus.REDACTED:
-                row.status = previous.status
-                row.reviewed_by = previous.reviewed_by
-                row.reviewed_at = previous.reviewed_at
+        _carry_over(derived_rows, decided)
         Finding.objects.bulk_create(derived_rows)
         locked.pii_scanned_message_pk = max(last_pk, locked.pii_scanned_message_pk)
         locked.save(update_fields=["pii_scanned_message_pk"])
         known_clean.clean_range_record(
             locked,
-            detector=known_clean.detector_of(scan),
+            detector=detector,
             after_pk=scanned_up_to,
             through_pk=last_pk,
             scanned=scanned.pks_after(scanned_up_to),

@@ -145,6 +145,7 @@ def _analysis_store(
     generation: int,
     scanned: message_scan.MessageScan,
     scan: message_scan.Scan,
+    rescan: bool,
 ) -> tuple[SessionAnalysis, list[CompactionSpan]] | None:
     """Write one pass's results: the analysis row (its session set) and the observed spans
     written. None when a later pass already wrote newer ones, or the session was deleted
@@ -166,6 +167,7 @@ def _analysis_store(
             events=events,
             probes=probes,
             spans=spans,
+            rescan=rescan,
         )
         peak = result.peak
         locked.status = AnalysisStatus.DONE
@@ -220,7 +222,11 @@ def _session_analyse_running(
     # One read of the messages for every step; the subject index and the findings keep their
     # own marks, so the texts past the lower one are scanned, each once (the memo).
     memo = pii.ScanMemo()
-    scan_after = min(row.pii_scanned_message_pk, subjects.subject_index_mark(session_id))
+    # Every message again when they were scanned by another detector (findings.scan_stale).
+    rescan = findings.scan_stale(row)
+    scan_after = (
+        0 if rescan else min(row.pii_scanned_message_pk, subjects.subject_index_mark(session_id))
+    )
     try:
         events = _events(session)
         probes = _probes(session)
@@ -253,7 +259,7 @@ def _session_analyse_running(
         connection.close_if_unusable_or_obsolete()
     try:
         stored = _analysis_store(
-            row.pk, session, events, probes, result, generation, scanned, memo.scan
+            row.pk, session, events, probes, result, generation, scanned, memo.scan, rescan
         )
     except (OperationalError, InterfaceError):
         raise  # infrastructure: the task retries

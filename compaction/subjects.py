@@ -256,6 +256,7 @@ def subject_index_session(
     events: Sequence[CompactionEvent] | None = None,
     probes: Sequence[Probe] | None = None,
     spans: Sequence[CompactionSpan] | None = None,
+    rescan: bool = False,
 ) -> int:
     """Bring the index of a session's raw rows, summaries and observed spans up to date.
 
@@ -264,16 +265,16 @@ def subject_index_session(
     probes and spans it holds. New messages are indexed once (raw messages never change,
     except by an erasure, which removes its own tokens); summaries, probes, metadata and
     observed spans, which a pass may rewrite, are indexed afresh. Returns how many index rows
-    were written."""
+    were written. ``rescan``: every message again (another detector), its tokens replaced."""
     mark, _ = SubjectIndexMark.objects.select_for_update().get_or_create(session=session)
-    scanned = message_scan.messages_scan(
-        session, after_pk=mark.message_pk, scan=scan, scanned=scanned
-    )
-    tokens = _message_tokens(session, scanned.hits_after(mark.message_pk))
+    after_pk = 0 if rescan else mark.message_pk
+    scanned = message_scan.messages_scan(session, after_pk=after_pk, scan=scan, scanned=scanned)
+    tokens = _message_tokens(session, scanned.hits_after(after_pk))
     tokens += _tokens(session, _session_places(session, events, probes, spans), scan)
-    SubjectToken.objects.filter(session=session, replay__isnull=True).exclude(
-        where=SubjectWhere.MESSAGE
-    ).delete()
+    derived = SubjectToken.objects.filter(session=session, replay__isnull=True)
+    if rescan:
+        derived.filter(where=SubjectWhere.MESSAGE, message_id__lte=scanned.last_pk).delete()
+    derived.exclude(where=SubjectWhere.MESSAGE).delete()
     SubjectToken.objects.bulk_create(tokens, batch_size=1000)
     if scanned.last_pk > mark.message_pk:
         SubjectIndexMark.objects.filter(pk=mark.pk).update(message_pk=scanned.last_pk)

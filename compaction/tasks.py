@@ -8,7 +8,7 @@ from celery import Task, group
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from compaction import alerts, outbox, recovery, services, webhooks
+from compaction import alerts, outbox, recovery, rescan, services, webhooks
 from config.celery import app
 
 TRANSIENT = (OperationalError, InterfaceError)
@@ -37,6 +37,11 @@ def replay_runs_requeue_stuck() -> int:
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
 def analyses_requeue_stuck() -> int:
     return recovery.analyses_requeue_stuck()
+
+
+@app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
+def stale_findings_rescan() -> int:
+    return rescan.stale_sessions_rescan()
 
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)

@@ -219,6 +219,7 @@ CELERY_TASK_QUEUES = {
 CELERY_TASK_ROUTES = {
     "compaction.tasks.session_analyse": {"queue": CELERY_ANALYSIS_QUEUE},
     "compaction.tasks.replay_run_execute": {"queue": CELERY_REPLAYS_QUEUE},
+    "compaction.tasks.stale_findings_rescan": {"queue": CELERY_REPLAYS_QUEUE},
     "compaction.tasks.webhook_deliver": {"queue": CELERY_WEBHOOKS_QUEUE},
     "compaction.tasks.alert_email_send": {"queue": CELERY_WEBHOOKS_QUEUE},
 }
@@ -276,6 +277,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "compaction.tasks.alerts_unmute_expired",
         "schedule": env_int("ALERT_UNMUTE_EVERY_SECONDS", 60),
     },
+    "rescan-stale-findings": {
+        "task": "compaction.tasks.stale_findings_rescan",
+        "schedule": env_int("FINDINGS_RESCAN_EVERY_SECONDS", 60),
+    },
     "purge-expired-sessions": {
         "task": "sessions.tasks.sessions_purge_expired",
         "schedule": env_int("RETENTION_PURGE_EVERY_SECONDS", 3600),
@@ -295,6 +300,9 @@ ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL", "claude-sonnet-4-5")
 # Empty: the SDK's default endpoint. Set for a proxy or gateway in front of the Anthropic API.
 ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL", "")
 
+# Privacy: sessions scanned by an earlier personal data detector are scanned again by the
+# current one, this many per beat (compaction/rescan.py); `manage.py rescan_findings` does all.
+FINDINGS_RESCAN_BATCH = env_int("FINDINGS_RESCAN_BATCH", 20)
 # Privacy: the server secret of the keyed hash (HMAC-SHA256) that findings and subject searches
 # store instead of a personal value. Empty: derived from SECRET_KEY (compaction/findings.py).
 SAWTOOTH_PII_KEY = env_str("SAWTOOTH_PII_KEY", "")

@@ -1,8 +1,9 @@
 """Scan stored sessions for personal data now: `manage.py scan_personal_data [PROJECT]`.
 
 The analysis pass scans every session as it arrives; this is for sessions stored before the
-scan existed (or after its rules changed for summaries and metadata). Raw messages already
-scanned are not scanned again; summaries and metadata are, keeping review decisions.
+scan existed, or scanned by an earlier detector (beat rescans those too, a few per minute:
+compaction/rescan.py). Raw messages the current detector scanned already are not scanned
+again; summaries and metadata are, keeping review decisions.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from compaction import findings
+from compaction import findings, rescan
 from sessions.models import AgentSession, Project
 
 
@@ -28,7 +29,13 @@ class Command(BaseCommand):
             if found is None:
                 raise CommandError(f"project: no project named {project!r}")
             sessions = sessions.filter(project=found)
-        total = 0
-        for session_id in sessions.values_list("pk", flat=True).iterator():
+        count = sessions.count()
+        total = rescanned = 0
+        for number, session_id in enumerate(sessions.values_list("pk", flat=True).iterator(), 1):
+            # A rescan does the messages, summaries and metadata; otherwise the new ones.
+            rescanned += rescan.session_rescan(session_id=session_id)
             total += findings.session_findings_scan(session_id=session_id)
-        self.stdout.write(f"{sessions.count()} sessions scanned, {total} findings stored.")
+            if number % 500 == 0:
+                self.stdout.write(f"{number}/{count} sessions scanned", ending="\n")
+        again = f" ({rescanned} again, by the current detector)" if rescanned else ""
+        self.stdout.write(f"{count} sessions scanned{again}, {total} findings stored.")

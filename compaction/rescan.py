@@ -10,14 +10,17 @@ few per beat on the replays queue so new traces are never kept waiting, or all a
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from compaction import findings, message_scan, subjects
 from compaction.engine import pii
 from compaction.models import SessionAnalysis
+
+logger = logging.getLogger(__name__)
 
 
 def session_rescan(*, session_id: int) -> bool:
@@ -55,6 +58,15 @@ def stale_sessions(*, limit: int | None = None) -> Iterable[int]:
 
 
 def stale_sessions_rescan(*, limit: int | None = None) -> int:
-    """Rescan up to ``limit`` (default FINDINGS_RESCAN_BATCH) stale sessions; how many were."""
+    """Rescan up to ``limit`` (default FINDINGS_RESCAN_BATCH) stale sessions; how many were.
+    A session the detector fails on is logged and left for the next sweep; the others go on."""
     batch = settings.FINDINGS_RESCAN_BATCH if limit is None else limit
-    return sum(session_rescan(session_id=pk) for pk in list(stale_sessions(limit=batch)))
+    done = 0
+    for session_id in list(stale_sessions(limit=batch)):
+        try:
+            done += session_rescan(session_id=session_id)
+        except DatabaseError:
+            raise  # infrastructure: the task retries
+        except Exception:
+            logger.exception("personal data rescan of session %s failed", session_id)
+    return done

@@ -271,10 +271,10 @@ def subject_index_session(
     scanned = message_scan.messages_scan(session, after_pk=after_pk, scan=scan, scanned=scanned)
     tokens = _message_tokens(session, scanned.hits_after(after_pk))
     tokens += _tokens(session, _session_places(session, events, probes, spans), scan)
-    derived = SubjectToken.objects.filter(session=session, replay__isnull=True)
+    observed = SubjectToken.objects.filter(session=session, replay__isnull=True)
     if rescan:
-        derived.filter(where=SubjectWhere.MESSAGE, message_id__lte=scanned.last_pk).delete()
-    derived.exclude(where=SubjectWhere.MESSAGE).delete()
+        observed.filter(where=SubjectWhere.MESSAGE, message_id__lte=scanned.last_pk).delete()
+    observed.exclude(where=SubjectWhere.MESSAGE).delete()
     SubjectToken.objects.bulk_create(tokens, batch_size=1000)
     if scanned.last_pk > mark.message_pk:
         SubjectIndexMark.objects.filter(pk=mark.pk).update(message_pk=scanned.last_pk)

@@ -158,8 +158,10 @@ def test_an_analysis_queued_behind_50_replays_runs_promptly(redis_server, procs,
         took = time.monotonic() - started
     waiting = ReplayRun.objects.filter(status=ReplayStatus.QUEUED).count()
     assert took < 30
-    # The replays were still there to be waited behind: most of them had not even started.
-    assert waiting >= 40, f"only {waiting} replays still queued; the test proves nothing"
+    # The replays were still there to be waited behind: on one shared queue the analysis would
+    # have started only after all 50 had, and here most of them had not. (Half, not more: on a
+    # fast machine the replays worker gets through a dozen while the analysis runs.)
+    assert waiting >= 25, f"only {waiting} replays still queued; the test proves nothing"
 
 
 def test_a_broker_outage_during_ingest_loses_nothing_and_runs_everything_once(

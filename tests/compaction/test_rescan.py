@@ -146,3 +146,18 @@ def test_a_session_scanned_by_a_stand_in_is_not_stale(project):
     assert analysis.pii_scanned_message_pk > 0
     assert findings.scan_stale(analysis) is True  # nothing recorded which rules made them
     assert findings.scan_stale(analysis, detector="") is False
+
+
+def test_a_session_the_detector_fails_on_does_not_stop_the_sweep(project, monkeypatch, caplog):
+    old = [scanned_by_the_older_detector(project, external_id=f"old-{n}") for n in range(2)]
+    real = findings.session_findings_scan
+
+    def failing(*, session_id, **kwargs):
+        if session_id == old[1].pk:
+            raise ValueError("detector bug")
+        return real(session_id=session_id, **kwargs)
+
+    monkeypatch.setattr(findings, "session_findings_scan", failing)
+    assert rescan.stale_sessions_rescan() == 1
+    assert list(rescan.stale_sessions()) == [old[1].pk]
+    assert f"personal data rescan of session {old[1].pk} failed" in caplog.text

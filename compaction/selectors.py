@@ -309,45 +309,53 @@ def reviewer_projects(user: Any) -> QuerySet[Project]:
     )
 
 
-FINDING_GROUP = ("session_id", "where", "seq", "message_id", "event_id", "kind", "value_hash")
+def finding_groups(findings: QuerySet[Finding]) -> QuerySet[Any, dict[str, Any]]:
+    """One row per value at a place (``findings.finding_occurrences``: the same kind and keyed
+    hash in one message, summary or metadata, with the same status): the pk of its first
+    finding and how many times it occurs there. ``finding_rows`` turns them into findings."""
+    place = ("session_id", "where", "seq", "message_id", "event_id", "kind", "value_hash")
+    groups: QuerySet[Any, dict[str, Any]] = findings.values(*place, "status").annotate(
+        first=Min("pk"), occurrences=Count("pk")
+    )
+    return groups
 
 
 def finding_queue(
     *, projects: QuerySet[Project], filters: dict[str, Any]
-) -> QuerySet[Finding, dict[str, Any]]:
-    """The review queue: findings of the given projects, filtered, newest sessions first.
-
-    One row per value at a place (``findings.finding_occurrences``): its first finding's pk and
-    how many times it occurs there. `finding_queue_rows` turns a page of them into findings.
-    """
+) -> QuerySet[Any, dict[str, Any]]:
+    """The review queue: findings of the given projects, filtered, newest sessions first,
+    a value repeated at one place once (``finding_groups``)."""
     findings = Finding.objects.filter(session__project__in=projects)
     if project := filters.get("project"):
         findings = findings.filter(session__project_id=project)
     for field in ("kind", "where", "status"):
         if value := filters.get(field):
             findings = findings.filter(**{field: value})
-    groups: QuerySet[Finding, dict[str, Any]] = (
-        findings.values(*FINDING_GROUP, "status", "session__updated_at")
-        .annotate(first=Min("pk"), occurrences=Count("pk"))
-        .order_by("-session__updated_at", "session_id", "where", "seq", "first")
+    return finding_groups(findings).order_by(
+        "-session__updated_at", "session_id", "where", "seq", "first"
     )
-    return groups
+
+
+def session_finding_rows(session: AgentSession, *, limit: int) -> list[FindingRow]:
+    """A session's findings for its page, a value repeated at one place once."""
+    groups = finding_groups(Finding.objects.filter(session=session))
+    return finding_rows(groups.order_by("where", "seq", "first")[:limit])
 
 
 @dataclass(frozen=True)
-class FindingQueueRow:
+class FindingRow:
     finding: Finding
     occurrences: int
 
 
-def finding_queue_rows(groups: Iterable[dict[str, Any]]) -> list[FindingQueueRow]:
+def finding_rows(groups: Iterable[dict[str, Any]]) -> list[FindingRow]:
     """The first finding of each group and how many times it occurs, in the groups' order."""
     groups = list(groups)
     found = Finding.objects.select_related("session", "session__project", "span").in_bulk(
         [group["first"] for group in groups]
     )
     return [
-        FindingQueueRow(found[group["first"]], group["occurrences"])
+        FindingRow(found[group["first"]], group["occurrences"])
         for group in groups
         if group["first"] in found
     ]

@@ -384,7 +384,7 @@ def finding_queue(request: HttpRequest) -> HttpResponse:
         "form": form,
         "projects": projects,
         "page": page,
-        "rows": selectors.finding_queue_rows(page.object_list),
+        "rows": selectors.finding_rows(page.object_list),
         "query": request.GET.urlencode(),
         "extra_query": _without_page(request),
     }

@@ -176,7 +176,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "point_count": len(analysis.curve) if analysis else 0,
         "replays": session.replays.order_by("-created_at")[:10],
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
-        "findings": list(compaction_selectors.session_findings(session)[:FINDINGS_SHOWN]),
+        "findings": compaction_selectors.session_finding_rows(session, limit=FINDINGS_SHOWN),
         "tool_names": selectors.tool_names(session_id=session.pk, messages=list(page.object_list)),
         "jump_seq": int(seq) if seq.isdecimal() and len(seq) <= 10 else None,
         "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),

@@ -103,6 +103,10 @@ def test_a_value_repeated_in_one_message_is_one_row_and_one_decision(project):
     ceps = Finding.objects.filter(session=session, kind="cep").order_by("pk")
     assert [f.seq for f in ceps] == [0] * 12 + [1]
     client = logged_in(project, Role.PRIVACY_REVIEWER)
+    page = client.get(f"/sessions/{session.pk}/").content.decode()
+    findings_table = page[page.index('id="findings"') :]
+    assert findings_table.count("<code>*****-*00</code>") == 2
+    assert "\N{MULTIPLICATION SIGN}12" in findings_table
     body = client.get("/privacy/findings/?kind=cep").content.decode()
     assert body.count("data-finding=") == 2
     assert "\N{MULTIPLICATION SIGN}12" in body

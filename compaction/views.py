@@ -405,15 +405,17 @@ def finding_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     except NotFound:
         raise Http404("No such finding in your projects") from None
     access.require_role(request.user, finding.session.project_id, Role.PRIVACY_REVIEWER)
+    repeats = findings.finding_occurrences(finding).count()
+    every = f" (all {repeats} times it occurs there)" if repeats > 1 else ""
     try:
         if action == "redact":
             findings.finding_redact(finding=finding, user=request.user)
-            flash.success(request, f"Redacted: the {finding.kind} is now {finding.masked}.")
+            flash.success(request, f"Redacted: the {finding.kind} is now {finding.masked}{every}.")
         elif action in FINDING_ACTIONS:
             findings.finding_review(
                 finding=finding, status=FINDING_ACTIONS[action], user=request.user
             )
-            flash.success(request, f"Marked {finding.get_status_display().lower()}.")
+            flash.success(request, f"Marked {finding.get_status_display().lower()}{every}.")
         else:
             raise Http404("No such action")
     except BadRequest as exc:

@@ -5,7 +5,8 @@ index are the work of the detector (``pii.DETECTOR_VERSION``) that was current w
 stored. When the rules change (fewer false positives, a new kind), a session that gets a new
 batch is rescanned by its next pass (``findings.scan_stale``); the others are rescanned here, a
 few per beat on the replays queue so new traces are never kept waiting, or all at once with
-``manage.py rescan_findings``. A rescan keeps the reviewers' decisions on values it finds again.
+``manage.py scan_personal_data``. A rescan keeps the reviewers' decisions on values it finds
+again.
 """
 
 from __future__ import annotations

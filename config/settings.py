@@ -301,7 +301,7 @@ ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL", "claude-sonnet-4-5")
 ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL", "")
 
 # Privacy: sessions scanned by an earlier personal data detector are scanned again by the
-# current one, this many per beat (compaction/rescan.py); `manage.py rescan_findings` does all.
+# current one, this many per beat (compaction/rescan.py); `scan_personal_data` does them all.
 FINDINGS_RESCAN_BATCH = env_int("FINDINGS_RESCAN_BATCH", 20)
 # Privacy: the server secret of the keyed hash (HMAC-SHA256) that findings and subject searches
 # store instead of a personal value. Empty: derived from SECRET_KEY (compaction/findings.py).

@@ -13,6 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from compaction import findings, rescan
+from compaction.models import Finding
 from sessions.models import AgentSession, Project
 
 
@@ -32,9 +33,11 @@ class Command(BaseCommand):
         count = sessions.count()
         total = rescanned = 0
         for number, session_id in enumerate(sessions.values_list("pk", flat=True).iterator(), 1):
-            # A rescan does the messages, summaries and metadata; otherwise the new ones.
-            rescanned += rescan.session_rescan(session_id=session_id)
-            total += findings.session_findings_scan(session_id=session_id)
+            if rescan.session_rescan(session_id=session_id):  # messages, summaries, metadata
+                rescanned += 1
+                total += Finding.objects.filter(session_id=session_id).count()
+            else:  # the new messages, the summaries and the metadata
+                total += findings.session_findings_scan(session_id=session_id)
             if number % 500 == 0:
                 self.stdout.write(f"{number}/{count} sessions scanned", ending="\n")
         again = f" ({rescanned} again, by the current detector)" if rescanned else ""

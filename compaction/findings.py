@@ -25,6 +25,7 @@ from compaction.engine import alerts as alert_rules
 from compaction.engine import pii
 from compaction.message_scan import MessageScan, Scan
 from compaction.models import (
+    FINDING_PLACE,
     CompactionSpan,
     Finding,
     FindingStatus,
@@ -225,16 +226,9 @@ def session_findings_scan(
 
 def finding_occurrences(finding: Finding) -> QuerySet[Finding]:
     """The finding and its repeats: the same value of the same kind in the same message,
-    summary or metadata (a tool result listing one address twenty times makes twenty rows).
-    The review queue shows them as one row and a decision applies to all of them."""
-    place: dict[str, Any] = {"message_id": finding.message_id, "event_id": finding.event_id}
-    return Finding.objects.filter(
-        session_id=finding.session_id,
-        where=finding.where,
-        kind=finding.kind,
-        value_hash=finding.value_hash,
-        **place,  # None matches NULL: a summary has no message, the metadata neither
-    )
+    summary or metadata (``FINDING_PLACE``)."""
+    # None matches NULL: a summary has no message, the metadata neither.
+    return Finding.objects.filter(**{name: getattr(finding, name) for name in FINDING_PLACE})
 
 
 def finding_review(*, finding: Finding, status: str, user: Any) -> Finding:

@@ -269,6 +269,12 @@ class FindingStatus(models.TextChoices):
     REDACTED = "redacted", "Redacted"
 
 
+# What makes findings repeats of one value at one place (a tool result listing one address
+# twenty times makes twenty findings): the review queue shows them as one row, and a review
+# decision or a redaction applies to all of them (compaction/findings.py, selectors.py).
+FINDING_PLACE = ("session_id", "where", "message_id", "event_id", "kind", "value_hash")
+
+
 class Finding(models.Model):
     """Personal data found by the analysis pass in a raw message, a summary or the metadata.
 

@@ -24,6 +24,7 @@ from compaction.engine.summary_call import (
 )
 from compaction.engine.tokens import CurvePointDict
 from compaction.models import (
+    FINDING_PLACE,
     CompactionSpan,
     Experiment,
     Finding,
@@ -313,10 +314,9 @@ def finding_groups(findings: QuerySet[Finding]) -> QuerySet[Any, dict[str, Any]]
     """One row per value at a place (``findings.finding_occurrences``: the same kind and keyed
     hash in one message, summary or metadata, with the same status): the pk of its first
     finding and how many times it occurs there. ``finding_rows`` turns them into findings."""
-    place = ("session_id", "where", "seq", "message_id", "event_id", "kind", "value_hash")
-    groups: QuerySet[Any, dict[str, Any]] = findings.values(*place, "status").annotate(
-        first=Min("pk"), occurrences=Count("pk")
-    )
+    groups: QuerySet[Any, dict[str, Any]] = findings.values(
+        *FINDING_PLACE, "seq", "status"
+    ).annotate(first=Min("pk"), occurrences=Count("pk"))
     return groups
 
 

@@ -1,6 +1,6 @@
 """Claude Code import: MB/s and peak memory for a large transcript, into PostgreSQL.
 
-Builds a transcript of --mb megabytes by repeating a real one from the shared corpus (each
+Builds a transcript of --mb megabytes by repeating a real one from the corpus (each
 copy gets fresh uuids and message ids, so nothing is deduplicated away), imports it with
 ``manage.py import_claude_code`` into a scratch database in a child process, and prints the
 figures as one final JSON line, e.g. {"mb": 200, "seconds": 12.3, "mb_per_s": 16.2,
@@ -27,7 +27,7 @@ from _scratch import drop_database, fresh_database
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_import"
 DEFAULT_SOURCE = (
-    ROOT.parent / "shared/corpus/claude_code/spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
+    ROOT / "tests/fixtures/corpus/claude_code/spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
 )
 _ID_KEYS = ("uuid", "parentUuid", "logicalParentUuid")
 

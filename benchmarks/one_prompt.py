@@ -26,9 +26,8 @@ from compaction.engine.replay import replay
 from compaction.engine.strategies import Policy
 from compaction.engine.tokens import attribute_usage, calibrate
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-if not CORPUS.exists():
-    CORPUS = Path("/work/shared/corpus")
+# The copy of the real-trace corpus the tests read (its SOURCES.md names each file's origin).
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "corpus"
 SESSION = CORPUS / "claude_code" / "spotter" / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl.gz"
 
 

@@ -6,7 +6,7 @@ Run: ``.venv/bin/python benchmarks/retention.py [--data benchmarks/data/retentio
 
 The set (``benchmarks/data/retention_labels.jsonl``, one case a line):
 
-* ``"source": "corpus"``: a real Claude Code compaction of the shared corpus (``transcript``,
+* ``"source": "corpus"``: a real Claude Code compaction of the corpus (``transcript``,
   relative to it); the context before the boundary is checked against the summary Claude Code
   wrote. Each fact was labelled by reading that summary: ``kept``, ``lost``, or ``not_a_fact``
   (something an extractor might take for a fact: a temp path, a directory, a harness record).
@@ -36,9 +36,8 @@ from compaction.engine.evals import Probe, RetentionReport, retention
 from compaction.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 DATA = Path(__file__).resolve().parent / "data" / "retention_labels.jsonl"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-if not CORPUS.exists():
-    CORPUS = Path("/work/shared/corpus")
+# The copy of the real-trace corpus the tests read (its SOURCES.md names each file's origin).
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "corpus"
 
 
 def load(path: Path) -> list[dict[str, Any]]:

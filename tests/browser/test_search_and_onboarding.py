@@ -148,7 +148,6 @@ def test_subagents_hang_under_their_parent_and_hide_from_the_list(
     _at_each_width(page, f"{live_server.url}/sessions/{parent.pk}/", "session-subagents")
 
 
-@pytest.mark.skipif(not SPOTTER.exists(), reason="shared corpus not mounted")
 def test_first_visit_uploads_a_transcript_and_shows_the_report(
     logged_in: Page, live_server, project: Project
 ) -> None:

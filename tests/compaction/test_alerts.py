@@ -177,7 +177,6 @@ def test_a_rule_that_raises_leaves_the_analysis_done_and_logs_it(caplog) -> None
     assert f"alert rules failed on session {session.pk}" in caplog.text
 
 
-@pytest.mark.skipif(not AUTO.exists(), reason="shared corpus not mounted")
 def test_a_real_claude_code_session_with_one_healthy_auto_compaction_raises_no_alert() -> None:
     claude_code_import(project=make_project(), paths=[AUTO])
     session = AgentSession.objects.get(external_id=compaction_facts(AUTO)["boundary"]["sessionId"])

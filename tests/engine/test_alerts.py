@@ -280,7 +280,6 @@ def corpus_inputs(path) -> SessionInputs:
     )
 
 
-@pytest.mark.skipif(not AUTO.exists(), reason="shared corpus not mounted")
 @pytest.mark.parametrize("path", [AUTO, MANUAL], ids=["auto", "manual"])
 def test_a_real_claude_code_session_with_one_healthy_compaction_raises_no_alert(path):
     inputs = corpus_inputs(path)

@@ -2,7 +2,6 @@
 
 import gzip
 import json
-from pathlib import Path
 
 import pytest
 
@@ -11,13 +10,7 @@ from compaction.engine.messages import check_pairs
 from compaction.engine.replay import replay
 from compaction.engine.strategies import Policy
 from compaction.engine.tokens import attribute_usage, calibrate, context_size, observed_curve
-
-# The corpus sits in shared/, beside the repository (as in CI's fresh clone).
-SPOTTER = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "claude_code" / "spotter"
-AUTO = SPOTTER / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
-MANUAL = SPOTTER / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl.gz"
-
-pytestmark = pytest.mark.skipif(not SPOTTER.exists(), reason="shared corpus not mounted")
+from tests.importers.corpus import AUTO, MANUAL
 
 
 def raw_records(path):

@@ -3,18 +3,12 @@ and the line problems an importer reports."""
 
 import gzip
 import json
-from pathlib import Path
 
 import pytest
 
 from compaction.engine.claude_code import Assembler, assemble, iter_records, parse_transcript
-
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "claude_code"
-if not CORPUS.exists():
-    CORPUS = Path("/work/shared/corpus/claude_code")
-AUTO = CORPUS / "spotter" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
-
-pytestmark = pytest.mark.skipif(not CORPUS.exists(), reason="shared corpus not mounted")
+from tests.importers.corpus import AUTO
+from tests.importers.corpus import CLAUDE_CODE as CORPUS
 
 
 def streamed(path):

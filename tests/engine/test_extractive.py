@@ -13,8 +13,6 @@ from compaction.engine.text import is_decision
 from tests.engine.builders import History
 from tests.importers.corpus import AUTO, MANUAL
 
-needs_corpus = pytest.mark.skipif(not AUTO.exists(), reason="shared corpus not mounted")
-
 NOTIFICATION = (
     "<task-notification>\n<task-id>b0be39e</task-id>\n"
     "<output-file>/tmp/claude-1000/-home-USER-projects-spotter/tasks/b0be39e.output</output-file>\n"
@@ -87,7 +85,6 @@ def test_the_task_of_a_later_compaction_comes_from_the_earlier_summary():
     assert pinned_task(first.messages) == "Implement spotter-gqc. Never push to main."
 
 
-@needs_corpus
 @pytest.mark.parametrize(
     ("path", "task"),
     [
@@ -106,7 +103,6 @@ def test_real_sessions_keep_their_task_as_the_goal(path, task):
     assert not any(is_harness_text(c) or "/tmp/" in c for c in out.summary.constraints)
 
 
-@needs_corpus
 def test_a_real_task_notification_is_not_a_prompt_in_the_users_words():
     transcript = parse_transcript(AUTO)
     notification = next(m for m in transcript.messages if "<task-notification>" in m.text)
@@ -195,7 +191,6 @@ def test_a_tool_call_whose_result_is_not_in_the_slab_touches_no_file():
     assert summary.files_touched == ()
 
 
-@needs_corpus
 @pytest.mark.parametrize("path", [AUTO, MANUAL], ids=["auto", "manual"])
 def test_real_sessions_list_only_real_files(path):
     transcript = parse_transcript(path)

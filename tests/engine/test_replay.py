@@ -19,8 +19,6 @@ from compaction.engine.tokens import attribute_usage, calibrate, context_size
 from tests.engine.builders import History
 from tests.importers.corpus import MANUAL
 
-needs_corpus = pytest.mark.skipif(not MANUAL.exists(), reason="shared corpus not mounted")
-
 
 def long_session(turns=30):
     h = (
@@ -160,7 +158,6 @@ def replay_one_prompt(policy):
     return replay(messages, policy, counter=counter, measured=measured)
 
 
-@needs_corpus
 def test_the_corpus_session_is_one_prompt_over_more_than_a_hundred_calls_past_the_window():
     messages, _, _ = one_prompt_session()
     assert sum(is_prompt(m) for m in messages) == 1
@@ -169,7 +166,6 @@ def test_the_corpus_session_is_one_prompt_over_more_than_a_hundred_calls_past_th
     assert peak > ONE_PROMPT_POLICY.context_window
 
 
-@needs_corpus
 def test_the_default_policy_keeps_every_call_of_a_one_prompt_session_under_the_window():
     result = replay_one_prompt(ONE_PROMPT_POLICY)
     assert result.totals.overflow_calls == 0
@@ -180,7 +176,6 @@ def test_the_default_policy_keeps_every_call_of_a_one_prompt_session_under_the_w
     assert result.totals.verdict.healthy, result.totals.verdict.reasons
 
 
-@needs_corpus
 def test_the_step_fallback_on_a_real_session_leaves_zero_orphan_pairs():
     result = replay_one_prompt(ONE_PROMPT_POLICY)
     splices = [s for s in result.spans if s.stage != "clear_tool_results"]
@@ -195,7 +190,6 @@ def test_the_step_fallback_on_a_real_session_leaves_zero_orphan_pairs():
     assert check_pairs(list(result.final_context)) == []
 
 
-@needs_corpus
 def test_without_the_fallback_a_one_prompt_session_overflows_and_the_verdict_says_so():
     result = replay_one_prompt(replace(ONE_PROMPT_POLICY, step_fallback=False))
     assert result.totals.compactions == 0
@@ -210,7 +204,6 @@ def test_without_the_fallback_a_one_prompt_session_overflows_and_the_verdict_say
     assert result.totals.to_dict()["verdict"]["healthy"] is False
 
 
-@needs_corpus
 def test_a_policy_that_could_not_hold_its_hard_limit_under_the_window_is_a_warning():
     policy = replace(ONE_PROMPT_POLICY, context_window=200_000, step_fallback=False)
     result = replay_one_prompt(policy)

@@ -4,7 +4,6 @@ The Anthropic summarizers are specified in test_anthropic.py.
 """
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -19,14 +18,9 @@ from compaction.engine.summarizers import (
     server_compactions,
 )
 from tests.engine.builders import History
+from tests.importers.corpus import CORPUS
 
-CORPUS = (
-    Path(__file__).resolve().parents[3]
-    / "shared"
-    / "corpus"
-    / "anthropic_messages_api"
-    / "anthropic-sdk-python"
-)
+SDK_RECORDINGS = CORPUS / "anthropic_messages_api" / "anthropic-sdk-python"
 
 GOOD = {
     "goal": "Migrate billing to API v2",
@@ -122,7 +116,7 @@ def sse_final_message(path):
 
 
 def test_the_recorded_compaction_stream_yields_a_compaction_block_the_engine_reads():
-    final = sse_final_message(CORPUS / "compaction_response.txt")
+    final = sse_final_message(SDK_RECORDINGS / "compaction_response.txt")
     m = message_from_wire(
         {"seq": 5, "role": "assistant", "content": final["content"], "usage": final["usage"]}
     )

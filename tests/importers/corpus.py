@@ -1,4 +1,9 @@
-"""Paths into the shared corpus and facts read straight from its files (no importer code)."""
+"""Paths into the corpus of real traces and facts read straight from its files (no importer code).
+
+The corpus is a byte-for-byte copy, kept in ``tests/fixtures/corpus/``, of traces others wrote
+and published; its ``SOURCES.md`` and ``MANIFEST.json`` give each file's repository, commit and
+licence. Tests read only this copy, never anything outside the repository.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-if not CORPUS.exists():
-    CORPUS = Path("/work/shared/corpus")
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
 CLAUDE_CODE = CORPUS / "claude_code"
 SPOTTER = CLAUDE_CODE / "spotter"
 AUTO = SPOTTER / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"

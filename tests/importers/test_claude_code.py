@@ -25,10 +25,7 @@ from tests.importers.corpus import (
     records,
 )
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.skipif(not SPOTTER.exists(), reason="shared corpus not mounted"),
-]
+pytestmark = pytest.mark.django_db
 
 SHORT = SPOTTER / "short.jsonl"
 

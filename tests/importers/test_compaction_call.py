@@ -27,10 +27,7 @@ from tests.factories import (
 )
 from tests.importers.corpus import AUTO, MANUAL, SPOTTER, context, read_lines, records
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.skipif(not SPOTTER.exists(), reason="shared corpus not mounted"),
-]
+pytestmark = pytest.mark.django_db
 
 
 def _call_file(transcript: Path) -> Path:

@@ -20,10 +20,7 @@ from sessions.models import AgentSession, CompactionEvent, Message
 from tests.factories import make_key, make_project
 from tests.importers.corpus import CORPUS
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.skipif(not CORPUS.exists(), reason="shared corpus not mounted"),
-]
+pytestmark = pytest.mark.django_db
 
 SDK = CORPUS / "anthropic_messages_api" / "anthropic-sdk-python"
 TRAJ = CORPUS / "agent_trajectories"

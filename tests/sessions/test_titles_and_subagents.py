@@ -49,7 +49,6 @@ def test_analysis_corrects_a_title_when_an_earlier_prompt_arrives_later() -> Non
     assert AgentSession.objects.get(pk=session.pk).title == "First"
 
 
-@pytest.mark.skipif(not LOG_SAMPLE.exists(), reason="shared corpus not mounted")
 def test_claude_code_session_is_named_by_what_the_user_typed_not_by_commands() -> None:
     project = make_project()
     claude_code_import(project=project, paths=[LOG_SAMPLE])
@@ -129,7 +128,6 @@ def test_title_is_shown_beside_the_id_on_list_and_session_pages(client: Client) 
     assert '<p class="session-id muted">run-7f3a</p>' in page
 
 
-@pytest.mark.skipif(not SPOTTER.exists(), reason="shared corpus not mounted")
 def test_imported_claude_code_subagents_appear_under_their_parent(client: Client) -> None:
     project = make_project()
     folder = SPOTTER / "258c7280-ae70-4798-800f-63464d01a85d"

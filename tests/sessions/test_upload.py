@@ -12,10 +12,7 @@ from sessions.models import AgentSession, Message, Role
 from tests.factories import make_project, make_user
 from tests.importers.corpus import SPOTTER
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.skipif(not SPOTTER.exists(), reason="shared corpus not mounted"),
-]
+pytestmark = pytest.mark.django_db
 
 SHORT = SPOTTER / "short.jsonl"
 

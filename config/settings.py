@@ -87,6 +87,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20,
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Tests get a file too, not Django's default shared-cache in-memory database: there a
+    # second writer fails at once with "database table is locked" instead of waiting its turn,
+    # so concurrency would be tested on a locking the product never runs with.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_sawtooth.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

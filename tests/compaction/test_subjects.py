@@ -7,9 +7,7 @@ import json
 from io import StringIO
 
 import pytest
-from django.apps import apps
 from django.core.management import CommandError, call_command
-from django.db import connection, models
 from django.test import Client
 
 from compaction import services, subjects, tasks
@@ -28,6 +26,7 @@ from sessions.errors import BadRequest
 from sessions.models import AgentSession, AuditEvent, Message, Project, Role
 from sessions.schemas import EventBatch
 from sessions.services import events_ingest
+from tests.dump import cells_holding
 from tests.factories import make_project, make_session, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -66,34 +65,12 @@ def replayed(session: AgentSession) -> ReplayRun:
     return run
 
 
-def rows_holding(needles: list[str]) -> list[str]:
-    """Every (table, column) in the database whose text holds one of ``needles``, by a
-    search of every text and JSON column of every model (Django's and ours)."""
-    hits = []
-    with connection.cursor() as cursor:
-        for model in apps.get_models(include_auto_created=True):
-            table = model._meta.db_table
-            for field in model._meta.concrete_fields:
-                if not isinstance(field, models.CharField | models.TextField | models.JSONField):
-                    continue
-                column = connection.ops.quote_name(field.column)
-                for needle in needles:
-                    cursor.execute(
-                        f"SELECT count(*) FROM {connection.ops.quote_name(table)} "  # noqa: S608
-                        f"WHERE {column}::text ILIKE %s",
-                        [f"%{needle}%"],
-                    )
-                    if cursor.fetchone()[0]:
-                        hits.append(f"{table}.{field.column} holds {needle!r}")
-    return hits
-
-
 def test_the_search_of_every_table_sees_each_form_of_the_cpf_before_an_erasure() -> None:
     # The check below is only worth something if it can fail: before erasure it finds copies.
     project = make_project()
     session = support_chat(project)
     replayed(session)
-    hits = rows_holding(CPF_FORMS)
+    hits = cells_holding(CPF_FORMS)
     assert any("traces_message.content" in hit for hit in hits)
     assert any("compaction_compactionspan.summary" in hit for hit in hits)
     assert any("compactionevent.summary" in hit for hit in hits)
@@ -153,7 +130,7 @@ def test_erase_subject_leaves_no_copy_of_the_identifier_in_any_table(
         reason="Titular pediu exclusão (LGPD art. 18, VI)",
     )
 
-    assert rows_holding(CPF_FORMS) == []
+    assert cells_holding(CPF_FORMS) == []
     assert request.action == SubjectAction.ANONYMIZE
     assert request.result["rows"]["findings_removed"] >= 2
     assert not Finding.objects.filter(session=session, kind="cpf").exists()
@@ -170,7 +147,7 @@ def test_erase_subject_leaves_no_copy_of_the_identifier_in_any_table(
     run.refresh_from_db()
     assert run.status == ReplayStatus.DONE
     assert CompactionSpan.objects.filter(replay=run).exists()
-    assert rows_holding(CPF_FORMS) == []
+    assert cells_holding(CPF_FORMS) == []
     report = subjects.subject_find(project=project, subject=subjects.subject_parse(identifier=CPF))
     assert report["sessions"] == []
     assert SubjectRequest.objects.filter(project=project).count() == 1
@@ -197,7 +174,7 @@ def test_erase_subject_can_delete_the_sessions_instead() -> None:
     assert not AgentSession.objects.filter(pk=session.pk).exists()
     assert AgentSession.objects.filter(pk=kept.pk).exists()
     assert request.action == SubjectAction.DELETE
-    assert rows_holding([EMAIL, *CPF_FORMS]) == []
+    assert cells_holding([EMAIL, *CPF_FORMS]) == []
 
 
 def test_an_identifier_that_is_no_cpf_email_or_phone_is_refused() -> None:
@@ -241,7 +218,7 @@ def test_erase_subject_command_anonymizes_and_says_what_it_did() -> None:
     assert done["action"] == "anonymize"
     assert done["sessions"] == [session.pk]
     assert done["rows"]["traces.Message"] >= 1
-    assert rows_holding([EMAIL]) == []
+    assert cells_holding([EMAIL]) == []
 
 
 def test_subject_commands_explain_bad_input() -> None:
@@ -315,7 +292,7 @@ def test_a_reviewer_finds_exports_and_erases_a_subject(client: Client) -> None:
     ).content.decode()
     assert "Request" in erased
     assert "anonymize" in erased
-    assert rows_holding(CPF_FORMS) == []
+    assert cells_holding(CPF_FORMS) == []
     actions = list(SubjectRequest.objects.values_list("action", "requested_by"))
     assert sorted(actions) == [
         (SubjectAction.ANONYMIZE, reviewer.pk),
@@ -397,4 +374,4 @@ def test_a_replay_running_during_an_erasure_writes_nothing_and_runs_again(
     assert run.status == ReplayStatus.QUEUED
     assert queued == [run.pk]
     assert not CompactionSpan.objects.filter(replay=run).exists()
-    assert rows_holding(CPF_FORMS) == []
+    assert cells_holding(CPF_FORMS) == []

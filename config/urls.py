@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, reverse_lazy
 
 from config.api import api
 from sessions import otlp_api
@@ -13,6 +13,16 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # The one-time link of `manage.py adduser`: the new user chooses a password and is in.
+    path(
+        "login/set-password/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(
+            template_name="registration/set_password.html",
+            post_reset_login=True,
+            success_url=reverse_lazy("sessions:list"),
+        ),
+        name="password-set",
+    ),
     path("", include("sessions.urls")),
     path("", include("compaction.urls")),
     path("", include("compaction.alert_urls")),

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.tokens import default_token_generator
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from sessions import audit, services
 from sessions.errors import BadRequest, NotFound
@@ -24,6 +28,32 @@ def _role(role: str) -> Role:
     except ValueError:
         names = ", ".join(r.value for r in Role)
         raise BadRequest(f"role: {role!r} is not one of {names}") from None
+
+
+def user_password_link(*, user: AbstractBaseUser) -> str:
+    """The path of a page where ``user`` chooses a password. It works once: the token is
+    derived from the current password hash and last login, so setting a password (or logging
+    in) retires it, and it expires after ``PASSWORD_RESET_TIMEOUT``."""
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    token = default_token_generator.make_token(user)
+    return reverse("password-set", kwargs={"uidb64": uid, "token": token})
+
+
+@transaction.atomic
+def user_create(*, username: str, email: str = "") -> AbstractBaseUser:
+    """A login with no usable password yet: its owner sets one through
+    :func:`user_password_link`, so no password travels in a chat or a terminal log."""
+    username = username.strip()
+    if not username:
+        raise BadRequest("username: must not be empty")
+    users = get_user_model()
+    if users.objects.filter(username=username).exists():
+        raise BadRequest(f"username: a user named {username!r} already exists")
+    user = users(username=username, email=email.strip())
+    user.set_unusable_password()
+    user.full_clean(exclude=["password"])
+    user.save()
+    return user
 
 
 @transaction.atomic

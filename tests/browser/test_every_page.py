@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -19,6 +20,7 @@ from playwright.sync_api import Page
 from compaction import services
 from compaction.alert_models import Alert
 from compaction.models import Experiment, ReplayRun
+from sessions import members
 from sessions.models import AgentSession, Project
 from tests.browser.test_alerts import troubled_session
 from tests.factories import make_session
@@ -42,11 +44,13 @@ class Site:
     replay: ReplayRun
     experiment: Experiment
     alert: Alert
+    newcomer: Any  # a login made by `manage.py adduser`, with no password yet
 
 
 # The pages, by name (used in test ids and screenshot names) and path.
 PAGES: dict[str, Callable[[Site], str]] = {
     "login": lambda s: "/login/",
+    "set-password": lambda s: members.user_password_link(user=s.newcomer),
     "sessions": lambda s: "/",
     "session": lambda s: f"/sessions/{s.session.pk}/",
     "span": lambda s: f"/sessions/{s.session.pk}/spans/{s.span_pk}/",
@@ -68,7 +72,7 @@ PAGES: dict[str, Callable[[Site], str]] = {
     "policy": lambda s: f"/projects/{s.project.pk}/policy/",
     "not-found": lambda s: "/sessions/999999/",
 }
-ANONYMOUS = {"login"}
+ANONYMOUS = {"login", "set-password"}
 
 
 @pytest.fixture
@@ -94,6 +98,7 @@ def site(project: Project) -> Site:
         replay=replay,
         experiment=experiment,
         alert=Alert.objects.filter(session=session).first(),
+        newcomer=members.user_create(username="newcomer"),
     )
 
 

@@ -344,6 +344,7 @@ PAGES: dict[str, list[PageRule]] = {
 EXEMPT = {
     "healthz": "liveness probe, answers only {'status': 'ok'}",
     "login": "the sign-in page itself",
+    "password-set": "the one-time link of manage.py adduser: its token is the door",
     "logout": "signs the current user out",
     "otlp-traces": "bearer-key door (sessions/auth.py), in API_ROUTES below",
     "admin": "Django admin: staff and superusers only, audit model read-only",

@@ -6,6 +6,7 @@ import socket
 from io import StringIO
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from sessions import example_data, services
@@ -85,3 +86,55 @@ def test_rundemo_on_a_busy_port_suggests_the_next_one() -> None:
         port = busy.getsockname()[1]
         with pytest.raises(CommandError, match=rf"make demo PORT={port + 1}\)"):
             run("rundemo", f"127.0.0.1:{port}")
+
+
+def test_adduser_prints_a_link_that_sets_a_password_once_and_logs_in(client) -> None:
+    output = run(
+        "adduser", "rita", "--email", "rita@casa-aurora.com.br", "--url", "http://sawtooth.test/"
+    )
+    said, how, link = output.splitlines()
+    assert said == "Created user 'rita'."
+    assert how.startswith("Send them this link to choose a password; it works once")
+    assert link.startswith("http://sawtooth.test/login/set-password/")
+    user = get_user_model().objects.get(username="rita")
+    assert user.email == "rita@casa-aurora.com.br"
+    assert not user.has_usable_password()
+
+    path = link.removeprefix("http://sawtooth.test")
+    form = client.get(path, follow=True)
+    assert form.status_code == 200
+    assert b"Choose a password" in form.content
+    done = client.post(
+        form.redirect_chain[-1][0],
+        {"new_password1": "casa-aurora-2026!", "new_password2": "casa-aurora-2026!"},
+    )
+    assert done.status_code == 302
+    assert done["Location"] == "/"
+    assert client.get("/").wsgi_request.user.get_username() == "rita"
+
+    client.logout()
+    spent = client.get(path, follow=True)
+    assert b"This link has been used or has expired." in spent.content
+    assert get_user_model().objects.get(username="rita").check_password("casa-aurora-2026!")
+
+
+def test_adduser_refuses_an_existing_name_and_reset_issues_a_new_link() -> None:
+    run("adduser", "rita")
+    with pytest.raises(CommandError, match="a user named 'rita' already exists"):
+        run("adduser", "rita")
+    user = get_user_model().objects.get(username="rita")
+    user.set_password("an-old-password-1")
+    user.save()
+
+    output = run("adduser", "rita", "--reset")
+    assert output.splitlines()[0] == "rita must choose a new password."
+    assert "/login/set-password/" in output.splitlines()[-1]
+    assert not get_user_model().objects.get(username="rita").has_usable_password()
+    with pytest.raises(CommandError, match="no user named 'nobody'"):
+        run("adduser", "nobody", "--reset")
+
+
+def test_addmember_example_of_the_readme_works_on_the_demo_project() -> None:
+    run("demo_setup")
+    run("adduser", "rita")
+    assert run("addmember", "demo", "rita", "viewer") == "rita is viewer in project 'demo'.\n"

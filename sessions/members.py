@@ -6,6 +6,8 @@ admin pages, the project pages and ``manage.py addmember`` all come through here
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.contrib.auth.tokens import default_token_generator
@@ -30,7 +32,7 @@ def _role(role: str) -> Role:
         raise BadRequest(f"role: {role!r} is not one of {names}") from None
 
 
-def user_password_link(*, user: AbstractBaseUser) -> str:
+def user_password_link(*, user: Any) -> str:
     """The path of a page where ``user`` chooses a password. It works once: the token is
     derived from the current password hash and last login, so setting a password (or logging
     in) retires it, and it expires after ``PASSWORD_RESET_TIMEOUT``."""
@@ -40,7 +42,7 @@ def user_password_link(*, user: AbstractBaseUser) -> str:
 
 
 @transaction.atomic
-def user_create(*, username: str, email: str = "") -> AbstractBaseUser:
+def user_create(*, username: str, email: str = "") -> Any:
     """A login with no usable password yet: its owner sets one through
     :func:`user_password_link`, so no password travels in a chat or a terminal log."""
     username = username.strip()

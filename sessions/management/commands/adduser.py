@@ -32,6 +32,7 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, username: str, email: str, reset: bool, url: str, **options: Any
     ) -> None:
+        user: Any
         if reset:
             user = get_user_model().objects.filter(username=username.strip()).first()
             if user is None:

@@ -59,7 +59,8 @@ class AlertFilters:
     state: str | None = None
     rule: str | None = None
     severity: str | None = None
-    session: str | None = None
+    session: str | None = None  # the API's handle: the session's external id
+    session_pk: int | None = None  # the pages' handle: no identifier in a URL we emit
     project: str | None = None
     assignee: str | None = None
     age_days: int | None = None
@@ -71,11 +72,15 @@ class AlertFilters:
         age = params.get("age") or None
         if age is not None and (not str(age).isdigit() or int(age) < 1):
             raise BadRequest(f"age: expected a number of days (1 or more), got {age!r}")
+        sid = params.get("sid") or None
+        if sid is not None and (not str(sid).isdigit() or len(str(sid)) > 18):
+            raise BadRequest(f"sid: expected a session's number, got {sid!r}")
         return cls(
             state=_choice("state", params.get("state"), list(AlertState.values)),
             rule=_choice("rule", params.get("rule"), list(AlertRule.values)),
             severity=_choice("severity", params.get("severity"), list(AlertSeverity.values)),
             session=params.get("session") or None,
+            session_pk=int(sid) if sid is not None else None,
             project=params.get("project") or None,
             assignee=params.get("assignee") or None,
             age_days=int(age) if age is not None else None,
@@ -104,6 +109,8 @@ def alerts_filtered(*, projects: QuerySet[Project], filters: AlertFilters) -> Qu
         alerts = alerts.filter(severity=filters.severity)
     if filters.session:
         alerts = alerts.filter(session__external_id=filters.session)
+    if filters.session_pk is not None:
+        alerts = alerts.filter(session_id=filters.session_pk)
     if filters.project:
         alerts = alerts.filter(project__name=filters.project)
     if filters.assignee == "-":

@@ -7,6 +7,7 @@ analysis into the engine's inputs and saves what it finds.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -26,6 +27,7 @@ from compaction.alert_models import (
 from compaction.engine import alerts as engine
 from compaction.engine.messages import Message as EngineMessage
 from compaction.models import AnalysisStatus, CompactionSpan, SessionAnalysis, SpanOrigin
+from sessions import masking
 from sessions.errors import BadRequest, Conflict
 from sessions.models import AgentSession
 
@@ -77,6 +79,13 @@ def _event(
 
 
 def _finding_save(*, session: AgentSession, finding: engine.AlertFinding) -> Alert:
+    # An alert quotes what it found (a lost probe, an error text): stored masked, so no
+    # page, webhook, e-mail or export of it ever holds a value in clear.
+    finding = dataclasses.replace(
+        finding,
+        title=masking.text_mask(finding.title)[:300],
+        evidence=masking.json_mask(finding.evidence),
+    )
     now = timezone.now()
     alert, created = Alert.objects.get_or_create(
         session=session,
@@ -84,7 +93,7 @@ def _finding_save(*, session: AgentSession, finding: engine.AlertFinding) -> Ale
         defaults={
             "project_id": session.project_id,
             "severity": finding.severity,
-            "title": finding.title[:300],
+            "title": finding.title,
             "evidence": finding.evidence,
             "opened_at": now,
             "updated_at": now,
@@ -103,7 +112,7 @@ def _finding_save(*, session: AgentSession, finding: engine.AlertFinding) -> Ale
     )
     reopen = alert.state == AlertState.RESOLVED or mute_over
     alert.severity = finding.severity
-    alert.title = finding.title[:300]
+    alert.title = finding.title
     alert.evidence = finding.evidence
     alert.updated_at = now
     if reopen:

@@ -12,6 +12,7 @@ from ninja import Router, Schema
 
 from compaction import alert_selectors, alerts
 from compaction.alert_models import Alert
+from sessions import masking
 from sessions import selectors as session_selectors
 from sessions.auth import KeyRequest
 from sessions.models import Project
@@ -54,14 +55,14 @@ def alert_out(alert: Alert) -> AlertOut:
         rule=alert.rule,
         severity=alert.severity,
         state=alert.state,
-        session=alert.session.external_id,
-        title=alert.title,
-        evidence=dict(alert.evidence),
+        session=alert.session.external_id,  # the key's own handle for its session
+        title=masking.text_mask(alert.title),
+        evidence=masking.json_mask(dict(alert.evidence)),
         opened_at=alert.opened_at,
         updated_at=alert.updated_at,
         assignee=alert.assignee.get_username() if alert.assignee else None,
         muted_until=alert.muted_until,
-        resolution=alert.resolution or None,
+        resolution=masking.text_mask(alert.resolution) or None,
     )
 
 

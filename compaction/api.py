@@ -76,7 +76,7 @@ def _compaction_out(event: Any) -> CompactionOut:
         error=masking.text_mask(event.error) or None,
         duration_ms=event.duration_ms,
         failed=span.failed if span else None,
-        failure_reason=(span.failure_reason or None) if span else None,
+        failure_reason=(masking.text_mask(span.failure_reason) or None) if span else None,
         retention_score=span.retention_score if span else None,
         lost=[
             masking.text_mask(item["text"])
@@ -184,7 +184,7 @@ def replay_out(run: ReplayRun) -> ReplayOut:
                 ),
                 "retention_score": s.retention_score,
                 "failed": s.failed,
-                "failure_reason": s.failure_reason or None,
+                "failure_reason": masking.text_mask(s.failure_reason) or None,
             }
             for s in selectors.replay_spans(run)
         ]

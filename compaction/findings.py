@@ -4,18 +4,15 @@ Kept apart from services.py (the analysis and replay writes) so neither passes ~
 the reads are in selectors.py. The detection rules are in the engine (compaction/engine/pii.py).
 
 A finding never stores the value it found: only a masked preview and a keyed hash
-(HMAC-SHA256 of the normalized value with `pii_key()`), so two findings, or a subject search,
-can be compared without a plain-text copy.
+(HMAC-SHA256 of the normalized value with `masking.pii_key()`), so two findings, or a subject
+search, can be compared without a plain-text copy.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -33,24 +30,16 @@ from compaction.models import (
     SessionAnalysis,
     SpanOrigin,
 )
-from sessions import audit
+from sessions import audit, masking, search
 from sessions.errors import BadRequest
 from sessions.models import AgentSession, AuditAction, CompactionEvent, Message
 
 REVIEW_STATUSES = (FindingStatus.CONFIRMED, FindingStatus.FALSE_POSITIVE, FindingStatus.OPEN)
 
 
-def pii_key() -> bytes:
-    """The server secret of the keyed hash: SAWTOOTH_PII_KEY, else derived from SECRET_KEY."""
-    configured: str = settings.SAWTOOTH_PII_KEY
-    if configured:
-        return configured.encode()
-    return hmac.new(settings.SECRET_KEY.encode(), b"sawtooth-pii-key", hashlib.sha256).digest()
-
-
 def finding_value_hash(normalized: str) -> str:
     """The keyed hash stored for a normalized value (e.g. a CPF's eleven digits)."""
-    return pii.value_hash(normalized, pii_key())
+    return pii.value_hash(normalized, masking.pii_key())
 
 
 def _finding(path: str, detection: pii.Detection, key: bytes, **where: Any) -> Finding:
@@ -133,7 +122,7 @@ def session_findings_scan(
         events = list(CompactionEvent.objects.filter(session=session).order_by("seq", "pk"))
     if spans is None:
         spans = list(CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED))
-    key = pii_key()
+    key = masking.pii_key()
     detector = known_clean.detector_of(scan)
     rescan = scan_stale(analysis, detector)
     scanned_up_to = 0 if rescan else analysis.pii_scanned_message_pk
@@ -176,6 +165,12 @@ def session_findings_scan(
         seq=None,
     )
 
+    search.search_texts_store(
+        session=session,
+        messages={pk: scanned.search_texts[pk] for pk in scanned.pks_after(scanned_up_to)},
+        events=events,
+        detect=scan,
+    )
     with transaction.atomic():
         locked = SessionAnalysis.objects.select_for_update().get(pk=analysis.pk)
         if rescan:
@@ -254,7 +249,7 @@ def finding_redact(*, finding: Finding, user: Any) -> Finding:
     hash in the message content, the summary (the event and its observed span) or the session
     metadata, and every occurrence of it there is masked (`[cpf ***.***.***-25]`).
     """
-    key = pii_key()
+    key = masking.pii_key()
 
     def same_value(detection: pii.Detection) -> bool:
         return detection.kind == finding.kind and (
@@ -265,12 +260,14 @@ def finding_redact(*, finding: Finding, user: Any) -> Finding:
         # NO KEY: the findings step holds a KEY SHARE lock on it while it holds the analysis.
         message = Message.objects.select_for_update(no_key=True).get(pk=finding.message_id)
         message.content = pii.mask_json(message.content, only=same_value)
-        message.save(update_fields=["content"])
+        message.search_text = search.message_search_text(message.content)
+        message.save(update_fields=["content", "search_text"])
         known_clean.messages_rewritten(message.session_id, [message.pk])
     elif finding.where == FindingWhere.SUMMARY and finding.event_id is not None:
         event = CompactionEvent.objects.select_for_update().get(pk=finding.event_id)
         event.summary = _mask_text(event.summary, same_value)
-        event.save(update_fields=["summary"])
+        event.search_text = search.summary_search_text(event.summary)
+        event.save(update_fields=["summary", "search_text"])
         for span in CompactionSpan.objects.filter(event=event):
             span.summary = _mask_text(span.summary, same_value)
             span.summary_sections = pii.mask_json(span.summary_sections, only=same_value)
@@ -278,7 +275,8 @@ def finding_redact(*, finding: Finding, user: Any) -> Finding:
     elif finding.where == FindingWhere.METADATA:
         session = AgentSession.objects.select_for_update(no_key=True).get(pk=finding.session_id)
         session.metadata = pii.mask_json(session.metadata, only=same_value)
-        session.save(update_fields=["metadata"])
+        session.search_text = search.session_search_text(session)
+        session.save(update_fields=["metadata", "search_text"])
     else:
         raise BadRequest("finding: it no longer points at stored text")
     finding_occurrences(finding).update(
@@ -313,7 +311,7 @@ def summary_personal_data_detector(*, session_id: int) -> alert_rules.PersonalDa
             status__in=(FindingStatus.CONFIRMED, FindingStatus.FALSE_POSITIVE),
         ).values_list("value_hash", "status")
     )
-    key = pii_key()
+    key = masking.pii_key()
 
     def detect(text: str) -> Iterable[alert_rules.PersonalDataHit]:
         for found in pii.scan(text):

@@ -15,6 +15,7 @@ from typing import Any
 from compaction.engine import pii
 from compaction.engine.messages import Message as EngineMessage
 from compaction.engine.messages import message_from_wire
+from sessions import search
 from sessions.models import AgentSession, Message, message_usage
 
 Scan = Callable[[str], list[pii.Detection]]
@@ -50,6 +51,8 @@ class MessageScan:
     last_pk: int
     hits: list[MessageHit] = field(default_factory=list)
     pks: list[int] = field(default_factory=list)  # every message scanned
+    # What search reads of each message scanned (sessions/search.py), masked by this scan.
+    search_texts: dict[int, str] = field(default_factory=dict)
     # How many queries read them: with one, the scan saw every message of the range that
     # was stored when it began (pks grow in commit order); with more, one stored between
     # two queries may have been missed (compaction/known_clean.py looks for those).
@@ -95,6 +98,7 @@ def _scan_row(row: tuple[Any, ...], found: MessageScan, scan: Scan) -> None:
     pk, seq, content, iterations = row[0], row[1], row[3], row[8]
     for path, text in [*pii.json_strings(content, "content"), *pii.json_strings(iterations)]:
         found.hits.extend(MessageHit(pk, seq, path, d) for d in scan(text))
+    found.search_texts[pk] = search.message_search_text(content, detect=scan)
     found.pks.append(pk)
     found.last_pk = max(found.last_pk, pk)
 

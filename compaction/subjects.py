@@ -40,7 +40,7 @@ from compaction.models import (
     SubjectToken,
     SubjectWhere,
 )
-from sessions import audit
+from sessions import audit, search
 from sessions.errors import BadRequest
 from sessions.models import (
     AgentSession,
@@ -605,6 +605,7 @@ def subject_erase(
                     if isinstance(row, Message):
                         rewritten.append(row.pk)
             known_clean.messages_rewritten(session.pk, rewritten)
+            search.messages_search_refresh(rewritten)
             counts["replays_requeued"] += len(_replays_requeue(session))
             services.analysis_request(session_id=session.pk)
         SubjectToken.objects.filter(project=project, digest=subject.digest).delete()

@@ -21,6 +21,7 @@ from compaction.team_models import (
     CommentRevision,
     SavedFilter,
 )
+from sessions import masking
 from sessions.errors import BadRequest
 from sessions.models import AgentSession
 
@@ -84,12 +85,17 @@ def comments_for(*, session: AgentSession, span: CompactionSpan | None = None) -
 
 
 def filter_query_clean(query: str) -> str:
-    """The list parameters of a query string, in a stable order; page and unknowns dropped.
+    """The list parameters of a query string, in a stable order; page and unknowns dropped,
+    and a search for a person's identifier too (refused by search, never put in a link).
 
     >>> filter_query_clean("page=3&agent=billing&evil=1&period=7d")
     'agent=billing&period=7d'
     """
-    pairs = [(k, v) for k, v in parse_qsl(query.lstrip("?")) if k in FILTER_KEYS and v]
+    pairs = [
+        (k, v)
+        for k, v in parse_qsl(query.lstrip("?"))
+        if k in FILTER_KEYS and v and not (k == "q" and masking.query_refusal(v))
+    ]
     return urlencode(sorted(pairs, key=lambda kv: FILTER_KEYS.index(kv[0])))
 
 
@@ -100,6 +106,8 @@ def saved_filter_save(*, user: Any, name: str, query: str) -> SavedFilter:
         raise BadRequest("name: give the filter a name")
     if len(name) > FILTER_NAME_MAX_CHARS:
         raise BadRequest(f"name: at most {FILTER_NAME_MAX_CHARS} characters")
+    if masking.holds_personal_data(name):
+        raise BadRequest("name: holds personal data; a filter's name is kept as typed")
     cleaned = filter_query_clean(query)
     if not cleaned:
         raise BadRequest("query: choose at least one filter before saving")

@@ -32,6 +32,7 @@ from compaction.alert_models import (
     WebhookFormat,
 )
 from compaction.engine.alerts import RULES
+from sessions import masking
 from sessions.errors import BadRequest
 from sessions.models import Project
 
@@ -73,12 +74,16 @@ def alert_url(alert: Alert) -> str:
 
 
 def payload(*, alert: Alert, event: str, format: str) -> dict[str, Any]:
+    """A delivery's body. A receiver is another system's log: the session's id, the title and
+    the evidence go out masked like on a page; the alert's id and URL say which one it is."""
+    session = masking.text_mask(alert.session.external_id)
+    title = masking.text_mask(alert.title)
     if format == WebhookFormat.SLACK:
         return {
             "text": (
                 f"[{alert.severity}] {alert.get_rule_display()} {event} on session "
-                f"{slack_escape(alert.session.external_id)} ({slack_escape(alert.project.name)}): "
-                f"{slack_escape(alert.title)} <{alert_url(alert)}|open>"
+                f"{slack_escape(session)} ({slack_escape(alert.project.name)}): "
+                f"{slack_escape(title)} <{alert_url(alert)}|open>"
             )
         }
     return {
@@ -89,9 +94,9 @@ def payload(*, alert: Alert, event: str, format: str) -> dict[str, Any]:
             "severity": alert.severity,
             "state": alert.state,
             "project": alert.project.name,
-            "session": alert.session.external_id,
-            "title": alert.title,
-            "evidence": alert.evidence,
+            "session": session,
+            "title": title,
+            "evidence": masking.json_mask(alert.evidence),
             "opened_at": alert.opened_at.isoformat(),
             "updated_at": alert.updated_at.isoformat(),
             "url": alert_url(alert),
@@ -189,11 +194,13 @@ def alert_email_send(*, alert_id: int) -> int:
     recipients = found.email_list if found else []
     if not recipients:
         return 0
+    title = masking.text_mask(alert.title)
     return send_mail(
-        subject=f"[Sawtooth] {alert.get_severity_display()}: {alert.title}"[:200],
+        subject=f"[Sawtooth] {alert.get_severity_display()}: {title}"[:200],
         message=(
-            f"{alert.get_rule_display()} {event} on session {alert.session.external_id} "
-            f"in {alert.project.name}.\n\n{alert.title}\n\n{alert_url(alert)}\n"
+            f"{alert.get_rule_display()} {event} on session "
+            f"{masking.text_mask(alert.session.external_id)} in {alert.project.name}.\n\n"
+            f"{title}\n\n{alert_url(alert)}\n"
         ),
         from_email=None,
         recipient_list=recipients,

@@ -60,6 +60,9 @@ TEMPLATES = [
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
+            # The masking filters (``masked``, ``session_label``) in every template without a
+            # load tag, so no page can lack the one door personal data goes out through.
+            "builtins": ["sessions.templatetags.traces"],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",

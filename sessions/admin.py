@@ -1,10 +1,11 @@
+import json
 from typing import Any
 
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from sessions import audit, members
+from sessions import audit, masking, members, services
 from sessions.models import AgentSession, ApiKey, AuditEvent, Membership, Project
 
 
@@ -85,12 +86,59 @@ class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
             members.project_key_revoke(actor=request.user, api_key=api_key)
 
 
+ADMIN_DELETE_REASON = "deleted in the Django admin"
+
+
 @admin.register(AgentSession)
 class AgentSessionAdmin(admin.ModelAdmin[AgentSession]):
-    list_display = ["external_id", "project", "agent", "model", "message_count", "updated_at"]
+    """Masked like every page, and read-only: the admin shows no value a trace holds in clear
+    (a privacy reviewer reveals one on the session page, with a reason, audited), offers no
+    search by one, and a delete here is recorded in the audit log as on the delete page.
+    Sessions come in through the ingest doors only."""
+
+    SHOWN = ("shown_id", "project", "shown_agent", "shown_model", "message_count", "updated_at")
+    list_display = SHOWN
     list_filter = ["project"]
-    search_fields = ["external_id", "agent"]
-    readonly_fields = ["message_count", "compaction_count", "created_at", "updated_at"]
+    fields = readonly_fields = (
+        *SHOWN,
+        "shown_title",
+        "shown_metadata",
+        "compaction_count",
+        "created_at",
+    )
+
+    @admin.display(description="session")
+    def shown_id(self, obj: AgentSession) -> str:
+        return masking.text_mask(obj.external_id)
+
+    @admin.display(description="agent")
+    def shown_agent(self, obj: AgentSession) -> str:
+        return masking.text_mask(obj.agent)
+
+    @admin.display(description="model")
+    def shown_model(self, obj: AgentSession) -> str:
+        return masking.text_mask(obj.model)
+
+    @admin.display(description="title")
+    def shown_title(self, obj: AgentSession) -> str:
+        return masking.text_mask(obj.title)
+
+    @admin.display(description="metadata")
+    def shown_metadata(self, obj: AgentSession) -> str:
+        return json.dumps(masking.json_mask(obj.metadata), ensure_ascii=False, indent=2)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def delete_model(self, request: HttpRequest, obj: AgentSession) -> None:
+        services.session_delete(session=obj, by=request.user, reason=ADMIN_DELETE_REASON)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[AgentSession]) -> None:
+        for session in queryset.select_related("project"):
+            services.session_delete(session=session, by=request.user, reason=ADMIN_DELETE_REASON)
 
 
 @admin.register(AuditEvent)

@@ -34,8 +34,13 @@ OFFSET_MAX = 1_000_000_000
 
 
 def _session_out(session: AgentSession) -> SessionOut:
+    """A session as its key reads it: the external id it sent (the client's own handle, never
+    merged with another by masking), everything else masked."""
     out = SessionOut.model_validate(session, from_attributes=True)
     out.metadata = masking.json_mask(out.metadata)
+    out.title = masking.text_mask(out.title)
+    out.agent = masking.text_mask(out.agent)
+    out.model = masking.text_mask(out.model)
     return out
 
 
@@ -134,7 +139,7 @@ def _search_hit_out(hit: search.SearchHit) -> SearchHitOut:
     return SearchHitOut(
         kind=hit.kind,
         session=hit.session.external_id,
-        session_title=hit.session.title,
+        session_title=masking.text_mask(hit.session.title),
         seq=hit.seq,
         role=hit.role,
         snippet=snippet,
@@ -150,6 +155,18 @@ def _search_hit_out(hit: search.SearchHit) -> SearchHitOut:
 def search_content(request: KeyRequest, params: Query[SearchParams]) -> SearchResults:
     sessions = AgentSession.objects.filter(project=request.auth)
     q = params.q.strip()
+    refusal = masking.query_refusal(q)
+    if refusal:
+        return SearchResults(
+            q="",
+            kind=params.kind,
+            count=0,
+            count_capped=False,
+            offset=params.offset,
+            limit=params.limit,
+            items=[],
+            refused=f"not searched: {refusal}",
+        )
     if params.kind == "message":
         page = search.message_hits(sessions=sessions, q=q, offset=params.offset, limit=params.limit)
     elif params.kind == "summary":
@@ -164,4 +181,5 @@ def search_content(request: KeyRequest, params: Query[SearchParams]) -> SearchRe
         offset=params.offset,
         limit=params.limit,
         items=[_search_hit_out(hit) for hit in page.hits],
+        refused=None,
     )

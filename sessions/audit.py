@@ -17,6 +17,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
+from sessions import masking
 from sessions.models import AuditAction, AuditEvent, Project
 
 Actor = AbstractBaseUser | AnonymousUser | None
@@ -35,7 +36,8 @@ def audit_record(
     """Append one row. ``actor`` None (a command, a periodic task) needs an ``actor_name``.
 
     ``detail`` must never hold a revealed value or an identifier in clear: say where and what
-    kind, not what.
+    kind, not what. What a person typed (a reason, a target named by its text) is stored
+    masked, so the log that records a reveal is never a copy of what was revealed.
     """
     user = actor if actor is not None and actor.is_authenticated else None
     name = actor_name or (user.get_username() if user is not None else "system")
@@ -45,9 +47,9 @@ def audit_record(
         action=AuditAction(action),
         project=project,
         project_name=project.name if project is not None else "",
-        target=target[:300],
-        reason=reason,
-        detail=detail or {},
+        target=masking.text_mask(target)[:300],
+        reason=masking.text_mask(reason),
+        detail=masking.json_mask(detail or {}),
     )
 
 

@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 
 from compaction import alert_selectors
 from compaction import selectors as compaction_selectors
-from sessions import exports, selectors
+from sessions import exports, masking, selectors
 from sessions.errors import NotFound
 from sessions.forms import SessionFilterForm
 from sessions.models import AgentSession
@@ -39,7 +39,9 @@ def session_curve_export(request: HttpRequest, pk: int, fmt: str) -> HttpRespons
     name = f"session-{session.pk}-curve.{_format(fmt)}"
     if fmt == "csv":
         return exports.csv_response(rows, columns=exports.CURVE_COLUMNS, filename=name)
-    return exports.json_response({"session": session.external_id, "curve": rows}, filename=name)
+    return exports.json_response(
+        {"session": masking.text_mask(session.external_id), "curve": rows}, filename=name
+    )
 
 
 @login_required
@@ -49,7 +51,9 @@ def session_spans_export(request: HttpRequest, pk: int, fmt: str) -> HttpRespons
     name = f"session-{session.pk}-spans.{_format(fmt)}"
     if fmt == "csv":
         return exports.csv_response(rows, columns=exports.SPAN_COLUMNS, filename=name)
-    return exports.json_response({"session": session.external_id, "spans": rows}, filename=name)
+    return exports.json_response(
+        {"session": masking.text_mask(session.external_id), "spans": rows}, filename=name
+    )
 
 
 @login_required

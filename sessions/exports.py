@@ -1,9 +1,11 @@
 """CSV and JSON exports of a session's curve and spans and of the sessions list.
 
 Rows are plain dicts built here from selector data; ``csv_response`` and ``json_response``
-write them. Spreadsheet programs run a cell that starts with ``= + - @``, a tab or a carriage
-return as a formula, and trace content is hostile, so every CSV text cell that starts with one
-of those is prefixed with a quote (``csv_cell``). JSON is written as is.
+write them. Exports are pages too: every text a person or an agent wrote (ids, agents,
+models, failure reasons) goes out masked (``sessions/masking.py``). Spreadsheet programs run a
+cell that starts with ``= + - @``, a tab or a carriage return as a formula, and trace content
+is hostile, so every CSV text cell that starts with one of those is prefixed with a quote
+(``csv_cell``). JSON is written as is.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from django.http import HttpResponse, JsonResponse
 
 from compaction import selectors as compaction_selectors
 from compaction.models import CompactionSpan, SessionAnalysis
+from sessions import masking
 from sessions.models import AgentSession
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -100,7 +103,7 @@ def span_rows(spans: Iterable[CompactionSpan]) -> list[dict[str, Any]]:
             "replaced_to_seq": span.replaced_to_seq,
             "retention_score": span.retention_score,
             "failed": span.failed,
-            "failure_reason": span.failure_reason,
+            "failure_reason": masking.text_mask(span.failure_reason),
         }
         for span in spans
     ]
@@ -113,10 +116,10 @@ def session_rows(sessions: Iterable[AgentSession]) -> list[dict[str, Any]]:
         rows.append(
             {
                 "id": session.pk,
-                "external_id": session.external_id,
+                "external_id": masking.text_mask(session.external_id),
                 "project": session.project.name,
-                "agent": session.agent,
-                "model": session.model,
+                "agent": masking.text_mask(session.agent),
+                "model": masking.text_mask(session.model),
                 "messages": session.message_count,
                 "compactions": session.compaction_count,
                 "peak_fill": analysis.peak_fill if analysis else None,

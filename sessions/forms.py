@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from django import forms
+from django.http import QueryDict
 
+from sessions import masking
 from sessions.filters import PERIOD_LABELS, SORTS
 
 
@@ -43,6 +45,23 @@ class SessionFilterForm(forms.Form):
     )
     subagents = forms.BooleanField(required=False, label="Show subagents")
     sort = forms.CharField(required=False)
+
+    # Why the query was not run (it is a person's identifier), or None: see clean_q.
+    refusal: str | None = None
+
+    def clean_q(self) -> str:
+        """A query holding a person's identifier is dropped (search reads masked text only,
+        so it could only confirm or deny one) and ``refusal`` says why; the page neither
+        runs it nor puts it back in a link or in the search box."""
+        q: str = self.cleaned_data.get("q") or ""
+        self.refusal = masking.query_refusal(q) if q else None
+        if self.refusal:
+            if isinstance(self.data, QueryDict):
+                data = self.data.copy()
+                data["q"] = ""
+                self.data = data
+            return ""
+        return q
 
     def clean_sort(self) -> str:
         value = self.cleaned_data.get("sort") or "-updated"

@@ -11,8 +11,12 @@ message the analysis pass found clean is not scanned again (``compaction/known_c
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from dataclasses import dataclass
 from typing import Any
+
+from django.conf import settings
 
 from compaction.engine import pii
 from compaction.engine.memo import digest_lru
@@ -68,3 +72,50 @@ def occurrence_value(text: str, index: int) -> tuple[str, str] | None:
         return None
     found = detections[index]
     return str(found.kind), text[found.start : found.end]
+
+
+# --- handles and queries: no identifier in a URL we emit, no search by one ------------------
+
+
+def pii_key() -> bytes:
+    """The server secret of keyed hashes over personal data (findings, the subject index,
+    opaque handles): SAWTOOTH_PII_KEY, else derived from SECRET_KEY."""
+    configured: str = settings.SAWTOOTH_PII_KEY
+    if configured:
+        return configured.encode()
+    return hmac.new(settings.SECRET_KEY.encode(), b"sawtooth-pii-key", hashlib.sha256).digest()
+
+
+OPAQUE_PREFIX = "~"
+
+
+def holds_personal_data(text: str) -> bool:
+    return bool(_scan(text))
+
+
+def handle(value: str) -> str:
+    """What a link or a form may carry for ``value``: the value itself when it holds no
+    personal data, else ``~`` and a keyed hash of it (nobody can test a guess against it
+    without the server's key). :func:`handle_matches` reads it back."""
+    if not holds_personal_data(value):
+        return value
+    digest = pii.value_hash(value, pii_key())[:24]
+    return f"{OPAQUE_PREFIX}{digest}"
+
+
+def handle_matches(handle_value: str, value: str) -> bool:
+    return handle(value) == handle_value
+
+
+def query_refusal(q: str) -> str | None:
+    """Why a search for ``q`` is not run, or None. Search reads masked text only (the index
+    holds no personal data), so a query that is itself a person's identifier could only ever
+    confirm or deny it: it is refused, saying so, for every role and key."""
+    kinds = sorted({str(d.kind).replace("_", " ") for d in _scan(q)})
+    if not kinds:
+        return None
+    return (
+        f"it holds a {' and a '.join(kinds)}. Search never looks inside personal data, so it "
+        "cannot find a person by an identifier; privacy reviewers find where a person's data "
+        "is under Subject requests, where each search is recorded in the audit log"
+    )

@@ -128,6 +128,8 @@ class AgentSession(models.Model):
     # and seqs of the context it has seen), never the client's metadata: not shown, searched
     # or scanned for personal data.
     import_state = models.JSONField(default=dict, blank=True)
+    # Title, external id, agent, model and metadata as search reads them (masked).
+    search_text = models.TextField(null=True, blank=True, editable=False)  # noqa: DJ001 - null: not yet
     # Kept up to date by the ingest service in the same transaction as the rows they count.
     message_count = models.PositiveIntegerField(default=0)
     compaction_count = models.PositiveIntegerField(default=0)
@@ -148,7 +150,9 @@ class AgentSession(models.Model):
         ordering = ["-updated_at"]
 
     def __str__(self) -> str:
-        return self.external_id
+        # Not the external id: it is the client's text and may hold a customer's document,
+        # and this is what the admin, log lines and error pages print.
+        return f"session {self.pk}"
 
 
 class MessageRole(models.TextChoices):
@@ -190,10 +194,21 @@ class Message(models.Model):
     cache_creation_input_tokens = models.PositiveIntegerField(null=True, blank=True)
     iterations = models.JSONField(null=True, blank=True)
     content_hash = models.CharField(max_length=64)
+    # What search reads: the text a reader sees with personal data masked, written by the
+    # findings step of the analysis pass (sessions/search.py). Null until then: not searchable.
+    search_text = models.TextField(null=True, blank=True, editable=False)  # noqa: DJ001 - null: not yet
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["session", "seq"], name="message_unique_seq")
+        ]
+        indexes = [
+            # How far search is behind: the messages not yet searchable, per session.
+            models.Index(
+                fields=["session"],
+                condition=models.Q(search_text__isnull=True),
+                name="message_unsearchable",
+            )
         ]
         ordering = ["session", "seq"]
 
@@ -247,6 +262,9 @@ class CompactionEvent(models.Model):
     error = models.TextField(blank=True)
     source = models.CharField(max_length=30, default="api")
     content_hash = models.CharField(max_length=64)
+    # What search reads: the text a reader sees with personal data masked, written by the
+    # findings step of the analysis pass (sessions/search.py). Null until then: not searchable.
+    search_text = models.TextField(null=True, blank=True, editable=False)  # noqa: DJ001 - null: not yet
 
     class Meta:
         constraints = [

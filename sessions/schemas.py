@@ -227,3 +227,8 @@ class SearchResults(Schema):
     offset: int
     limit: int
     items: list[SearchHitOut]
+    refused: str | None = Field(
+        None,
+        description="Why the query was not run: it is itself a person's identifier, and "
+        "search never looks inside personal data (then count is 0)",
+    )

@@ -1,10 +1,19 @@
 """Search in trace content: message text, tool names, inputs and results, compaction summaries,
-and session titles, ids and metadata. Reads only (a selector module of its own).
+and session titles, ids, agents, models and metadata.
+
+Search reads masked text only: ``search_text`` on messages, compaction events and sessions is
+what a reader sees, with every personal value masked (``[cpf ***.***.***-79]``). The findings
+step of the analysis pass writes it (it has just scanned those strings; ``*_search_text``
+below), so a message is searchable once its session is analysed, and ``unsearchable_count``
+says how many are not yet. A search can therefore never find, confirm or count a person by a
+document, a phone, an e-mail or a name the detector knows, whoever asks, and its snippets show
+masks only. A query that is itself such an identifier is refused, saying why
+(``masking.query_refusal``): privacy reviewers find a person under Subject requests, audited.
 
 On PostgreSQL: full-text search in the 'simple' configuration (no stemming, no stop words, so
 ``charge_customer`` and "não altere" match as written) over stored, generated tsvector columns
-with GIN indexes (migration ``0004_search``; ``search_sql.py`` holds the SQL and says why),
-whose documents also hold the parts and suffixes of paths and dotted names, so ``api.py``
+with GIN indexes (migration ``0009_search_masked``; ``search_sql.py`` holds the SQL and says
+why), whose documents also hold the parts and suffixes of paths and dotted names, so ``api.py``
 finds ``billing/api.py``. Snippets come from ``ts_headline``. On SQLite (the embedded demo):
 ``icontains`` and snippets cut in Python.
 
@@ -16,8 +25,8 @@ that function (e.g. to mask personal data per segment) and every snippet follows
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +35,7 @@ from django.db.models import BooleanField, F, Func, Q, QuerySet
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from compaction.engine import pii
 from sessions import masking
 from sessions import search_sql as sql
 from sessions.models import AgentSession, CompactionEvent, Message
@@ -45,6 +55,7 @@ _IDENTIFIER = re.compile(r"^\S*[./_:\\\-]\S*$")
 _WORD = re.compile(r"[\w./:\\\-]+", re.UNICODE)
 
 Segments = tuple[tuple[str, bool], ...]
+Detect = Callable[[str], list[pii.Detection]]
 # "charge_customer" is the phrase charge <-> customer: one mark, not two around the "_".
 _JOINED_MARKS = re.compile(f"{STOP}((?:[^\\s\\w{START}{STOP}]|_){{1,3}}){START}")
 
@@ -130,6 +141,63 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+def message_search_text(content: Any, *, detect: Detect = pii.scan) -> str:
+    """What search reads of a message: its readable words (:func:`content_text`), every
+    string masked first. ``detect``: the pass's scan memo, so nothing is scanned twice."""
+    return content_text(pii.mask_json(content, detect=detect))
+
+
+def summary_search_text(summary: str, *, detect: Detect = pii.scan) -> str:
+    return pii.mask(summary, detect(summary))
+
+
+def session_search_text(session: AgentSession, *, detect: Detect = pii.scan) -> str:
+    """A session's own fields as search reads them: title, external id, agent, model and the
+    metadata's strings, masked."""
+    fields = [session.title, session.external_id, session.agent, session.model]
+    fields += [text for _, text in pii.json_strings(session.metadata)]
+    return " · ".join(pii.mask(text, detect(text)) for text in fields if text)
+
+
+def search_texts_store(
+    *,
+    session: AgentSession,
+    messages: dict[int, str],
+    events: Sequence[CompactionEvent],
+    detect: Detect = pii.scan,
+) -> None:
+    """Write the search text of ``messages`` (pk: text), of ``events`` and of the session, where
+    it changed. Idempotent: a concurrent pass writes the same texts."""
+    rows = [Message(pk=pk, search_text=text) for pk, text in messages.items()]
+    Message.objects.bulk_update(rows, ["search_text"], batch_size=500)
+    changed = []
+    for event in events:
+        text = summary_search_text(event.summary, detect=detect)
+        if text != event.search_text:
+            event.search_text = text
+            changed.append(event)
+    CompactionEvent.objects.bulk_update(changed, ["search_text"], batch_size=500)
+    text = session_search_text(session, detect=detect)
+    if text != session.search_text:
+        session.search_text = text
+        AgentSession.objects.filter(pk=session.pk).update(search_text=text)
+
+
+def messages_search_refresh(pks: Iterable[int]) -> None:
+    """After content was rewritten in place (a redaction, an erasure): search it as it is now."""
+    rows = Message.objects.filter(pk__in=list(pks)).only("pk", "content")
+    for message in rows:
+        message.search_text = message_search_text(message.content)
+    Message.objects.bulk_update(list(rows), ["search_text"], batch_size=500)
+
+
+def unsearchable_count(sessions: QuerySet[AgentSession]) -> int:
+    """Messages of ``sessions`` that search cannot see yet (their analysis has not run)."""
+    return Message.objects.filter(
+        session__in=sessions.order_by().values("pk"), search_text__isnull=True
+    ).count()
+
+
 def content_text(blocks: Any) -> str:
     """The searchable words of content blocks as a reader sees them: texts, thinking, tool names
     and input values, tool results, compaction summaries (block types and ids left out)."""
@@ -172,13 +240,9 @@ _QUERY_PART = re.compile(r'(-?)"([^"]+)"|(-?)(\S+)')
 
 def _like_all(field: str, q: str) -> Q:
     """The SQLite fallback: every word or "quoted phrase" as a substring, ``-word`` excluded."""
-    match = Q()
+    match = Q(**{f"{field}__isnull": False})
     for neg_phrase, phrase, neg_word, word in _QUERY_PART.findall(q):
-        text = phrase or word
-        part = Q(**{f"{field}__icontains": text})
-        escaped = json.dumps(text)[1:-1]  # JSON columns on SQLite hold "não" as "n\u00e3o"
-        if escaped != text:
-            part |= Q(**{f"{field}__icontains": escaped})
+        part = Q(**{f"{field}__icontains": phrase or word})
         match &= ~part if neg_phrase or neg_word else part
     return match
 
@@ -223,25 +287,20 @@ class _DocumentMatch(_Sql):
 
 def _message_match(q: str) -> Q:
     if not is_postgres():
-        return _like_all("content", q)
-    return Q(_DocumentMatch(q, beside="content"))
+        return _like_all("search_text", q)
+    return Q(_DocumentMatch(q, beside="search_text"))
 
 
 def _summary_match(q: str) -> Q:
     if not is_postgres():
-        return _like_all("summary", q)
-    return Q(_DocumentMatch(q, beside="summary"))
+        return _like_all("search_text", q)
+    return Q(_DocumentMatch(q, beside="search_text"))
 
 
 def _session_match(q: str) -> Q:
     # Sessions are few beside messages and their own fields short: substrings are cheap to
     # scan, and catch words inside paths and branch names ("tarifa" in "feature/tarifa-nova").
-    return (
-        Q(external_id__icontains=q)
-        | Q(agent__icontains=q)
-        | Q(title__icontains=q)
-        | Q(metadata__icontains=q)
-    )
+    return Q(search_text__icontains=q)
 
 
 def query_clean(q: str) -> str:
@@ -334,9 +393,14 @@ def message_hits(
         _message_match(q), session__in=sessions.order_by().values("pk")
     ).order_by()
     ids = list(matches.order_by("-pk").values_list("pk", flat=True)[offset : offset + limit])
-    rows = {m.pk: m for m in Message.objects.filter(pk__in=ids).select_related("session")}
+    rows = {
+        m.pk: m
+        for m in Message.objects.filter(pk__in=ids)
+        .select_related("session")
+        .only("pk", "seq", "role", "search_text", "session")
+    }
     ordered = [rows[pk] for pk in ids]
-    snippets = headlines([content_text(m.content) for m in ordered], q)
+    snippets = headlines([m.search_text or "" for m in ordered], q)
     hits = [
         SearchHit("message", m.session, m.seq, m.role, segments)
         for m, segments in zip(ordered, snippets, strict=True)
@@ -353,7 +417,7 @@ def summary_hits(
         _summary_match(q), session__in=sessions.order_by().values("pk")
     ).order_by()
     events = list(matches.select_related("session").order_by("-pk")[offset : offset + limit])
-    snippets = headlines([e.summary for e in events], q)
+    snippets = headlines([e.search_text or "" for e in events], q)
     hits = [
         SearchHit("summary", e.session, e.seq, "summary", segments)
         for e, segments in zip(events, snippets, strict=True)
@@ -373,11 +437,6 @@ def _count(
     return min(counted, cap), counted > cap
 
 
-def _session_text(session: AgentSession) -> str:
-    metadata = json.dumps(session.metadata, ensure_ascii=False) if session.metadata else ""
-    return " · ".join(p for p in (session.title, session.external_id, session.agent, metadata) if p)
-
-
 def session_hits(
     *, sessions: QuerySet[AgentSession], q: str, offset: int = 0, limit: int = 20
 ) -> SearchPage:
@@ -393,7 +452,7 @@ def session_hits(
     page_ids = ids[offset : offset + limit]
     rows = {s.pk: s for s in AgentSession.objects.filter(pk__in=page_ids).select_related("project")}
     found = [rows[pk] for pk in page_ids]
-    snippets = headlines([_session_text(s) for s in found], q)
+    snippets = headlines([s.search_text or "" for s in found], q)
     hits = [
         SearchHit("session", s, None, "session", segments)
         for s, segments in zip(found, snippets, strict=True)

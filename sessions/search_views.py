@@ -21,7 +21,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
     form = SessionFilterForm(request.GET)
     filters = dict(form.cleaned_data) if form.is_valid() else {}
     q = (filters.pop("q", "") or "").strip()
-    context: dict[str, object] = {"form": form, "q": q}
+    context: dict[str, object] = {"form": form, "q": q, "search_refusal": form.refusal}
     if q:
         # Every session the filters allow, subagents included; the query is matched below.
         sessions = selectors.session_search(
@@ -41,6 +41,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
             message_hits=messages,
             summary_hits=search.summary_hits(sessions=sessions, q=q, limit=OTHER_HITS),
             session_hits=search.session_hits(sessions=sessions, q=q, limit=OTHER_HITS),
+            unsearchable=search.unsearchable_count(sessions),
             page=Paginator(range(messages.count), HITS_PER_PAGE).get_page(page_number),
             extra_query=params.urlencode(),
             list_query=request.GET.urlencode(),

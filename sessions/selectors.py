@@ -12,7 +12,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from compaction.selectors import summary_personal_data
-from sessions import search, wire
+from sessions import masking, search, wire
 from sessions.errors import NotFound
 from sessions.filters import PERIODS, SORTS
 from sessions.models import AgentSession, Message, Project
@@ -48,10 +48,10 @@ def session_search(
     elif not filters.get("subagents"):
         # Subagents sit under their parent; a search finds them wherever they are.
         sessions = sessions.filter(parent__isnull=True)
-    if agent := filters.get("agent"):
-        sessions = sessions.filter(agent=agent)
-    if model := filters.get("model"):
-        sessions = sessions.filter(model=model)
+    for facet in ("agent", "model"):
+        if value := filters.get(facet):
+            raw = facet_resolve(projects=projects, field=facet, value=value)
+            sessions = sessions.filter(**{facet: raw}) if raw else sessions.none()
     if after := filters.get("started_after"):
         sessions = sessions.filter(started_at__gte=_day(after))
     if before := filters.get("started_before"):
@@ -80,16 +80,46 @@ def session_search(
     return sessions.order_by(order, "-pk")
 
 
-def facet_values(*, projects: QuerySet[Project], field: str) -> list[str]:
-    """Distinct agents or models, for the filter drop-downs."""
+@dataclass(frozen=True)
+class Facet:
+    """One choice of a filter drop-down: ``value`` is what the link or form carries (the value,
+    or an opaque handle when it holds personal data), ``label`` what it shows (masked)."""
+
+    value: str
+    label: str
+
+
+FACET_LIMIT = 200
+
+
+def _facet_raw(projects: QuerySet[Project], field: str) -> list[str]:
     values = (
         AgentSession.objects.filter(project__in=projects)
         .exclude(**{field: ""})
         .order_by(field)
         .values_list(field, flat=True)
-        .distinct()[:200]
+        .distinct()[:FACET_LIMIT]
     )
     return list(values)
+
+
+def facet_values(*, projects: QuerySet[Project], field: str) -> list[Facet]:
+    """Distinct agents or models, for the filter drop-downs."""
+    return [
+        Facet(value=masking.handle(v), label=masking.text_mask(v))
+        for v in _facet_raw(projects, field)
+    ]
+
+
+def facet_resolve(*, projects: QuerySet[Project], field: str, value: str) -> str:
+    """The agent or model a filter names: itself, or the value behind an opaque handle
+    (none when no session of ``projects`` has it)."""
+    if not value.startswith(masking.OPAQUE_PREFIX):
+        return value
+    for raw in _facet_raw(projects, field):
+        if masking.handle_matches(value, raw):
+            return raw
+    return ""
 
 
 def with_subagent_counts(sessions: QuerySet[AgentSession]) -> QuerySet[AgentSession]:

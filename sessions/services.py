@@ -20,7 +20,7 @@ from django.utils import timezone
 from compaction import services as compaction_services
 from compaction.engine import pii, titles
 from compaction.engine.messages import message_from_wire
-from sessions import audit, wire
+from sessions import audit, search, wire
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
@@ -485,6 +485,9 @@ def events_ingest(
     session.message_count += len(messages) - gone_messages
     session.compaction_count += len(compactions) - gone_events
     session.updated_at = timezone.now()
+    # The session's own fields are few and short: searchable at once (masked, as everything
+    # search reads); its messages and summaries once the analysis pass has masked them.
+    session.search_text = search.session_search_text(session)
     session.save()
     if messages or compactions or probes or gone_messages or gone_events:
         compaction_services.analysis_request(session_id=session.pk)

@@ -57,9 +57,11 @@ class SessionRow:
     subagents: int = 0
 
 
-def _query_without(request: HttpRequest, *names: str) -> str:
+def _query_without(request: HttpRequest, *names: str, form: SessionFilterForm | None = None) -> str:
+    """The page's query string for its own links, without ``names`` (and without a refused
+    search: the product never puts a person's identifier in a URL it emits)."""
     params = request.GET.copy()
-    for name in names:
+    for name in (*names, *(("q",) if form is not None and form.refusal else ())):
         params.pop(name, None)
     return params.urlencode()
 
@@ -106,16 +108,20 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "projects": project_choices if len(project_choices) > 1 else [],
             "agents": selectors.facet_values(projects=projects, field="agent"),
             "models": selectors.facet_values(projects=projects, field="model"),
-            "extra_query": _query_without(request, "page"),
-            "sort_query": _query_without(request, "page", "sort"),
+            "extra_query": _query_without(request, "page", form=form),
+            "sort_query": _query_without(request, "page", "sort", form=form),
+            "search_refusal": form.refusal,
             "filtered": filtered,
             # Only the empty state offers an upload: no query for it on a full list.
             "upload_projects": (
                 import_views.upload_projects(request.user) if not rows and not filtered else []
             ),
             "site_url": request.build_absolute_uri("/").rstrip("/"),
-            "saved_filters": team.saved_filters_for(user=request.user),
-            "filter_query": team.filter_query_clean(request.GET.urlencode()),
+            "saved_filters": [
+                (saved, team.filter_query_clean(saved.query))
+                for saved in team.saved_filters_for(user=request.user)
+            ],
+            "filter_query": team.filter_query_clean(_query_without(request, form=form)),
         },
     )
 

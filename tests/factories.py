@@ -90,6 +90,15 @@ def make_session(
     return result.session
 
 
+def make_searchable_session(project: Project | None = None, **kwargs: Any) -> AgentSession:
+    """``make_session``, then analysed as the worker does after an upload: search reads the
+    masked text the analysis pass writes (sessions/search.py)."""
+    session = make_session(project, **kwargs)
+    compaction_services.session_analyse(session_id=session.pk)
+    session.refresh_from_db()
+    return session
+
+
 def make_long_compacted_session(
     project: Project, *, summary: str, external_id: str | None = None, **batch: Any
 ) -> AgentSession:

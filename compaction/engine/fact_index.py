@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from compaction.engine import pii
 from compaction.engine import text as txt
 from compaction.engine.facts import Fact, canon_path, looks_like_file
 from compaction.engine.messages import (
@@ -190,10 +191,26 @@ _REVERSALS = re.compile(
 
 
 def _display_words(rule: str) -> list[str]:
-    """The content words of a rule as written, for an evidence message."""
-    norm = txt.NEGATIONS.sub(" ", txt.normalize(rule))
+    """The content words of a rule as written, for an evidence message. A personal value in
+    it is one word, its mask: split into words ("11", "98765-4321") no masker would see it.
+
+    >>> _display_words("o telefone (11) 98765-4321 é privado")
+    ['telefone', '[phone (**) *****-**21]', 'privado']
+    """
+    words: list[str] = []
+    at = 0
+    for found in pii.scan(rule):
+        words += _plain_words(rule[at : found.start])
+        words.append(f"[{found.kind} {pii.masked_preview(found)}]")
+        at = found.end
+    words += _plain_words(rule[at:])
+    return list(dict.fromkeys(words))
+
+
+def _plain_words(text: str) -> list[str]:
+    norm = txt.NEGATIONS.sub(" ", txt.normalize(text))
     words = [w.strip("'.-/") for w in txt.RULE_WORD.findall(norm)]
-    return list(dict.fromkeys(w for w in words if w and w not in txt.STOPWORDS))
+    return [w for w in words if w and w not in txt.STOPWORDS]
 
 
 def _needed(n: int) -> int:

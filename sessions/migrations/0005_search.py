@@ -14,10 +14,10 @@ from sessions import search_sql as sql
 FORWARD = [
     sql.WORDS_FUNCTION,
     f"ALTER TABLE traces_message ADD COLUMN {sql.COLUMN} tsvector "
-    f"GENERATED ALWAYS AS ({sql.MESSAGE_DOCUMENT}) STORED",
+    f"GENERATED ALWAYS AS ({sql.RAW_MESSAGE_DOCUMENT}) STORED",
     f"CREATE INDEX message_search ON traces_message USING gin ({sql.COLUMN})",
     f"ALTER TABLE traces_compactionevent ADD COLUMN {sql.COLUMN} tsvector "
-    f"GENERATED ALWAYS AS ({sql.SUMMARY_DOCUMENT}) STORED",
+    f"GENERATED ALWAYS AS ({sql.RAW_SUMMARY_DOCUMENT}) STORED",
     f"CREATE INDEX compaction_summary_search ON traces_compactionevent USING gin ({sql.COLUMN})",
 ]
 BACKWARD = [

@@ -145,9 +145,18 @@ def block_text(block: dict[str, Any]) -> str:
 def masked(text: Any) -> str:
     """Trace text with every detected personal value masked (raw stays stored).
 
-    Apply it first, before clipping or markdown: ``{{ body|masked|clip }}``.
+    Apply it first, before clipping or markdown: ``{{ body|masked|clip }}``. ``None`` is "".
     """
+    if text is None:
+        return ""
     return masking.text_mask(text if isinstance(text, str) else str(text))
+
+
+@register.filter
+def session_label(session: Any) -> str:
+    """What a page calls a session: its title, else its external id, masked (both are the
+    client's text: the first prompt, an id that may hold a customer's document)."""
+    return masking.text_mask(session.title or session.external_id)
 
 
 @register.inclusion_tag("sessions/_reveal.html", takes_context=True)

@@ -9,8 +9,14 @@ from django.db import connection
 from django.test import Client
 
 from sessions import search
-from sessions.models import AgentSession, Role
-from tests.factories import make_key, make_project, make_session, make_user, wire_message
+from sessions.models import AgentSession, Message, Role
+from tests.factories import (
+    make_key,
+    make_project,
+    make_searchable_session,
+    make_user,
+    wire_message,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +24,7 @@ PAYLOAD = '<script>alert("xss")</script><img src=x onerror=alert(1)>'
 
 
 def _billing_run(project, external_id: str = "billing-run") -> AgentSession:
-    return make_session(
+    return make_searchable_session(
         project,
         external_id=external_id,
         session={"metadata": {"git_branch": "feature/tarifa-nova"}},
@@ -81,7 +87,7 @@ def _hits(project, q: str, kind: str = "message") -> list[search.SearchHit]:
 def test_search_finds_the_exact_message(q: str, seq: int) -> None:
     project = make_project()
     _billing_run(project)
-    make_session(project, external_id="other-run")
+    make_searchable_session(project, external_id="other-run")
     hits = _hits(project, q)
     assert [(h.session.external_id, h.seq) for h in hits] == [("billing-run", seq)]
     assert any(marked for _, marked in hits[0].segments), "the hit is highlighted"
@@ -109,7 +115,9 @@ def test_search_does_not_match_words_that_are_absent() -> None:
 
 def test_snippet_marks_hits_and_escapes_hostile_text() -> None:
     project = make_project()
-    make_session(project, messages=[wire_message(0, content=f"{PAYLOAD} needle {PAYLOAD}")])
+    make_searchable_session(
+        project, messages=[wire_message(0, content=f"{PAYLOAD} needle {PAYLOAD}")]
+    )
     [hit] = _hits(project, "needle")
     html = search.snippet_html(hit.segments)
     assert "<mark>needle</mark>" in html
@@ -121,7 +129,7 @@ def test_snippet_marks_hits_and_escapes_hostile_text() -> None:
 def test_snippet_markers_inside_trace_text_cannot_forge_highlights() -> None:
     project = make_project()
     forged = f"{search.START}<b>fake</b>{search.STOP} then needle"
-    make_session(project, messages=[wire_message(0, content=forged)])
+    make_searchable_session(project, messages=[wire_message(0, content=forged)])
     [hit] = _hits(project, "needle")
     assert [text for text, marked in hit.segments if marked] == ["needle"]
     assert "<b>" not in search.snippet_html(hit.segments)
@@ -130,7 +138,7 @@ def test_snippet_markers_inside_trace_text_cannot_forge_highlights() -> None:
 def test_long_tool_result_gives_a_short_snippet_around_the_hit() -> None:
     project = make_project()
     text = "filler " * 20_000 + "the needle is here " + "filler " * 20_000
-    make_session(project, messages=[wire_message(0, content=text)])
+    make_searchable_session(project, messages=[wire_message(0, content=text)])
     [hit] = _hits(project, "needle")
     assert len(hit.text) < 600
     assert ("needle", True) in hit.segments
@@ -160,8 +168,8 @@ def test_search_uses_the_gin_indexes() -> None:
 def test_list_box_searches_content_and_combines_with_filters(client: Client) -> None:
     project = make_project()
     _billing_run(project)
-    make_session(project, external_id="support-run", session={"agent": "support"})
-    make_session(
+    make_searchable_session(project, external_id="support-run", session={"agent": "support"})
+    make_searchable_session(
         project,
         external_id="other-billing",
         session={"agent": "support"},
@@ -204,7 +212,7 @@ def test_search_page_is_scoped_to_the_users_projects(client: Client) -> None:
 
 def test_search_page_shows_hostile_content_as_text(client: Client) -> None:
     project = make_project()
-    make_session(project, messages=[wire_message(0, content=f"needle {PAYLOAD}")])
+    make_searchable_session(project, messages=[wire_message(0, content=f"needle {PAYLOAD}")])
     client.force_login(make_user(project=project))
     body = client.get("/search/?q=needle").content.decode()
     assert "<mark>needle</mark>" in body
@@ -232,7 +240,7 @@ def test_search_api_is_scoped_to_the_key(client: Client) -> None:
 def test_search_api_kinds_and_paging(client: Client) -> None:
     project = make_project()
     for n in range(3):
-        make_session(project, messages=[wire_message(0, content=f"needle {n}")])
+        make_searchable_session(project, messages=[wire_message(0, content=f"needle {n}")])
     key = make_key(project)
     auth = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
     page = client.get("/api/v1/search", {"q": "needle", "limit": 2}, **auth).json()
@@ -256,7 +264,7 @@ def test_counting_stops_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(search, "COUNT_CAP", 3)
     project = make_project()
     for n in range(5):
-        make_session(project, messages=[wire_message(0, content=f"needle {n}")])
+        make_searchable_session(project, messages=[wire_message(0, content=f"needle {n}")])
     sessions = AgentSession.objects.filter(project=project)
     page = search.message_hits(sessions=sessions, q="needle", limit=2)
     assert (page.count, page.count_capped, len(page.hits)) == (3, True, 2)
@@ -278,3 +286,81 @@ def test_odd_queries_answer_without_an_error(client: Client, q: str) -> None:
     client.force_login(make_user(project=project))
     assert client.get("/search/", {"q": q}).status_code == 200
     assert client.get("/", {"q": q}).status_code == 200
+
+
+# --- search reads masked text only ------------------------------------------------------
+
+CPF = "530.582.439-79"
+PERSON = f"Sou Camila Nogueira Figueiredo, CPF {CPF}, telefone (11) 98765-4321, erro 502."
+
+
+def test_a_part_of_a_document_or_phone_finds_nothing_and_a_number_outside_one_still_does(
+    client: Client,
+) -> None:
+    project = make_project()
+    make_searchable_session(project, messages=[wire_message(0, content=PERSON)])
+    sessions = AgentSession.objects.filter(project=project)
+    for part in ("530", "582.439", "98765", "Nogueira", "camila nogueira"):
+        page = search.message_hits(sessions=sessions, q=part)
+        assert (page.count, page.hits) == (0, []), part
+    [hit] = search.message_hits(sessions=sessions, q="502").hits
+    assert CPF not in hit.text
+    assert "[cpf ***.***.***-79]" in hit.text
+    searched = Message.objects.get(session__project=project).search_text
+    assert searched.startswith("Sou [person_name C*** N*** F***], CPF [cpf ***.***.***-79]")
+    client.force_login(make_user(project=project, role=Role.ADMIN))
+    body = client.get("/search/", {"q": "530"}).content.decode()
+    assert "No message contains" in body
+
+
+@pytest.mark.parametrize("q", [CPF, "53058243979", "camila.figueiredo98@gmail.com"])
+def test_a_query_that_is_an_identifier_is_refused_for_every_role_and_key_saying_why(
+    client: Client, q: str
+) -> None:
+    project = make_project()
+    make_searchable_session(
+        project, messages=[wire_message(0, content=f"{PERSON} camila.figueiredo98@gmail.com")]
+    )
+    for role in (Role.VIEWER, Role.PRIVACY_REVIEWER, Role.ADMIN):
+        client.force_login(make_user(project=project, role=role))
+        for page in ("/search/", "/"):
+            body = client.get(page, {"q": q}).content.decode()
+            assert "Not searched: it holds a" in body, (role, page)
+            assert "Subject requests" in body
+            assert q not in body, (role, page)  # not echoed in the box or in any link
+    answer = client.get(
+        "/api/v1/search", {"q": q}, HTTP_AUTHORIZATION=f"Bearer {make_key(project)}"
+    ).json()
+    assert (answer["count"], answer["items"], answer["q"]) == (0, [], "")
+    assert answer["refused"].startswith("not searched: it holds a")
+
+
+def test_a_message_is_searchable_once_analysed_and_the_page_says_how_many_are_not(
+    client: Client,
+) -> None:
+    from tests.factories import make_session
+
+    project = make_project()
+    make_searchable_session(project, messages=[wire_message(0, content="needle one")])
+    pending = make_session(project, messages=[wire_message(0, content="needle two")])
+    client.force_login(make_user(project=project))
+    body = client.get("/search/", {"q": "needle"}).content.decode()
+    assert "1 message of these sessions is not searchable yet" in body
+    assert 'Messages <span class="muted">1 match' in body  # the session's title is found
+    from compaction import services as compaction_services
+
+    compaction_services.session_analyse(session_id=pending.pk)
+    body = client.get("/search/", {"q": "needle"}).content.decode()
+    assert "not searchable yet" not in body
+    assert 'Messages <span class="muted">2 matches' in body
+
+
+def test_a_session_is_found_by_its_own_fields_at_once_but_never_by_an_identifier_in_them() -> None:
+    from tests.factories import make_session
+
+    project = make_project()
+    make_session(project, external_id=f"cliente-{CPF}", session={"agent": "suporte-pedidos"})
+    sessions = AgentSession.objects.filter(project=project)
+    [hit] = search.session_hits(sessions=sessions, q="suporte").hits
+    assert CPF not in hit.text
+    assert search.session_hits(sessions=sessions, q="582").hits == []

@@ -1,0 +1,218 @@
+"""A project labelled with one person's data in every place a value can live, for the
+every-door and erasure tests: what no role, key, export, alert, webhook, e-mail or log may
+show in clear, and what an erasure must leave no copy of.
+
+The person is Camila Nogueira Figueiredo: her CPF, phone, e-mail and name are in the session's
+external id, agent and metadata, in the first prompt (so the title), in tool inputs and
+results, in a compaction's summary, its ``kept`` field and a failed compaction's error, in a
+probe that the summary loses (so an alert quotes it), in a comment, a saved filter, a reveal's
+reason, webhook deliveries (JSON and Slack) and an alert e-mail.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+
+from compaction import services as compaction_services
+from compaction import team, webhooks
+from compaction.alert_models import AlertSettings
+from compaction.models import CompactionSpan, Experiment, ReplayRun
+from compaction.team_models import SavedFilter
+from sessions import reveal, services
+from sessions.models import AgentSession, Membership, Project, Role
+from sessions.schemas import EventBatch
+
+CPF = "530.582.439-79"
+PHONE = "(11) 98765-4321"
+EMAIL = "camila.figueiredo98@gmail.com"
+NAME = "Camila Nogueira Figueiredo"
+EXTERNAL_ID = f"cliente-{CPF}"
+
+# Every form a value could leak in: as typed, digits only, parts a mask never keeps, and
+# escaped for HTML, JSON or a URL. A mask keeps the kind and the last two characters
+# ("[cpf ***.***.***-79]", "[email c***@***.com]", "[person_name C*** N*** F***]").
+RAW_FORMS = {
+    "cpf": [CPF, "53058243979", "582.439", "58243979", "530.582", "530582"],
+    "phone": ["98765-4321", "987654321", "11987654321", "98765"],
+    "email": ["figueiredo98", "camila.figueiredo"],
+    "name": ["Nogueira", "Figueiredo"],
+}
+_FOLD = re.compile(r"&#0*64;|&#x0*40;|\\u0040|%40", re.IGNORECASE)
+
+
+def leaks(text: str) -> list[str]:
+    """The raw forms found in ``text`` (empty when nothing leaked); case-insensitive, with
+    the usual escapes of ``@`` undone first."""
+    folded = _FOLD.sub("@", text).lower()
+    return [form for forms in RAW_FORMS.values() for form in forms if form.lower() in folded]
+
+
+def _conversation() -> list[dict[str, Any]]:
+    tool_input = {"cpf": CPF, "telefone": PHONE}
+    record = (
+        f'{{"nome": "{NAME}", "cpf": "{CPF}", "telefone": "{PHONE}", "email": "{EMAIL}", '
+        '"pedido": "CA-2026-951676", "status": "em transporte"}'
+    )
+    turns: list[dict[str, Any]] = [
+        {
+            "role": "user",
+            "content": f"Sou {NAME}, CPF {CPF}, e-mail {EMAIL}. "
+            "Meu pedido CA-2026-951676 está atrasado.",
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Vou localizar o seu cadastro."},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_door1",
+                    "name": "buscar_cliente",
+                    "input": tool_input,
+                },
+            ],
+            "usage": {"input_tokens": 1200, "output_tokens": 40},
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_door1", "content": record}],
+        },
+    ]
+    for n in range(6):
+        turns += [
+            {
+                "role": "assistant",
+                "content": f"Passo {n}: o pedido CA-2026-951676 segue em transporte.",
+                "usage": {"input_tokens": 1400 + 300 * n, "output_tokens": 30},
+            },
+            {
+                "role": "user",
+                "content": f"Meu telefone é {PHONE}: não compartilhe."
+                if n == 0
+                else f"Pode verificar de novo? ({n})",
+            },
+        ]
+    turns.append(
+        {
+            "role": "assistant",
+            "content": "Chamado aberto com a transportadora.",
+            "usage": {"input_tokens": 900, "output_tokens": 20},
+        }
+    )
+    return [{"seq": seq, **turn} for seq, turn in enumerate(turns)]
+
+
+def labelled_batch() -> dict[str, Any]:
+    """One ingest batch holding the person's data in every field of the wire format."""
+    messages = _conversation()
+    return {
+        "session": {
+            "agent": f"suporte {EMAIL}",
+            "model": "claude-haiku-4-5",
+            "context_window": 8000,
+            "metadata": {"titular": NAME, "telefone": PHONE, "canal": "chat"},
+        },
+        "messages": messages,
+        "compactions": [
+            {
+                "seq": 9,
+                "trigger": "auto",
+                "strategy": "summarize",
+                "tokens_before": 3000,
+                "tokens_after": 900,
+                "summary": f"Objetivo: atender {NAME} (CPF {CPF}, e-mail {EMAIL}) sobre o "
+                "pedido CA-2026-951676 atrasado. Feito: cadastro localizado.",
+                "replaced": {"from_seq": 1, "to_seq": 7},
+                "kept": {"head": [0], "nota": f"titular {NAME}, CPF {CPF}"},
+            },
+            {
+                "seq": 15,
+                "trigger": "auto",
+                "strategy": "summarize",
+                "tokens_before": 3200,
+                "tokens_after": 3200,
+                "summary": "",
+                "error": f"summarizer timed out on the record of CPF {CPF}",
+            },
+        ],
+        "probes": [{"seq": 4, "text": f"o telefone {PHONE} é privado"}],
+    }
+
+
+@dataclass
+class Door:
+    """The labelled project and everything in it; ``users`` by role."""
+
+    project: Project
+    session: AgentSession
+    span: CompactionSpan
+    replay: ReplayRun
+    experiment: Experiment
+    users: dict[str, AbstractBaseUser] = field(default_factory=dict)
+
+
+def labelled_project(*, name: str = "casa-aurora") -> Door:
+    """The project, analysed and replayed as a worker would, with one member per role."""
+    project = Project.objects.create(name=name)
+    users: dict[str, AbstractBaseUser] = {}
+    for role in Role:
+        user = get_user_model().objects.create_user(
+            username=f"door-{role.value}", password="correct-horse-battery"
+        )
+        Membership.objects.create(user=user, project=project, role=role)
+        users[role.value] = user
+    users["superuser"] = get_user_model().objects.create_superuser(
+        username="door-superuser", password="correct-horse-battery"
+    )
+    webhooks.webhook_create(
+        project=project, url="https://hooks.example.net/json", secret="s" * 20, format="json"
+    )
+    webhooks.webhook_create(
+        project=project, url="https://hooks.example.net/slack", secret="s" * 20, format="slack"
+    )
+    AlertSettings.objects.create(project=project, email_recipients="oncall@casa-aurora.com.br")
+
+    session = services.events_ingest(
+        project=project, external_id=EXTERNAL_ID, batch=EventBatch.model_validate(labelled_batch())
+    ).session
+    compaction_services.session_analyse(session_id=session.pk)
+    span = CompactionSpan.objects.filter(session=session, replay=None).order_by("seq").first()
+    assert span is not None
+
+    replay = compaction_services.replay_run_start(
+        session=session, policy={"soft_limit": 1500, "hard_limit": 2500, "keep_last": 1}
+    )
+    compaction_services.replay_run_execute(run_id=replay.pk)
+    experiment = compaction_services.experiment_start(
+        project=project,
+        name=f"grade para {EXTERNAL_ID}",
+        policies=[{"soft_limit": 1500, "hard_limit": 2500, "keep_last": 1}],
+        sessions=[session],
+    )
+    for run in experiment.runs.all():
+        compaction_services.replay_run_execute(run_id=run.pk)
+
+    team.comment_create(
+        session=session, author=users[Role.ENGINEER.value], body=f"Cliente {NAME}, CPF {CPF}."
+    )
+    for user in users.values():
+        # As saved before filters refused personal data: rows a page and an erasure still meet.
+        SavedFilter.objects.create(user=user, name=f"cliente {CPF}", query=f"q={CPF}")
+    reveal.value_reveal(
+        user=users[Role.PRIVACY_REVIEWER.value],
+        target=f"message:{session.pk}:0:0",
+        index=0,
+        reason=f"pedido de revisão da titular, CPF {CPF}",
+    )
+    return Door(
+        project=project,
+        session=session,
+        span=span,
+        replay=replay,
+        experiment=experiment,
+        users=users,
+    )

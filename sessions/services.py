@@ -346,6 +346,22 @@ def _new_probes(
     return new
 
 
+def _identifiers_check(external_id: str, fields: SessionIn | None) -> None:
+    """Under "mask at ingest", an id, agent or model holding personal data is refused: text
+    is stored masked, but an id cannot be (two sessions would merge under one mask), and
+    agents and models are what the list filters by."""
+    named = [("external_id", external_id)]
+    if fields is not None:
+        named += [("session.agent", fields.agent or ""), ("session.model", fields.model or "")]
+    for field, value in named:
+        kinds = sorted({d.kind for d in pii.scan(value)})
+        if kinds:
+            raise BadRequest(
+                f"{field}: holds personal data ({', '.join(kinds)}); this project masks "
+                "personal data at ingest and never stores it in clear: send it without"
+            )
+
+
 def _mask_personal_data(
     messages: list[Message], compactions: list[CompactionEvent], probes: list[Probe]
 ) -> None:
@@ -358,6 +374,7 @@ def _mask_personal_data(
     for event in compactions:
         event.summary = pii.mask_json(event.summary)
         event.error = pii.mask_json(event.error)
+        event.kept = pii.mask_json(event.kept)
     for probe in probes:
         probe.text = pii.mask_json(probe.text)
         probe.check_hint = pii.mask_json(probe.check_hint)
@@ -450,6 +467,8 @@ def events_ingest(
     messages it describes."""
     wire.external_id_check(external_id)
     batch_limits_check(batch)
+    if project.mask_at_ingest:
+        _identifiers_check(external_id, batch.session)
     by_seq, repeats = _unique_in_batch(batch.messages)
 
     session, created = AgentSession.objects.get_or_create(project=project, external_id=external_id)

@@ -27,7 +27,7 @@ from typing import Any
 
 from django.db import DataError
 
-from sessions import wire
+from sessions import masking, wire
 from sessions.errors import ApiError, BadRequest
 from sessions.importers.calls import Call, conversation_ingest
 from sessions.importers.report import ImportReport
@@ -739,7 +739,7 @@ def spans_ingest(
         except (ApiError, DataError) as exc:
             # One conversation refused (stored whole or not at all); the others are kept.
             reason = exc.message if isinstance(exc, ApiError) else "a value storage cannot hold"
-            message = f"conversation {external_id!r}: {reason}"
+            message = f"conversation {masking.text_mask(external_id)!r}: {reason}"
             result.accepted -= len(calls)
             result.rejected += len(calls)
             result.errors.append(message)

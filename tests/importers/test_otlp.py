@@ -393,3 +393,27 @@ def test_every_genai_fixture_reads_without_rejection(path: Path) -> None:
     result = otlp.spans_ingest(project=make_project(), spans=spans)
     assert result.rejected == 0
     assert result.accepted == 1
+
+
+def test_under_mask_at_ingest_a_conversation_id_holding_a_cpf_is_rejected_not_stored(
+    client,
+) -> None:
+    project = make_project(name="masked", mask_at_ingest=True)
+    leaky = call(
+        "f000000000000001",
+        [text("user", "oi")],
+        "olá",
+        start=1,
+        tokens=1,
+        **{"gen_ai.conversation.id": "cliente-530.582.439-79"},
+    )
+    clean = call("f000000000000002", [text("user", "oi")], "olá", start=2, tokens=1)
+    response = post(client, make_key(project), export(leaky, clean))
+    assert response.status_code == 200
+    partial = response.json()["partialSuccess"]
+    assert partial["rejectedSpans"] == "1"
+    assert "external_id: holds personal data (cpf)" in partial["errorMessage"]
+    assert "530.582" not in partial["errorMessage"]
+    assert list(
+        AgentSession.objects.filter(project=project).values_list("external_id", flat=True)
+    ) == ["conv-1"]

@@ -196,7 +196,7 @@ def test_mask_at_ingest_stores_only_the_masked_text() -> None:
     batch = {
         "session": {"metadata": {"customer": "camila@example.com"}},
         "messages": [wire_message(0, "user", f"Meu CPF é {CPF}")],
-        "compactions": [{"seq": 0, "summary": f"CPF {CPF}"}],
+        "compactions": [{"seq": 0, "summary": f"CPF {CPF}", "kept": {"note": f"CPF {CPF}"}}],
         "probes": [{"seq": 0, "text": f"CPF {CPF} must survive"}],
     }
     session = make_session(project, external_id="masked", messages=batch.pop("messages"), **batch)
@@ -204,6 +204,7 @@ def test_mask_at_ingest_stores_only_the_masked_text() -> None:
     assert "530" not in json.dumps(message.content)
     assert "[cpf ***.***.***-79]" in json.dumps(message.content)
     assert "530" not in CompactionEvent.objects.get(session=session).summary
+    assert CompactionEvent.objects.get(session=session).kept == {"note": "CPF [cpf ***.***.***-79]"}
     assert "530" not in session.probes.get().text
     assert "camila" not in json.dumps(session.metadata)
     # A resend of the same raw batch is a duplicate, not a conflict.
@@ -247,3 +248,29 @@ def test_an_admin_sets_retention_and_masking(client: Client) -> None:
     assert (project.retention_days, project.mask_at_ingest) == (30, True)
     assert project.allow_external_models is False
     assert client.get(f"/projects/{make_project().pk}/policy/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("external_id", "session", "field"),
+    [
+        (f"cliente-{CPF}", {}, "external_id"),
+        ("run-1", {"agent": "suporte camila.figueiredo98@gmail.com"}, "session.agent"),
+        ("run-1", {"model": f"ft:haiku:{CPF}"}, "session.model"),
+    ],
+)
+def test_mask_at_ingest_refuses_an_id_agent_or_model_holding_personal_data(
+    client: Client, external_id: str, session: dict[str, str], field: str
+) -> None:
+    project = make_project(mask_at_ingest=True)
+    key = make_key(project)
+    response = client.post(
+        f"/api/v1/sessions/{external_id}/events",
+        {"session": session, "messages": [wire_message(0, "user", "oi")]},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {key}",
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error.startswith(f"{field}: holds personal data (")
+    assert "masks personal data at ingest" in error
+    assert not AgentSession.objects.filter(project=project).exists()

@@ -48,6 +48,7 @@ from stdnum.br import cnpj as stdnum_cnpj
 from stdnum.br import cpf as stdnum_cpf
 from validate_docbr import CNH, CNS, PIS, TituloEleitoral
 
+from compaction.engine import person_names
 from compaction.engine.memo import text_digest
 
 KINDS: tuple[str, ...] = (
@@ -482,46 +483,8 @@ _UUID = re.compile(
     r"(?<![0-9A-Fa-f-])([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
     r"[0-9a-fA-F]{12})(?![0-9A-Fa-f-])"
 )
-_NAME_WORD = r"[A-ZÁÉÍÓÚÂÊÔÃÕÇ][a-záéíóúâêôãõçü]+"
-_NAME_LINK = r"(?:\s+(?:d[aeo]s?|e)\s+|\s+)"
-_NAME = re.compile(
-    r"(?:\b(?:meu nome [ée]|me chamo|chamo-me|nome(?: completo)?:|cliente:?|"
-    r"titular:?|sr\.?|sra\.?|senhor|senhora|dona|my name is|name:|customer:?|mr\.?|mrs\.?|"
-    r"ms\.?)\s+)"
-    rf"({_NAME_WORD}(?:{_NAME_LINK}{_NAME_WORD}){{1,4}})",
-    re.IGNORECASE,
-)
-# Where a name or a Pix key may follow: one pass finds them, then the full pattern is tried there.
-# The pass runs over the lowercased text, 2-3x faster than a case-insensitive one; a word may
-# start after "_" too (`chave_pix`).
-_CUE_FIRST = "[pmcntsd]"
-_CUE_REST = r"(?:ix|eu|y|hamo|ome|ame|liente|ustomer|itular|rs?|ra|enhora?|ona|s)\b"
-_CUE_WORDS = _CUE_FIRST + _CUE_REST
-# The first letter, then a lookbehind for the word's start: the same matches as ``\b`` first,
-# but the regex engine skips straight to the cue letters instead of trying every position.
-_CUES = re.compile(rf"{_CUE_FIRST}(?<!\w{_CUE_FIRST}){_CUE_REST}")
-_CUES_AFTER_UNDERSCORE = re.compile(rf"_({_CUE_WORDS})")
-_CUES_ANY_CASE = re.compile(rf"(?:\b|(?<=_))({_CUE_WORDS})", re.IGNORECASE)
-# Common first names (Brazilian and English): such a name followed by capitalized surnames is
-# a person's name to review even without a cue ("atender Camila Nogueira Figueiredo").
-_FIRST_NAMES_TEXT = (
-    "Maria Ana Francisca Antônia Adriana Juliana Márcia Fernanda Patrícia Aline Sandra Camila "
-    "Amanda Bruna Jéssica Letícia Júlia Luciana Vanessa Mariana Gabriela Vera Débora Beatriz "
-    "Larissa Carla Renata Paula Cláudia Rafaela Simone Tatiana Luana Cristina Helena Isabela "
-    "Laura Sofia Alice Manuela Valentina Lúcia Rita Sônia Priscila Natália Bianca Carolina "
-    "José João Antônio Francisco Carlos Paulo Pedro Lucas Luiz Marcos Luis Gabriel Rafael "
-    "Daniel Marcelo Bruno Eduardo Felipe Raimundo Rodrigo Manoel Mateus André Fernando Fábio "
-    "Leonardo Gustavo Guilherme Leandro Tiago Anderson Ricardo Márcio Jorge Sebastião Alexandre "
-    "Roberto Edson Diego Vitor Sérgio Cláudio Matheus Thiago Geraldo Adriano Luciano Júlio Renato "
-    "Miguel Arthur Heitor Bernardo Davi Enzo Samuel Henrique Vinícius Otávio Igor Caio "
-    "John Mary James Robert Michael William David Richard Joseph Thomas Charles Jennifer "
-    "Linda Elizabeth Susan Jessica Sarah Karen Nancy Lisa Emily Emma Olivia"
-)
-_FIRST_NAMES = _FIRST_NAMES_TEXT.split()
-_KNOWN_NAME = re.compile(
-    rf"(?:{'|'.join(_FIRST_NAMES)})(?:{_NAME_LINK}{_NAME_WORD}){{1,4}}(?![\w])"
-)
-_NAME_CASE = re.compile(rf"{_NAME_WORD}(?:{_NAME_LINK}{_NAME_WORD})*")
+# A Pix key: a UUID after the word "pix" (also ``chave_pix``).
+_PIX_CUE = re.compile(r"(?:\b|(?<=_))pix\b", re.IGNORECASE)
 
 
 def _phone_e164(digits: str) -> str | None:
@@ -565,21 +528,6 @@ def _windows(text: str, needle: str, before: int, after: int) -> list[tuple[int,
     return windows
 
 
-def _cues(text: str) -> list[tuple[int, int, str]]:
-    """The cue words in ``text`` as (start, end, lowercased word), in order, matched on its
-    lower case (same offsets)."""
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a letter whose lower case is longer ("İ"): match as is
-        return [(m.start(1), m.end(1), m.group(1).lower()) for m in _CUES_ANY_CASE.finditer(text)]
-    cues = [(m.start(), m.end(), m.group(0)) for m in _CUES.finditer(lowered)]
-    if "_" in lowered:
-        cues += [
-            (m.start(1), m.end(1), m.group(1)) for m in _CUES_AFTER_UNDERSCORE.finditer(lowered)
-        ]
-        cues.sort()
-    return cues
-
-
 def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
     text = norm.text
     for start, end in _windows(text, "@", 65, 256):
@@ -602,31 +550,15 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
             found.append(
                 _detection(norm, "ip", match.start(1), match.end(1), str(address6), "high")
             )
-    for known in _KNOWN_NAME.finditer(text):
-        if known.start() and (text[known.start() - 1].isalnum() or text[known.start() - 1] == "_"):
-            continue  # inside a word
-        canonical = " ".join(known.group(0).split()).lower()
+    for cue in _PIX_CUE.finditer(text) if "pix" in text.lower() else ():
+        key = _UUID.search(text, cue.end(), cue.end() + _CONTEXT + 36)
+        if key:
+            value = key.group(1).lower()
+            found.append(_detection(norm, "pix_key", key.start(1), key.end(1), value, "high"))
+    for name in person_names.find(text):
         found.append(
-            _detection(norm, "person_name", known.start(), known.end(), canonical, "review")
+            _detection(norm, "person_name", name.start, name.end, name.canonical, name.confidence)
         )
-    for cue_start, cue_end, cue in _cues(text):
-        if cue == "pix":
-            key = _UUID.search(text, cue_end, cue_end + _CONTEXT + 36)
-            if key:
-                value = key.group(1).lower()
-                found.append(_detection(norm, "pix_key", key.start(1), key.end(1), value, "high"))
-            continue
-        named = _NAME.match(text, cue_start)
-        if named is None:
-            continue
-        # The cue is case-insensitive; the name itself must be capitalized.
-        name = _NAME_CASE.match(named.group(1))
-        if name is None or " " not in name.group(0):
-            continue
-        start = named.start(1)
-        end = start + len(name.group(0).rstrip())
-        canonical = " ".join(name.group(0).split()).lower()
-        found.append(_detection(norm, "person_name", start, end, canonical, "review"))
 
 
 # --- public API --------------------------------------------------------------------------------

@@ -170,12 +170,24 @@ def test_a_name_alone_in_a_summary_is_for_review_not_an_alert(project):
     session = make_session(
         project,
         messages=[wire_message(0, "user", "oi")],
-        compactions=[{"seq": 1, "summary": "Cliente: Maria Souza pediu reembolso."}],
+        compactions=[{"seq": 1, "summary": "Atendimento de Maria Souza: pediu reembolso."}],
     )
     services.session_analyse(session_id=session.pk)
     (name,) = Finding.objects.filter(session=session)
     assert (name.kind, name.confidence) == ("person_name", "review")
     assert not selectors.session_has_summary_personal_data(session_id=session.pk)
+
+
+def test_a_name_a_cue_marks_as_a_customers_in_a_summary_is_sure_and_alerts(project):
+    session = make_session(
+        project,
+        messages=[wire_message(0, "user", "oi")],
+        compactions=[{"seq": 1, "summary": "Cliente: Maria Souza pediu reembolso."}],
+    )
+    services.session_analyse(session_id=session.pk)
+    (name,) = Finding.objects.filter(session=session)
+    assert (name.kind, name.confidence, name.masked) == ("person_name", "high", "M*** S***")
+    assert selectors.session_has_summary_personal_data(session_id=session.pk)
 
 
 def test_redact_rewrites_the_summary_and_its_span_and_nothing_else(chat):

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import itertools
-import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction.engine import pii
+from compaction.engine import person_names
 from compaction.engine.pii import KINDS, Detection, mask, masked_preview, scan
 
 # Check digits computed by python-stdnum / validate-docbr, not made up.
@@ -69,10 +68,59 @@ def test_ordinary_numbers_in_prose_are_not_personal_data():
     assert scan(text) == []
 
 
-def test_person_names_are_only_for_review():
+def test_a_name_marked_by_a_cue_or_a_document_is_sure_a_first_name_alone_is_for_review():
     (name,) = scan("My name is John Smith.")
-    assert name.confidence == "review"
+    assert name.confidence == "high"
+    (beside,) = [d for d in scan(f"Joaquim Barbosa, CPF {CPF}") if d.kind == "person_name"]
+    assert (beside.value, beside.confidence) == ("Joaquim Barbosa", "high")
+    (unmarked,) = scan("Hoje Camila Figueiredo ligou de novo")
+    assert (unmarked.value, unmarked.confidence) == ("Camila Figueiredo", "review")
     assert scan(f"CPF {CPF}")[0].confidence == "high"
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Sou Joaquim Barbosa e comprei uma cafeteira", "Joaquim Barbosa"),
+        ("Oi, aqui é a Helena Prado Lima", "Helena Prado Lima"),
+        ("Me chamo Otávio Ribeiro", "Otávio Ribeiro"),
+        ("Cliente Rita Almeida Prado (CPF 530.582.439-79)", "Rita Almeida Prado"),
+        ("CPF 530.582.439-79 (Valdemar Siqueira Antunes)", "Valdemar Siqueira Antunes"),
+        ("Titular: VALDEMAR SIQUEIRA ANTUNES", "VALDEMAR SIQUEIRA ANTUNES"),
+        ("Atenciosamente,\nValdemar Siqueira\nGerente de contas", "Valdemar Siqueira"),
+        ("Best regards,\nHarriet Vance", "Harriet Vance"),
+        ('{"nome": "Valdemar Siqueira Antunes", "pedido": 1}', "Valdemar Siqueira Antunes"),
+        ("I'm Joseph Turner, the account owner", "Joseph Turner"),
+    ],
+)
+def test_a_name_marked_as_a_persons_is_found_whole_and_sure(text, name):
+    found = [d for d in scan(text) if d.kind == "person_name"]
+    assert [(d.value, d.confidence) for d in found] == [(name, "high")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sou Desenvolvedor Python Sênior",
+        "Sou Responsável Técnico da loja",
+        "Cliente Premium Gold desde 2020",
+        "I am Claude Code, Anthropic's CLI",
+        "This Is The Way",
+        "ERROR WARNING INFO",
+        "Read The Docs and Django Rest Framework",
+    ],
+)
+def test_capitalized_words_that_are_no_one_are_not_names(text):
+    assert [d for d in scan(text) if d.kind == "person_name"] == []
+
+
+def test_a_name_found_once_is_masked_everywhere_in_the_text():
+    text = "Sou Joaquim Barbosa. Depois Joaquim Barbosa pediu o estorno."
+    found = [d for d in scan(text) if d.kind == "person_name"]
+    assert [(d.value, d.confidence) for d in found] == [("Joaquim Barbosa", "high")] * 2
+    assert (
+        mask(text) == "Sou [person_name J*** B***]. Depois [person_name J*** B***] pediu o estorno."
+    )
 
 
 @pytest.mark.parametrize(
@@ -222,44 +270,48 @@ def test_loopback_and_unroutable_addresses_are_not_personal_data():
     assert [(d.kind, d.value) for d in scan(text)] == [("ip", "189.40.12.7")]
 
 
-# Words and separators that make and break cue words at every kind of boundary.
-CUE_TEXT = st.lists(
+# Words and separators that make and break names and cues at every kind of boundary.
+NAME_TEXT = st.lists(
     st.sampled_from(
         [
-            "pix",
-            "meu",
-            "my",
-            "chamo",
-            "nome",
-            "cliente",
-            "customer",
-            "sra",
-            "dona",
-            "ms",
-            "p",
+            "Sou ",
+            "sou ",
+            "Cliente ",
+            "nome: ",
+            '"nome": "',
+            "Ana",
+            "Joaquim",
+            "Barbosa",
+            "De",
+            " da ",
+            "PRADO",
+            "Premium",
             "x",
-            "é",
-            "á",
-            "1",
             "_",
-            " ",
-            ".",
-            ":",
             "-",
+            " ",
             "\n",
-            "ß",
+            ", CPF 530.582.439-79",
+            "Att.,\n",
             "İ",
+            "ß",
         ]
     ),
     max_size=30,
 ).map("".join)
 
 
-@given(CUE_TEXT)
-def test_the_cue_pass_finds_what_a_word_boundary_first_finds(text):
-    # The pass puts the cue letter before the word-start check, for speed; same matches.
-    by_boundary = re.compile(rf"\b{pii._CUE_WORDS}")
-    lowered = text.lower()
-    assert [m.span() for m in pii._CUES.finditer(lowered)] == [
-        m.span() for m in by_boundary.finditer(lowered)
-    ]
+@given(NAME_TEXT)
+def test_a_name_is_whole_words_of_the_text_never_part_of_one(text):
+    for name in person_names.find(text):
+        value = text[name.start : name.end]
+        assert name.canonical == " ".join(value.lower().split())
+        assert len(value.split()) >= 2
+        before = text[name.start - 1] if name.start else " "
+        after = text[name.end] if name.end < len(text) else " "
+        assert not _joins(before), (text, value)
+        assert not _joins(after), (text, value)
+
+
+def _joins(char: str) -> bool:
+    return char.isalnum() or char in "_-"

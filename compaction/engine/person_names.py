@@ -1,0 +1,192 @@
+"""Person names in text, for the personal data scan (``pii.scan`` calls :func:`find`).
+
+A name is a run of two to five capitalized words ("Camila Nogueira Figueiredo", "Ana de
+Souza", "JOAQUIM BARBOSA") that something marks as a person's:
+
+- a cue before it, in Portuguese or English: "meu nome é", "me chamo", "nome:", "cliente",
+  "titular", "Sr.", "Sra.", "dona", "my name is", "name:", "customer", "Mr.", "Mrs." (high);
+- a weaker cue ("sou", "eu sou", "aqui é", "I am", "I'm", "this is") when the first word is a
+  common first name: "Sou Joaquim" could be a job ("Sou Desenvolvedor Python") (high);
+- a signature: a sign-off ("Atenciosamente,", "Att.", "Obrigada,", "Best regards,") and the
+  name alone on the next line (high);
+- a labelled field in JSON: ``"nome": "…"``, ``"full_name": "…"`` (high);
+- a document of the same person beside it: "Joaquim Barbosa, CPF 530…", "CPF 530… (Joaquim
+  Barbosa)" (high);
+- the same name again in the text, once it was found one of the ways above (high);
+- else, a common first name followed by capitalized surnames ("atender Camila Figueiredo"):
+  to review, not sure (review).
+
+    >>> [(n.canonical, n.confidence) for n in find("Sou Joaquim Barbosa, CPF 530.582.439-79")]
+    [('joaquim barbosa', 'high')]
+    >>> find("I am Claude Code, Anthropic's CLI") == find("Cliente Premium Gold") == []
+    True
+
+Words that name products, plans, roles or code are never a person's ("Premium", "Claude").
+Everything here reads the text once for capitalized runs, which are rare in code and logs,
+and looks only at a few characters around each.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Confidence = Literal["high", "review"]
+
+_UPPER = "A-ZÁÉÍÓÚÂÊÔÃÕÇÀÜ"
+_LOWER = "a-záéíóúâêôãõçàü"
+_TITLE = rf"[{_UPPER}][{_LOWER}]+(?:-[{_UPPER}][{_LOWER}]+)?"
+_CAPS = rf"[{_UPPER}]{{2,}}"
+_LINK = r"(?:[ \t]+(?:d[aeo]s?|e|D[AEO]S?|E)[ \t]+|[ \t]+)"
+_CANDIDATE = re.compile(
+    rf"(?<![\w-])(?:{_TITLE}(?:{_LINK}{_TITLE}){{1,4}}|{_CAPS}(?:{_LINK}{_CAPS}){{1,4}})(?![\w-])"
+)
+_WORD_AT = re.compile(rf"[{_UPPER}{_LOWER}-]+")
+_LOOK = 40  # characters looked at around a candidate
+
+# Not a bare "name:" or "name" key: config files and APIs name workflows, tasks and things
+# ("name: Build And Deploy", "name": "In Progress").
+_STRONG_CUE = re.compile(
+    r"(?:\bmeu nome [ée]|\bme chamo|\bchamo-me|\bnome(?: completo)?\s*:|\bcliente\s*:?|"
+    r"\btitular\s*:?|\bsenhora?|\bdona|\bsra?\.?|\bmy name is|\bfull name\s*:|"
+    r"\bcustomer\s*:?|\bmrs?\.?|\bms\.?|\bdra?\.)[ \t]*$"
+)
+_WEAK_CUE = re.compile(
+    r"(?:\b(?:eu )?sou(?: [oa])?|\baqui [ée](?: [oa])?|\bi am|\bi'm|\bthis is)[ \t]*$"
+)
+_FIELD = re.compile(
+    r'"(?:nome|nome_completo|nome_cliente|full_?name|customer_name|titular|cliente)"\s*:\s*"$'
+)
+_SIGN_OFF = re.compile(
+    r"(?:^|\n)[ \t]*(?:att\.?|atenciosamente|abra[çc]os?|obrigad[oa]|cordialmente|"
+    r"sauda[çc][õo]es|best regards|kind regards|regards|thanks|cheers|sincerely|best)"
+    r"[,.!]?[ \t]*\r?\n[ \t]*$"
+)
+_DOCUMENT_AFTER = re.compile(r"[ \t]*[,(\-\u2013][ \t]*(?:cpf|cnpj|rg)\b[\s:nº°.]*\d")
+_DOCUMENT_BEFORE = re.compile(
+    r"\b(?:cpf|cnpj|rg)\b[\s:nº°.]*[\d.\-/ ]{7,20}[ \t]*[,(\-\u2013][ \t]*$"
+)
+
+# Common first names (Brazilian and English): a weak cue needs one, and such a name followed
+# by surnames is worth a review even without a cue.
+_FIRST_NAMES_TEXT = (
+    "Maria Ana Francisca Antônia Adriana Juliana Márcia Fernanda Patrícia Aline Sandra Camila "
+    "Amanda Bruna Jéssica Letícia Júlia Luciana Vanessa Mariana Gabriela Vera Débora Beatriz "
+    "Larissa Carla Renata Paula Cláudia Rafaela Simone Tatiana Luana Cristina Helena Isabela "
+    "Laura Sofia Alice Manuela Valentina Lúcia Rita Sônia Priscila Natália Bianca Carolina "
+    "Daniela Eduarda Fabiana Giovanna Heloísa Lívia Raquel Rosa Silvia Tereza Yasmin "
+    "José João Antônio Francisco Carlos Paulo Pedro Lucas Luiz Marcos Luis Gabriel Rafael "
+    "Daniel Marcelo Bruno Eduardo Felipe Raimundo Rodrigo Manoel Mateus André Fernando Fábio "
+    "Leonardo Gustavo Guilherme Leandro Tiago Anderson Ricardo Márcio Jorge Sebastião Alexandre "
+    "Roberto Edson Diego Vitor Sérgio Cláudio Matheus Thiago Geraldo Adriano Luciano Júlio Renato "
+    "Miguel Arthur Heitor Bernardo Davi Enzo Samuel Henrique Vinícius Otávio Igor Caio "
+    "Joaquim Murilo Rogério Wagner Wellington Washington Hugo Fabrício Emerson Everton Jefferson "
+    "John Mary James Robert Michael William David Richard Joseph Thomas Charles Jennifer "
+    "Linda Elizabeth Susan Jessica Sarah Karen Nancy Lisa Emily Emma Olivia"
+)
+FIRST_NAMES = frozenset(_FIRST_NAMES_TEXT.split())
+_KNOWN_FIRST = {name.upper() for name in FIRST_NAMES} | FIRST_NAMES
+
+# Capitalized words that name products, plans, roles, places or code, never a person.
+_NOT_NAME_TEXT = (
+    "premium gold silver platinum black vip plus pro max basic standard enterprise business "
+    "novo nova antigo especial corporativo empresarial pessoa física jurídica ltda sa me eireli "
+    "claude code anthropic openai gpt gemini codex python java javascript typescript rust go "
+    "api sdk cli server client manager admin support team bot assistant agent user test "
+    "example demo the this that and for with from github google microsoft amazon aws azure "
+    "docker linux windows macos ubuntu debian react django node npm pip main master readme "
+    "license brasil brazil são paulo rio janeiro minas gerais santa catarina bahia sul norte "
+    "rua avenida av travessa praça bairro centro loja casa aurora shopping banco"
+)
+_NOT_NAME = frozenset(_NOT_NAME_TEXT.split())
+# Words that start a sentence before a name ("Sou Rita…", "Cliente Ana…"): where a run of
+# capitalized words starts with one, the name starts after it.
+_LEADS_TEXT = (
+    "sou eu aqui oi olá ola cliente titular senhor senhora dona sr sra dr dra prezado prezada "
+    "caro cara obrigado obrigada att atenciosamente hello hi dear i my name nome"
+)
+_LEADS = frozenset(_LEADS_TEXT.split())
+
+
+@dataclass(frozen=True)
+class NameSpan:
+    start: int
+    end: int
+    canonical: str  # lowercase, single spaces: how two mentions compare
+    confidence: Confidence
+
+
+def _words(name: str) -> list[str]:
+    return name.split()
+
+
+def _plausible(name: str) -> bool:
+    return not any(word.lower() in _NOT_NAME for word in _words(name))
+
+
+def _is_caps(name: str) -> bool:
+    return name.upper() == name
+
+
+def _marked(text: str, lowered: str, start: int, end: int, name: str) -> Confidence | None:
+    """How sure a candidate at [start, end) is a person's name, from what is around it."""
+    before = lowered[max(0, start - _LOOK) : start]
+    if _STRONG_CUE.search(before) or _FIELD.search(before):
+        return "high"
+    if _DOCUMENT_AFTER.match(lowered, end) or _DOCUMENT_BEFORE.search(before):
+        return "high"
+    if _is_caps(name):
+        return None  # shouting, headers, constants: only a cue or a document says otherwise
+    known_first = _words(name)[0] in _KNOWN_FIRST
+    if known_first and _WEAK_CUE.search(before):
+        return "high"
+    if _SIGN_OFF.search(before) and (end == len(text) or text[end] in "\r\n"):
+        return "high"
+    return "review" if known_first else None
+
+
+def find(text: str) -> list[NameSpan]:
+    """The person names in ``text``, in order (see the module's docstring for what counts)."""
+    lowered = text.lower()
+    if lowered == text:
+        return []  # no capital letter, no name
+    if len(lowered) != len(text):  # a letter whose lower case is longer ("İ"): offsets differ
+        lowered = "".join(c.lower()[:1] for c in text)
+    found: list[NameSpan] = []
+    for match in _CANDIDATE.finditer(text):
+        end = match.end()
+        words = list(_WORD_AT.finditer(text, match.start(), end))
+        # The name may start after the run's first words: a cue ("Sou Rita Prado"), or a
+        # word that starts the sentence ("Hoje Camila Figueiredo ligou").
+        for first in range(len(words) - 1):
+            start = words[first].start()
+            name = text[start:end]
+            if words[first].group(0).lower() in _LEADS or not _plausible(name):
+                continue
+            confidence = _marked(text, lowered, start, end, name)
+            if confidence is not None:
+                canonical = " ".join(name.lower().split())
+                found.append(NameSpan(start, end, canonical, confidence))
+                break
+    return _with_repeats(text, found)
+
+
+def _with_repeats(text: str, found: list[NameSpan]) -> list[NameSpan]:
+    """A name found for sure once is sure everywhere in the same text."""
+    sure = {text[n.start : n.end] for n in found if n.confidence == "high"}
+    if not sure:
+        return found
+    by_start = {n.start: n for n in found}
+    for name in sure:
+        at = text.find(name)
+        while at != -1:
+            end = at + len(name)
+            inside_word = (at and (text[at - 1].isalnum() or text[at - 1] in "_-")) or (
+                end < len(text) and (text[end].isalnum() or text[end] in "_-")
+            )
+            if not inside_word:
+                canonical = " ".join(name.lower().split())
+                by_start[at] = NameSpan(at, end, canonical, "high")
+            at = text.find(name, end)
+    return sorted(by_start.values(), key=lambda n: n.start)

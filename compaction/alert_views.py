@@ -223,7 +223,9 @@ def project_settings(request: HttpRequest, pk: int) -> HttpResponse:
     )
     hook_form = WebhookForm(request.POST if request.POST.get("form") == "webhook" else None)
     if request.method == "POST" and request.POST.get("form") == "thresholds" and form.is_valid():
-        form.save()
+        webhooks.alert_settings_save(
+            settings_row=form.save(commit=False), changed=form.changed_data, by=request.user
+        )
         flash.success(request, "Alert thresholds saved; they apply from the next analysis.")
         return redirect("alerts:project-settings", project.pk)
     if request.method == "POST" and request.POST.get("form") == "webhook" and hook_form.is_valid():
@@ -235,6 +237,7 @@ def project_settings(request: HttpRequest, pk: int) -> HttpResponse:
                 secret=data["secret"],
                 format=data["format"],
                 rules=list(data["rules"]),
+                by=request.user,
             )
         except BadRequest as exc:
             hook_form.add_error(None, exc.message)
@@ -257,6 +260,6 @@ def project_settings(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def webhook_delete(request: HttpRequest, pk: int, hook_pk: int) -> HttpResponse:
     project = _project(request, pk)
-    Webhook.objects.filter(project=project, pk=hook_pk).delete()
-    flash.success(request, "Webhook removed.")
+    if webhooks.webhook_delete(project=project, webhook_id=hook_pk, by=request.user):
+        flash.success(request, "Webhook removed.")
     return redirect("alerts:project-settings", project.pk)

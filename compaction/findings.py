@@ -235,6 +235,15 @@ def finding_review(*, finding: Finding, status: str, user: Any) -> Finding:
     finding.status = status
     finding.reviewed_by = user if getattr(user, "is_authenticated", False) else None
     finding.reviewed_at = timezone.now()
+    # A false positive silences the personal data alert for that value: who decided is kept.
+    session = AgentSession.objects.select_related("project").get(pk=finding.session_id)
+    audit.audit_record(
+        actor=user,
+        action=AuditAction.REVIEW,
+        project=session.project,
+        target=f"finding:{finding.pk}",
+        detail={"status": status, "kind": finding.kind, "where": finding.where, "seq": finding.seq},
+    )
     finding_occurrences(finding).exclude(status=FindingStatus.REDACTED).update(
         status=finding.status, reviewed_by=finding.reviewed_by, reviewed_at=finding.reviewed_at
     )

@@ -47,7 +47,9 @@ def subject_requests(request: HttpRequest) -> HttpResponse:
         try:
             subject = subjects.subject_parse(identifier=form.cleaned_data["identifier"])
             if action == "find":
-                context["report"] = subjects.subject_find(project=project, subject=subject)
+                context["report"] = subjects.subject_lookup(
+                    project=project, subject=subject, by=request.user
+                )
             elif action == "export":
                 if not reason:
                     raise BadRequest("reason: required to export")

@@ -372,6 +372,23 @@ def _row_of(token: SubjectToken) -> models.Model | None:
     return AgentSession.objects.filter(pk=token.session_id).first()
 
 
+def subject_lookup(
+    *, project: Project, subject: Subject, by: Any, actor_name: str = ""
+) -> SubjectReport:
+    """:func:`subject_find` for a person: who looked a subject up is recorded (by kind and
+    masked value, never the identifier)."""
+    report = subject_find(project=project, subject=subject)
+    audit.audit_record(
+        actor=by,
+        actor_name=actor_name,
+        action=AuditAction.SUBJECT_FIND,
+        project=project,
+        target=f"subject:{subject.kind} {subject.masked}",
+        detail={"sessions": len(report["sessions"])},
+    )
+    return report
+
+
 def subject_find(*, project: Project, subject: Subject, excerpts: bool = True) -> SubjectReport:
     """Every place of the project that holds the subject's identifier, through the index."""
     tokens = (

@@ -13,6 +13,7 @@ import json
 import logging
 import math
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -32,9 +33,9 @@ from compaction.alert_models import (
     WebhookFormat,
 )
 from compaction.engine.alerts import RULES
-from sessions import masking
+from sessions import audit, masking
 from sessions.errors import BadRequest
-from sessions.models import Project
+from sessions.models import AuditAction, Project
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +49,14 @@ def signature(*, secret: str, body: bytes) -> str:
 
 
 def webhook_create(
-    *, project: Project, url: str, secret: str, format: str = "json", rules: list[str] | None = None
+    *,
+    project: Project,
+    url: str,
+    secret: str,
+    format: str = "json",
+    rules: list[str] | None = None,
+    by: Any = None,
+    actor_name: str = "",
 ) -> Webhook:
     if not url.startswith(("http://", "https://")):
         raise BadRequest(f"url: expected an http:// or https:// address, got {url!r}")
@@ -59,9 +67,52 @@ def webhook_create(
     unknown = [r for r in rules or [] if r not in RULES]
     if unknown:
         raise BadRequest(f"rules: unknown rule {unknown[0]!r}; known: {', '.join(RULES)}")
-    return Webhook.objects.create(
+    hook = Webhook.objects.create(
         project=project, url=url, secret=secret, format=format, rules=list(rules or [])
     )
+    _webhook_audit(hook, "added", by=by, actor_name=actor_name)
+    return hook
+
+
+def webhook_delete(*, project: Project, webhook_id: int, by: Any) -> bool:
+    hook = Webhook.objects.filter(project=project, pk=webhook_id).first()
+    if hook is None:
+        return False
+    _webhook_audit(hook, "removed", by=by)
+    hook.delete()
+    return True
+
+
+def _webhook_audit(hook: Webhook, change: str, *, by: Any, actor_name: str = "") -> None:
+    # Where alerts go is where a session's id and titles go: who pointed them there is kept.
+    # The host only: a receiver's URL may carry its own token in the path or query.
+    audit.audit_record(
+        actor=by,
+        actor_name=actor_name,
+        action=AuditAction.WEBHOOK_CHANGE,
+        project=hook.project,
+        target=f"webhook:{hook.pk}",
+        detail={
+            "change": change,
+            "host": urllib.parse.urlsplit(hook.url).hostname or "",
+            "format": hook.format,
+            "rules": list(hook.rules),
+        },
+    )
+
+
+def alert_settings_save(*, settings_row: AlertSettings, changed: list[str], by: Any) -> None:
+    """Save a project's alert thresholds and recipients; audited (the recipients by count:
+    who gets alert e-mails is named on the settings page, not copied into the log)."""
+    settings_row.save()
+    if changed:
+        audit.audit_record(
+            actor=by,
+            action=AuditAction.SETTINGS_CHANGE,
+            project=settings_row.project,
+            target=f"alert-settings:{settings_row.project_id}",
+            detail={"changed": sorted(changed), "recipients": len(settings_row.email_list)},
+        )
 
 
 def slack_escape(text: str) -> str:

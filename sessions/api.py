@@ -13,7 +13,7 @@ from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
 from compaction import known_clean
-from sessions import masking, search, selectors, services
+from sessions import auth, masking, search, selectors, services
 from sessions.auth import KeyRequest, ProjectKey
 from sessions.models import AgentSession, Message
 from sessions.schemas import (
@@ -121,7 +121,9 @@ def list_messages(request: KeyRequest, external_id: str, page: Query[PageParams]
 )
 def delete_session(request: KeyRequest, external_id: str, params: Query[DeleteParams]) -> Deleted:
     session = selectors.session_by_external_id(project=request.auth, external_id=external_id)
-    deleted = services.session_delete(session=session, by=None, reason=params.reason)
+    deleted = services.session_delete(
+        session=session, by=None, reason=params.reason, actor_name=auth.key_name(request)
+    )
     return Deleted(external_id=deleted.external_id, rows=sum(deleted.rows.values()))
 
 

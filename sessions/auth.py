@@ -18,7 +18,7 @@ from ninja.security import HttpBearer
 
 from sessions import services
 from sessions.errors import TooManyRequests, Unauthorized
-from sessions.models import Project
+from sessions.models import KEY_PREFIX, Project
 
 UNAUTHORIZED = "Authorization: missing, unknown or revoked project key"
 
@@ -33,6 +33,13 @@ def bearer_token(request: HttpRequest) -> str:
     """The token of an ``Authorization: Bearer <token>`` header, or "" for anything else."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def key_name(request: HttpRequest) -> str:
+    """How the audit log names the key of a request: ``key <prefix>`` (never the secret)."""
+    token = bearer_token(request)
+    prefix = token[len(KEY_PREFIX) :].split("_", 1)[0] if token.startswith(KEY_PREFIX) else ""
+    return f"key {prefix}" if prefix else "key"
 
 
 def key_authenticate(request: HttpRequest) -> Project:

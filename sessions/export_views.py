@@ -10,10 +10,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 
 from compaction import alert_selectors
 from compaction import selectors as compaction_selectors
-from sessions import exports, masking, selectors
+from sessions import audit, exports, masking, selectors
 from sessions.errors import NotFound
 from sessions.forms import SessionFilterForm
-from sessions.models import AgentSession
+from sessions.models import AgentSession, AuditAction, Project
 
 FORMATS = ("csv", "json")
 LIST_EXPORT_LIMIT = 10_000
@@ -32,11 +32,23 @@ def _format(fmt: str) -> str:
     return fmt
 
 
+def _recorded(request: HttpRequest, project: Project, target: str, rows: int) -> None:
+    """Every export is in the audit log: what left, for whom, how many rows."""
+    audit.audit_record(
+        actor=request.user,
+        action=AuditAction.EXPORT,
+        project=project,
+        target=target,
+        detail={"rows": rows},
+    )
+
+
 @login_required
 def session_curve_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     session = _session(request, pk)
     rows = exports.curve_rows(compaction_selectors.analysis_for(session))
     name = f"session-{session.pk}-curve.{_format(fmt)}"
+    _recorded(request, session.project, f"session:{session.pk} curve.{fmt}", len(rows))
     if fmt == "csv":
         return exports.csv_response(rows, columns=exports.CURVE_COLUMNS, filename=name)
     return exports.json_response(
@@ -49,6 +61,7 @@ def session_spans_export(request: HttpRequest, pk: int, fmt: str) -> HttpRespons
     session = _session(request, pk)
     rows = exports.span_rows(compaction_selectors.observed_spans(session))
     name = f"session-{session.pk}-spans.{_format(fmt)}"
+    _recorded(request, session.project, f"session:{session.pk} spans.{fmt}", len(rows))
     if fmt == "csv":
         return exports.csv_response(rows, columns=exports.SPAN_COLUMNS, filename=name)
     return exports.json_response(
@@ -68,8 +81,15 @@ def session_list_export(request: HttpRequest, fmt: str) -> HttpResponse:
     sessions = alert_selectors.sessions_with_alerts(
         sessions, only_with_open=filters.get("problems") == "alerts"
     )
-    rows = exports.session_rows(sessions.select_related("project")[:LIST_EXPORT_LIMIT])
+    listed = list(sessions.select_related("project")[:LIST_EXPORT_LIMIT])
+    rows = exports.session_rows(listed)
     name = f"sessions.{fmt}"
+    per_project: dict[int, tuple[Project, int]] = {}
+    for session in listed:
+        project, count = per_project.get(session.project_id, (session.project, 0))
+        per_project[session.project_id] = (project, count + 1)
+    for project, count in per_project.values():
+        _recorded(request, project, f"sessions list.{fmt}", count)
     if fmt == "csv":
         return exports.csv_response(rows, columns=exports.LIST_COLUMNS, filename=name)
     return exports.json_response({"sessions": rows}, filename=name)

@@ -306,6 +306,11 @@ class AuditAction(models.TextChoices):
     ERASURE = "erasure", "Erasure"
     ROLE_CHANGE = "role_change", "Role change"
     KEY_CHANGE = "key_change", "Key change"
+    SUBJECT_FIND = "subject_find", "Subject find"
+    REVIEW = "review", "Review decision"
+    POLICY_CHANGE = "policy_change", "Policy change"
+    WEBHOOK_CHANGE = "webhook_change", "Webhook change"
+    SETTINGS_CHANGE = "settings_change", "Alert settings change"
 
 
 class AuditEvent(models.Model):

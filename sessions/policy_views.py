@@ -29,7 +29,7 @@ def project_policy(request: HttpRequest, pk: int) -> HttpResponse:
     }
     form = ProjectPolicyForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
-        services.project_policy_update(project=project, **form.cleaned_data)
+        services.project_policy_update(project=project, by=request.user, **form.cleaned_data)
         flash.success(request, "Policy saved.")
         return redirect("sessions:policy", pk=project.pk)
     return render(request, "sessions/policy.html", {"project": project, "form": form})

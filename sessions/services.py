@@ -527,10 +527,30 @@ def project_policy_update(
     mask_at_ingest: bool,
     allow_external_models: bool,
     judge_retention: bool = False,
+    by: Any = None,
 ) -> Project:
-    """Set a project's privacy policy (the admin's project policy page)."""
+    """Set a project's privacy policy (the admin's project policy page); audited."""
     if retention_days is not None and retention_days < 1:
         raise BadRequest("retention_days: at least 1 day, or empty to keep sessions forever")
+    wanted = {
+        "retention_days": retention_days,
+        "mask_at_ingest": mask_at_ingest,
+        "allow_external_models": allow_external_models,
+        "judge_retention": judge_retention,
+    }
+    changed = {
+        name: {"from": getattr(project, name), "to": value}
+        for name, value in wanted.items()
+        if getattr(project, name) != value
+    }
+    if changed:
+        audit.audit_record(
+            actor=by,
+            action=AuditAction.POLICY_CHANGE,
+            project=project,
+            target=f"project:{project.pk}",
+            detail=changed,
+        )
     project.retention_days = retention_days
     project.mask_at_ingest = mask_at_ingest
     project.allow_external_models = allow_external_models
@@ -556,7 +576,9 @@ class SessionDeleted:
     rows: dict[str, int]
 
 
-def session_delete(*, session: AgentSession, by: Any, reason: str) -> SessionDeleted:
+def session_delete(
+    *, session: AgentSession, by: Any, reason: str, actor_name: str = ""
+) -> SessionDeleted:
     """Delete a session and everything derived from it (messages, compactions, probes,
     analysis, spans, replays, findings, subject index). ``by`` is the user, or None for the
     retention purge; ``reason`` is required and recorded."""
@@ -566,6 +588,7 @@ def session_delete(*, session: AgentSession, by: Any, reason: str) -> SessionDel
         _, rows = AgentSession.objects.filter(pk=session.pk).delete()
         audit.audit_record(
             actor=by,
+            actor_name=actor_name,
             action=AuditAction.ERASURE,
             project=session.project,
             target=f"session:{session.pk}",

@@ -194,3 +194,116 @@ def test_viewers_and_engineers_cannot_read_the_log(
     assert client.get(f"/projects/{project.pk}/audit/").status_code == 403
     assert client.get(f"/projects/{project.pk}/audit.csv").status_code == 403
     assert not AuditEvent.objects.exists()
+
+
+# --- every action that reads a person or changes where data goes -----------------------
+
+
+def _last(project: Project, action: str) -> AuditEvent:
+    return AuditEvent.objects.filter(project=project, action=action).latest("pk")
+
+
+def test_exports_by_any_member_are_audited(client: Client, project: Project) -> None:
+    from tests.factories import make_session
+
+    session = make_session(project)
+    viewer = make_user(project=project, role=Role.VIEWER)
+    client.force_login(viewer)
+    for url, target in (
+        (f"/sessions/{session.pk}/curve.csv", f"session:{session.pk} curve.csv"),
+        (f"/sessions/{session.pk}/spans.json", f"session:{session.pk} spans.json"),
+        ("/sessions/export.csv", "sessions list.csv"),
+    ):
+        assert client.get(url).status_code == 200
+        event = _last(project, AuditAction.EXPORT)
+        assert (event.actor, event.target) == (viewer, target)
+    assert _last(project, AuditAction.EXPORT).detail == {"rows": 1}
+
+
+def test_review_decisions_are_audited(project: Project) -> None:
+    from compaction import findings
+    from compaction import services as compaction_services
+    from compaction.models import Finding
+    from tests.factories import make_session
+
+    session = make_session(
+        project, messages=[{"seq": 0, "role": "user", "content": "CPF 530.582.439-79"}]
+    )
+    compaction_services.session_analyse(session_id=session.pk)
+    finding = Finding.objects.get(session=session)
+    reviewer = make_user(project=project, role=Role.PRIVACY_REVIEWER)
+    findings.finding_review(finding=finding, status="false_positive", user=reviewer)
+    event = _last(project, AuditAction.REVIEW)
+    assert (event.actor, event.target) == (reviewer, f"finding:{finding.pk}")
+    assert event.detail == {"status": "false_positive", "kind": "cpf", "where": "message", "seq": 0}
+
+
+def test_policy_changes_are_audited_with_what_changed(client: Client, project: Project) -> None:
+    admin = make_user(project=project, role=Role.ADMIN)
+    client.force_login(admin)
+    client.post(f"/projects/{project.pk}/policy/", {"allow_external_models": "on"})
+    event = _last(project, AuditAction.POLICY_CHANGE)
+    assert event.actor == admin
+    assert event.detail == {"allow_external_models": {"from": False, "to": True}}
+    client.post(f"/projects/{project.pk}/policy/", {"allow_external_models": "on"})
+    assert AuditEvent.objects.filter(action=AuditAction.POLICY_CHANGE).count() == 1  # no change
+
+
+def test_webhook_and_recipient_changes_are_audited(client: Client, project: Project) -> None:
+    from compaction.alert_models import Webhook
+
+    admin = make_user(project=project, role=Role.ADMIN)
+    client.force_login(admin)
+    client.post(
+        f"/projects/{project.pk}/settings/",
+        {
+            "form": "webhook",
+            "url": "https://hooks.example.net/x?token=abc",
+            "secret": "s" * 20,
+            "format": "json",
+        },
+    )
+    hook = Webhook.objects.get(project=project)
+    added = _last(project, AuditAction.WEBHOOK_CHANGE)
+    assert (added.actor, added.target) == (admin, f"webhook:{hook.pk}")
+    assert added.detail == {
+        "change": "added",
+        "host": "hooks.example.net",
+        "format": "json",
+        "rules": [],
+    }
+    client.post(f"/projects/{project.pk}/webhooks/{hook.pk}/delete/")
+    assert _last(project, AuditAction.WEBHOOK_CHANGE).detail["change"] == "removed"
+    call_command("addwebhook", project.name, "https://hooks.example.net/y", "--secret", "t" * 20)
+    assert _last(project, AuditAction.WEBHOOK_CHANGE).actor_name == "manage.py addwebhook"
+
+    client.post(
+        f"/projects/{project.pk}/settings/",
+        {
+            "form": "thresholds",
+            "repeated_compaction_count": 3,
+            "thrash_compactions": 2,
+            "thrash_window_calls": 20,
+            "near_overflow_percent": 95,
+            "email_recipients": "oncall@casa-aurora.com.br, rita@casa-aurora.com.br",
+        },
+    )
+    changed = _last(project, AuditAction.SETTINGS_CHANGE)
+    assert changed.actor == admin
+    assert changed.detail["recipients"] == 2
+    assert "email_recipients" in changed.detail["changed"]
+    assert "rita@" not in str(changed.detail)
+
+
+def test_a_delete_through_the_api_names_the_key(client: Client, project: Project) -> None:
+    from sessions import services
+    from tests.factories import make_session
+
+    make_session(project, external_id="run-9")
+    issued = services.api_key_create(project=project, name="ci")
+    response = client.delete(
+        "/api/v1/sessions/run-9?reason=cleanup", HTTP_AUTHORIZATION=f"Bearer {issued.raw_key}"
+    )
+    assert response.status_code == 200
+    event = _last(project, AuditAction.ERASURE)
+    assert (event.actor, event.actor_name) == (None, f"key {issued.api_key.prefix}")

@@ -26,8 +26,8 @@ from compaction.alert_models import Alert, WebhookDelivery
 from config.api import api
 from sessions import services
 from sessions.log_masking import MaskPersonalData
-from sessions.models import Role
-from tests.privacy.doors import CPF, EXTERNAL_ID, Door, labelled_project, leaks
+from sessions.models import AuditAction, AuditEvent, Role
+from tests.privacy.doors import CPF, EMAIL, EXTERNAL_ID, PHONE, Door, labelled_project, leaks
 
 pytestmark = pytest.mark.django_db
 
@@ -221,3 +221,23 @@ def test_log_lines_hold_no_value_in_clear(
         if leaks(line):
             found.append((record.name, leaks(line)))
     assert not found, found
+
+
+@pytest.mark.parametrize("identifier", [CPF, PHONE, EMAIL])
+def test_a_subject_find_shows_excerpts_masked_and_is_audited(
+    client: Client, door: Door, identifier: str
+) -> None:
+    reviewer = door.users[Role.PRIVACY_REVIEWER.value]
+    client.force_login(reviewer)
+    response = client.post(
+        "/privacy/subjects/",
+        {"project": door.project.pk, "identifier": identifier, "action": "find"},
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert body.count('<div class="mono">') >= 3, "the find lists excerpts"
+    # What the reviewer typed is echoed in their own form, and nothing else of the person.
+    assert leaks(body.replace(html.escape(identifier), "<typed>")) == []
+    found = AuditEvent.objects.filter(action=AuditAction.SUBJECT_FIND, actor=reviewer)
+    assert found.count() == 1
+    assert leaks(f"{found.get().target} {found.get().reason} {found.get().detail}") == []

@@ -26,7 +26,12 @@ class Command(BaseCommand):
         wanted = [r.strip() for r in rules.split(",") if r.strip()]
         try:
             hook = webhooks.webhook_create(
-                project=found, url=url, secret=secret, format=format, rules=wanted
+                project=found,
+                url=url,
+                secret=secret,
+                format=format,
+                rules=wanted,
+                actor_name="manage.py addwebhook",
             )
         except BadRequest as exc:
             raise CommandError(exc.message) from None

@@ -16,4 +16,4 @@ RUN useradd --system --home /app sawtooth \
     && python manage.py collectstatic --no-input
 USER sawtooth
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+CMD ["gunicorn", "-c", "config/gunicorn.py", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]

@@ -269,6 +269,8 @@ class WebServer:
         self.proc = Process(
             [
                 str(Path(sys.executable).parent / "gunicorn"),
+                "-c",
+                "config/gunicorn.py",
                 "config.wsgi:application",
                 "--bind",
                 f"127.0.0.1:{self.port}",

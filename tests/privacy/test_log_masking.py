@@ -63,3 +63,53 @@ def test_celery_tasks_take_ids_only_never_trace_content() -> None:
         for param in params:
             assert param.endswith(("_id", "_ids")), f"{name}({param}): pass ids, not content"
             assert hints[param] in (int, list[int]), f"{name}({param}): {hints[param]}"
+
+
+def test_gunicorns_access_log_masks_ids_searches_and_referrers(tmp_path) -> None:
+    """The production web server, as docker-compose runs it, over real HTTP."""
+    import contextlib
+    import os
+    import urllib.error
+    import urllib.request
+
+    from tests.infra import WebServer
+
+    log = tmp_path / "gunicorn.log"
+    env = {**os.environ, "SAWTOOTH_VAR_DIR": str(tmp_path), "DATABASE_URL": ""}
+    env.pop("DATABASE_URL")
+    server = WebServer(env, log=log, workers=1)
+    server.start()
+    try:
+        for path, referer in (
+            ("/api/v1/sessions/cliente-530.582.439-79/messages", "-"),
+            ("/search/?q=camila.figueiredo98%40gmail.com", "http://x/?q=530.582.439-79"),
+        ):
+            request = urllib.request.Request(server.url + path, headers={"Referer": referer})  # noqa: S310
+            # 401, and the login page after a redirect: the log lines are what is checked.
+            with contextlib.suppress(urllib.error.HTTPError):
+                urllib.request.urlopen(request, timeout=10)  # noqa: S310 - our own server
+    finally:
+        server.stop()
+    lines = [line for line in log.read_text().splitlines() if '"GET ' in line]
+    assert len(lines) >= 2, log.read_text()[-2000:]
+    text = "\n".join(lines)
+    assert "530.582.439-79" not in text
+    assert "camila.figueiredo98" not in text
+    assert "/api/v1/sessions/cliente-[cpf ***.***.***-79]/messages" in text
+    assert "[email c***@***.com]" in text
+
+
+def test_the_console_e_mail_backend_masks_what_it_prints() -> None:
+    from django.core.mail import EmailMessage
+
+    from config.mail import MaskedConsoleEmailBackend
+
+    stream = io.StringIO()
+    backend = MaskedConsoleEmailBackend(stream=stream)
+    backend.send_messages(
+        [EmailMessage("Cliente CPF 530.582.439-79", "ligar (11) 98765-4321", to=["a@b.com.br"])]
+    )
+    out = stream.getvalue()
+    assert "530.582.439-79" not in out
+    assert "98765-4321" not in out
+    assert "Subject: Cliente CPF [cpf ***.***.***-79]" in out

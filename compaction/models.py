@@ -33,6 +33,9 @@ class SessionAnalysis(models.Model):
     # so a batch that lands mid-analysis is never mistaken for analysed.
     requested_generation = models.PositiveIntegerField(default=0)
     analysed_generation = models.PositiveIntegerField(default=0)
+    # The request generation of the session's last erasure: a pass that read the history
+    # before it stores nothing (its results would copy an erased value back).
+    erased_generation = models.PositiveIntegerField(default=0)
     message_count = models.PositiveIntegerField(default=0)
     curve = models.JSONField(default=list, blank=True)
     sparkline = models.JSONField(default=list, blank=True, help_text="Peak fill per slice.")

@@ -156,6 +156,8 @@ def _analysis_store(
             return None  # the session was deleted while it was being analysed
         if locked.analysed_generation > generation:
             return None  # a later pass already wrote newer results
+        if locked.erased_generation > generation:
+            return None  # it read the history before an erasure: the next pass reads it after
         CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED).delete()
         spans = CompactionSpan.objects.bulk_create(
             [_observed_span_row(session, e, s) for e, s in zip(events, result.spans, strict=True)]

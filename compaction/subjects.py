@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,27 +25,33 @@ from functools import partial
 from typing import Any, TypedDict
 
 from django.db import DEFAULT_DB_ALIAS, models, transaction
+from django.db.models import F, Q
 from django.db.models.deletion import Collector
 
 from compaction import findings, known_clean, message_scan, services, tasks
+from compaction.alert_models import WebhookDelivery
 from compaction.engine import pii
 from compaction.message_scan import MessageHit, MessageScan, Scan
 from compaction.models import (
     CompactionSpan,
+    Experiment,
     Finding,
     ReplayRun,
     ReplayStatus,
+    SessionAnalysis,
     SubjectAction,
     SubjectIndexMark,
     SubjectRequest,
     SubjectToken,
     SubjectWhere,
 )
+from compaction.team_models import SavedFilter
 from sessions import audit, search
 from sessions.errors import BadRequest
 from sessions.models import (
     AgentSession,
     AuditAction,
+    AuditEvent,
     CompactionEvent,
     Message,
     Probe,
@@ -461,6 +468,66 @@ def subject_sessions(*, project: Project, subject: Subject) -> list[AgentSession
     return list(AgentSession.objects.filter(pk__in=ids).order_by("pk"))
 
 
+_NOT_DIGITS = re.compile(r"[^0-9]")
+_NOT_ALNUM = re.compile(r"[^0-9A-Z]")
+
+
+def _may_hold(subject: Subject) -> Callable[[str], bool]:
+    """A quick test that a text may hold the subject in any form: its digits (its letters and
+    digits for a CNPJ, its lower case for an e-mail) contain the value's. Quick and loose: the
+    eraser then finds the value itself, by the detector and by the forms seen."""
+    if subject.kind == "email":
+        email = subject.normalized.lower()
+        return lambda text: email in text.lower()
+    if subject.kind == "cnpj":
+        alnum = _NOT_ALNUM.sub("", subject.normalized.upper())
+        return lambda text: alnum in _NOT_ALNUM.sub("", text.upper())
+    digits = _NOT_DIGITS.sub("", subject.normalized)
+    if subject.kind == "phone":
+        digits = digits.removeprefix("55")  # the national number: written with or without +55
+    return lambda text: digits in _NOT_DIGITS.sub("", text)
+
+
+# The raw rows of a session, read whole at erase time: the index is written by the analysis
+# pass, so a session whose analysis failed or has not run yet is in no index.
+_RAW_TEXT: tuple[tuple[type[models.Model], str, tuple[str, ...]], ...] = (
+    (AgentSession, "pk", ("external_id", "title", "agent", "model", "metadata")),
+    (Message, "session_id", ("content",)),
+    (CompactionEvent, "session_id", ("summary", "error", "kept")),
+    (Probe, "session_id", ("text", "check_hint")),
+)
+
+
+def sessions_holding(*, project: Project, subject: Subject) -> set[int]:
+    """The sessions of ``project`` whose raw rows may hold the subject, read from the tables
+    themselves, not from the index (which may be behind)."""
+    may_hold = _may_hold(subject)
+    found: set[int] = set()
+    for model, session_field, columns in _RAW_TEXT:
+        scope = "project" if model is AgentSession else "session__project"
+        rows = model._default_manager.filter(**{scope: project}).values_list(
+            session_field, *columns
+        )
+        for session_id, *values in rows.iterator(chunk_size=500):
+            if session_id not in found and any(
+                may_hold(text) for value in values for text in _strings(value)
+            ):
+                found.add(session_id)
+    return found
+
+
+def _project_rows(project: Project) -> Iterator[models.Model]:
+    """What holds a copy of trace text outside any session's lineage: webhook deliveries (their
+    alert goes with the session, their body stays), the audit log (masked at write, older rows
+    may not be), experiment names, and the saved filters of everyone who reads the project."""
+    yield from WebhookDelivery.objects.filter(webhook__project=project).order_by("pk")
+    yield from AuditEvent.objects.filter(project=project).order_by("pk")
+    yield from Experiment.objects.filter(project=project).order_by("pk")
+    yield from SavedFilter.objects.filter(
+        Q(user__memberships__project=project) | Q(user__is_superuser=True)
+    ).distinct()
+
+
 def _request_record(
     *,
     project: Project,
@@ -602,15 +669,18 @@ def subject_erase(
         raise BadRequest("reason: required for an erasure")
     from sessions import services as session_services
 
-    sessions = subject_sessions(project=project, subject=subject)
+    indexed = {s.pk for s in subject_sessions(project=project, subject=subject)}
+    held = indexed | sessions_holding(project=project, subject=subject)
+    sessions = list(AgentSession.objects.filter(pk__in=held).order_by("pk"))
     counts: Counter[str] = Counter()
+    counts["sessions_found_outside_the_index"] = len(held - indexed)
+    surfaces: set[str] = set()
+    erase = _eraser(subject, surfaces)
     if delete_sessions:
         for session in sessions:
             session_services.session_delete(session=session, by=by, reason=reason)
         counts["sessions_deleted"] = len(sessions)
     else:
-        surfaces: set[str] = set()
-        erase = _eraser(subject, surfaces)
         for session in AgentSession.objects.select_for_update(no_key=True).filter(
             pk__in=[s.pk for s in sessions]
         ):
@@ -625,6 +695,10 @@ def subject_erase(
             search.messages_search_refresh(rewritten)
             counts["replays_requeued"] += len(_replays_requeue(session))
             services.analysis_request(session_id=session.pk)
+            # A pass that read the history before now must not store what it derived from it.
+            SessionAnalysis.objects.filter(session=session).update(
+                erased_generation=F("requested_generation")
+            )
         SubjectToken.objects.filter(project=project, digest=subject.digest).delete()
         # Findings of this value point at text that no longer holds it; the analysis pass
         # rescans only new messages, so they are removed here rather than left stale.
@@ -632,6 +706,10 @@ def subject_erase(
             session__in=sessions, kind=subject.kind, value_hash=subject.digest
         ).delete()
         counts["sessions_anonymized"] = len(sessions)
+    may_hold = _may_hold(subject)
+    for row in _project_rows(project):
+        if any(may_hold(text) for text in row_strings(row)) and _row_erase(row, erase):
+            counts[type(row)._meta.label] += 1
     return _request_record(
         project=project,
         subject=subject,

@@ -1,9 +1,11 @@
 """The audit log: the one door that writes it, the reads that show it, its CSV export.
 
-Every reveal, export, erasure, role change and key change calls ``audit_record``. Rows are
-only ever inserted: nothing in the app updates or deletes them, the admin registers the model
-read-only, and no page offers an edit. Other parts of the app (erasure, for instance) call
-``audit.audit_record(...)`` in the same transaction as the change they record.
+Every reveal, export, erasure, subject find, review decision, role, key, policy, webhook and
+alert settings change calls ``audit_record``. Rows are only ever inserted: nothing in the app
+deletes them, the admin registers the model read-only, and no page offers an edit; the one
+rewrite is an erasure masking a data subject's identifier in a row's text (the row stays).
+Other parts of the app call ``audit.audit_record(...)`` in the same transaction as the change
+they record.
 """
 
 from __future__ import annotations

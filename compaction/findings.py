@@ -35,6 +35,7 @@ from sessions.errors import BadRequest
 from sessions.models import AgentSession, AuditAction, CompactionEvent, Message
 
 REVIEW_STATUSES = (FindingStatus.CONFIRMED, FindingStatus.FALSE_POSITIVE, FindingStatus.OPEN)
+REDACT_REASON_MIN_CHARS = 10
 
 
 def finding_value_hash(normalized: str) -> str:
@@ -251,13 +252,18 @@ def finding_review(*, finding: Finding, status: str, user: Any) -> Finding:
 
 
 @transaction.atomic
-def finding_redact(*, finding: Finding, user: Any) -> Finding:
-    """Replace the finding's value by its mask where it was found. Rewrites stored text.
+def finding_redact(*, finding: Finding, user: Any, reason: str) -> Finding:
+    """Replace the finding's value by its mask where it was found. Rewrites stored text, so
+    it needs a reason, kept in the audit log.
 
     This is the one place where Sawtooth rewrites raw data: the value is re-found by its keyed
     hash in the message content, the summary (the event and its observed span) or the session
     metadata, and every occurrence of it there is masked (`[cpf ***.***.***-25]`).
     """
+    if len(reason.strip()) < REDACT_REASON_MIN_CHARS:
+        raise BadRequest(
+            f"reason: required to redact, at least {REDACT_REASON_MIN_CHARS} characters"
+        )
     key = masking.pii_key()
 
     def same_value(detection: pii.Detection) -> bool:
@@ -300,7 +306,7 @@ def finding_redact(*, finding: Finding, user: Any) -> Finding:
         action=AuditAction.ERASURE,
         project=session.project,
         target=f"finding:{finding.pk}",
-        reason="redacted from the review queue",
+        reason=reason.strip(),
         detail={"kind": finding.kind, "where": finding.where, "seq": finding.seq},
     )
     return finding

@@ -23,6 +23,7 @@ from sessions.errors import BadRequest
 from sessions.models import Project, Role
 
 ACTIONS = ("find", "export", "erase")
+REASON_MIN_CHARS = 10
 
 
 def _reviewer_projects(request: HttpRequest) -> QuerySet[Project]:
@@ -63,6 +64,16 @@ def subject_requests(request: HttpRequest) -> HttpResponse:
                 name = f"subject-{subject.kind}-{project.pk}.json"
                 response["Content-Disposition"] = f'attachment; filename="{name}"'
                 return response
+            elif request.POST.get("confirm") != "yes":
+                # Said before it is done: what the erasure will change, and a reason to give.
+                if len(reason) < REASON_MIN_CHARS:
+                    raise BadRequest(
+                        f"reason: required to erase, at least {REASON_MIN_CHARS} characters"
+                    )
+                context["confirm"] = subjects.subject_erase_preview(
+                    project=project, subject=subject
+                )
+                context["subject"] = subject
             else:
                 done = subjects.subject_erase(
                     project=project,

@@ -516,6 +516,23 @@ def sessions_holding(*, project: Project, subject: Subject) -> set[int]:
     return found
 
 
+@dataclass(frozen=True)
+class ErasePreview:
+    """What an erasure will change, said before it runs."""
+
+    sessions: int
+    outside_index: int
+    other_rows: int  # deliveries, audit rows, experiments, saved filters holding it
+
+
+def subject_erase_preview(*, project: Project, subject: Subject) -> ErasePreview:
+    indexed = {s.pk for s in subject_sessions(project=project, subject=subject)}
+    held = indexed | sessions_holding(project=project, subject=subject)
+    may_hold = _may_hold(subject)
+    other = sum(1 for row in _project_rows(project) if any(may_hold(t) for t in row_strings(row)))
+    return ErasePreview(sessions=len(held), outside_index=len(held - indexed), other_rows=other)
+
+
 def _project_rows(project: Project) -> Iterator[models.Model]:
     """What holds a copy of trace text outside any session's lineage: webhook deliveries (their
     alert goes with the session, their body stays), the audit log (masked at write, older rows

@@ -398,8 +398,10 @@ def _without_page(request: HttpRequest) -> str:
 
 
 @login_required
-@require_http_methods(["POST"])
+@require_http_methods(["GET", "POST"])
 def finding_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    """POST a review decision. A redaction rewrites stored text: its GET says what will
+    change and asks a reason, which its POST needs."""
     try:
         finding = selectors.finding_get(projects=_projects(request), pk=pk)
     except NotFound:
@@ -407,9 +409,16 @@ def finding_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     access.require_role(request.user, finding.session.project_id, Role.PRIVACY_REVIEWER)
     repeats = findings.finding_occurrences(finding).count()
     every = f" (all {repeats} times it occurs there)" if repeats > 1 else ""
+    if request.method == "GET":
+        if action != "redact":
+            raise Http404("Only a redaction has a page of its own")
+        context = {"finding": finding, "repeats": repeats, "next": request.GET.get("next", "")}
+        return render(request, "compaction/finding_redact.html", context)
     try:
         if action == "redact":
-            findings.finding_redact(finding=finding, user=request.user)
+            findings.finding_redact(
+                finding=finding, user=request.user, reason=request.POST.get("reason", "")
+            )
             flash.success(request, f"Redacted: the {finding.kind} is now {finding.masked}{every}.")
         elif action in FINDING_ACTIONS:
             findings.finding_review(

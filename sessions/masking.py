@@ -55,14 +55,27 @@ def json_mask(value: Any, *, values_clean: bool = False) -> Any:
 
 @dataclass(frozen=True)
 class Occurrence:
-    """One masked value in a text, as a reveal control names it (never its raw value)."""
+    """One masked value in a text, as a reveal control names it (never its raw value):
+    ``index`` its first occurrence, ``repeats`` how many times the text holds it."""
 
     index: int
     kind: str
+    repeats: int = 1
 
 
 def occurrences(text: str) -> list[Occurrence]:
-    return [Occurrence(index=i, kind=str(d.kind)) for i, d in enumerate(_scan(text))]
+    """One per distinct value (a tracking result that lists one CEP 22 times has one control
+    for it, not 22), in the order each first appears."""
+    first: dict[tuple[str, str], int] = {}
+    counts: dict[tuple[str, str], int] = {}
+    for index, detection in enumerate(_scan(text)):
+        value = (str(detection.kind), detection.normalized)
+        first.setdefault(value, index)
+        counts[value] = counts.get(value, 0) + 1
+    return [
+        Occurrence(index=index, kind=value[0], repeats=counts[value])
+        for value, index in first.items()
+    ]
 
 
 def occurrence_value(text: str, index: int) -> tuple[str, str] | None:

@@ -6,9 +6,12 @@ Every page finds the project among the user's own (404 otherwise), then asks
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -18,6 +21,49 @@ from sessions.errors import ApiError
 from sessions.models import ApiKey, AuditAction, Membership, Project, Role
 
 AUDIT_PER_PAGE = 100
+
+
+@dataclass(frozen=True)
+class ProjectRow:
+    project: Project
+    role: str
+    sessions: int
+
+    @property
+    def role_label(self) -> str:
+        return Role(self.role).label
+
+    @property
+    def reviews(self) -> bool:
+        return access.RANK[self.role] >= access.RANK[Role.PRIVACY_REVIEWER]
+
+    @property
+    def administers(self) -> bool:
+        return self.role == Role.ADMIN
+
+
+@login_required
+@require_GET
+def project_list(request: HttpRequest) -> HttpResponse:
+    """The user's projects, their role in each, and the project pages that role opens."""
+    projects = (
+        selectors.projects_for_user(request.user)
+        .annotate(session_count=Count("sessions"))
+        .order_by("name")
+    )
+    roles = dict(
+        Membership.objects.filter(user__pk=request.user.pk or 0).values_list("project_id", "role")
+    )
+    superuser = getattr(request.user, "is_superuser", False)
+    rows = [
+        ProjectRow(
+            project=project,
+            role=Role.ADMIN if superuser else roles[project.pk],
+            sessions=project.session_count,
+        )
+        for project in projects
+    ]
+    return render(request, "sessions/projects.html", {"rows": rows})
 
 
 def _project(request: HttpRequest, pk: int, role: str) -> Project:

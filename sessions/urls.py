@@ -29,6 +29,7 @@ urlpatterns = [
         name="block",
     ),
     path("reveal/", project_views.value_reveal, name="reveal"),
+    path("projects/", project_views.project_list, name="projects"),
     path("projects/<int:pk>/members/", project_views.member_list, name="members"),
     path(
         "projects/<int:pk>/members/<int:membership_pk>/remove/",

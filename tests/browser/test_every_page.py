@@ -19,7 +19,7 @@ from playwright.sync_api import Page
 
 from compaction import services
 from compaction.alert_models import Alert
-from compaction.models import Experiment, ReplayRun
+from compaction.models import Experiment, Finding, ReplayRun
 from sessions import members
 from sessions.models import AgentSession, Project
 from tests.browser.test_alerts import troubled_session
@@ -45,6 +45,7 @@ class Site:
     experiment: Experiment
     alert: Alert
     newcomer: Any  # a login made by `manage.py adduser`, with no password yet
+    finding_pk: int  # a CPF found in a customer's message, for the review pages
 
 
 # The pages, by name (used in test ids and screenshot names) and path.
@@ -52,6 +53,7 @@ PAGES: dict[str, Callable[[Site], str]] = {
     "login": lambda s: "/login/",
     "set-password": lambda s: members.user_password_link(user=s.newcomer),
     "sessions": lambda s: "/",
+    "projects": lambda s: "/projects/",
     "session": lambda s: f"/sessions/{s.session.pk}/",
     "span": lambda s: f"/sessions/{s.session.pk}/spans/{s.span_pk}/",
     "replay-new": lambda s: f"/sessions/{s.session.pk}/replay/",
@@ -65,6 +67,7 @@ PAGES: dict[str, Callable[[Site], str]] = {
     "replay-compare": lambda s: f"/sessions/{s.session.pk}/replays/compare/?a={s.replay.pk}",
     "search": lambda s: "/search/?q=billing",
     "findings": lambda s: "/privacy/findings/",
+    "finding-redact": lambda s: f"/privacy/findings/{s.finding_pk}/redact/",
     "subjects": lambda s: "/privacy/subjects/",
     "members": lambda s: f"/projects/{s.project.pk}/members/",
     "keys": lambda s: f"/projects/{s.project.pk}/keys/",
@@ -81,6 +84,12 @@ def site(project: Project) -> Site:
     for n in range(3):
         other = make_session(project, external_id=f"run-{n}")
         services.session_analyse(session_id=other.pk)
+    customer = make_session(
+        project,
+        external_id="support-1",
+        messages=[{"seq": 0, "role": "user", "content": "Meu CPF é 530.582.439-79."}],
+    )
+    services.session_analyse(session_id=customer.pk)
     replay = services.replay_run_start(session=session, policy=POLICY)
     services.replay_run_execute(run_id=replay.pk)  # what the worker does
     experiment = services.experiment_start(
@@ -99,6 +108,7 @@ def site(project: Project) -> Site:
         experiment=experiment,
         alert=Alert.objects.filter(session=session).first(),
         newcomer=members.user_create(username="newcomer"),
+        finding_pk=Finding.objects.get(session=customer).pk,
     )
 
 

@@ -61,7 +61,10 @@ def test_a_reviewer_walks_the_queue(page: Page, live_server, project: Project) -
     rows.filter(has_text="copied").get_by_role("button", name="False positive").click()
     expect(rows.filter(has_text="copied")).to_contain_text("False positive")
 
-    rows.filter(has_text="new copy").get_by_role("button", name="Redact").click()
+    rows.filter(has_text="new copy").get_by_role("link", name="Redact…").click()
+    expect(page.get_by_role("heading", name="Redact this cpf?")).to_be_visible()
+    page.get_by_label("Reason (10 characters or more)").fill("a new copy in a summary")
+    page.get_by_role("button", name="Redact").click()
     expect(page.get_by_text("Redacted: the cpf is now ***.***.***-25.")).to_be_visible()
     expect(rows.filter(has_text="new copy")).to_contain_text("Redacted")
     expect(rows.filter(has_text="new copy").get_by_role("button")).to_have_count(0)

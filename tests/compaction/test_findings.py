@@ -192,7 +192,7 @@ def test_a_name_a_cue_marks_as_a_customers_in_a_summary_is_sure_and_alerts(proje
 
 def test_redact_rewrites_the_summary_and_its_span_and_nothing_else(chat):
     finding = Finding.objects.get(session=chat, where="summary", masked="***.***.***-79")
-    findings.finding_redact(finding=finding, user=None)
+    findings.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
     event = CompactionEvent.objects.get(session=chat)
     assert CPF not in event.summary
     assert "[cpf ***.***.***-79]" in event.summary
@@ -207,14 +207,14 @@ def test_redact_rewrites_the_summary_and_its_span_and_nothing_else(chat):
 
 def test_redact_a_message_value_rewrites_every_block_that_holds_it(chat):
     finding = Finding.objects.get(session=chat, where="message", seq=3)
-    findings.finding_redact(finding=finding, user=None)
+    findings.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
     content = Message.objects.get(session=chat, seq=3).content
     assert content[0]["input"]["cpf"] == "[cpf ***.***.***-79]"
 
 
 def test_redact_metadata(chat):
     finding = Finding.objects.get(session=chat, where="metadata")
-    findings.finding_redact(finding=finding, user=None)
+    findings.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
     chat.refresh_from_db()
     assert chat.metadata == {"customer": {"email": "[email c***@***.com]"}, "locale": "pt-BR"}
 

@@ -86,10 +86,19 @@ def test_confirm_false_positive_and_redact_from_the_queue(project, chat):
         FindingStatus.FALSE_POSITIVE,
     )
     assert new_copy.reviewed_by is not None
-    client.post(f"/privacy/findings/{new_copy.pk}/redact/")
+    # A redaction first says what it will change and asks why; without a reason nothing moves.
+    asked = client.get(f"/privacy/findings/{new_copy.pk}/redact/?next=kind%3Dcpf")
+    page = asked.content.decode()
+    assert "Redact this cpf?" in page
+    assert "the summary of the compaction at #" in page
+    assert "It cannot be undone." in page
+    refused = client.post(f"/privacy/findings/{new_copy.pk}/redact/", {"reason": "x"}, follow=True)
+    assert "reason: required to redact, at least 10 characters" in refused.content.decode()
+    assert NEW_CPF in CompactionEvent.objects.get(session=chat).summary
+    client.post(f"/privacy/findings/{new_copy.pk}/redact/", {"reason": "copied into a summary"})
     assert NEW_CPF not in CompactionEvent.objects.get(session=chat).summary
     assert client.post(f"/privacy/findings/{new_copy.pk}/shred/").status_code == 404
-    assert client.get(f"/privacy/findings/{new_copy.pk}/confirm/").status_code == 405
+    assert client.get(f"/privacy/findings/{new_copy.pk}/confirm/").status_code == 404
 
 
 def test_a_value_repeated_in_one_message_is_one_row_and_one_decision(project):
@@ -117,7 +126,7 @@ def test_a_value_repeated_in_one_message_is_one_row_and_one_decision(project):
     assert statuses == [FindingStatus.FALSE_POSITIVE] * 12 + [FindingStatus.OPEN]
     body = client.get("/privacy/findings/?kind=cep&status=open").content.decode()
     assert body.count("data-finding=") == 1
-    client.post(f"/privacy/findings/{ceps[0].pk}/redact/")
+    client.post(f"/privacy/findings/{ceps[0].pk}/redact/", {"reason": "tracking CEP, LGPD"})
     redacted = Finding.objects.filter(session=session, status=FindingStatus.REDACTED)
     assert redacted.count() == 12
     assert "01310-200" in str(session.messages.get(seq=1).content)

@@ -80,7 +80,7 @@ def test_a_rescan_drops_what_the_old_rules_found_and_keeps_review_decisions(proj
     phone = Finding.objects.filter(session=session, kind="phone").first()
     findings.finding_review(finding=phone, status=FindingStatus.FALSE_POSITIVE, user=None)
     email = Finding.objects.get(session=session, kind="email")
-    findings.finding_redact(finding=email, user=None)
+    findings.finding_redact(finding=email, user=None, reason="LGPD request 12, redact")
 
     assert rescan.session_rescan(session_id=session.pk) is True
 

@@ -272,7 +272,7 @@ def test_a_reviewer_finds_exports_and_erases_a_subject(client: Client) -> None:
     ).content.decode()
     assert SUPPORT in found
     assert "*********79" in found
-    assert "Erase from 1 session" in found
+    assert "Erase…" in found
     assert CPF_FORMS[1] not in found.replace(f'value="{CPF}"', "")
 
     refused = client.post(
@@ -286,9 +286,18 @@ def test_a_reviewer_finds_exports_and_erases_a_subject(client: Client) -> None:
     assert export["Content-Type"] == "application/json"
     assert json.loads(export.content)["sessions"][0]["external_id"] == SUPPORT
 
+    asked = {"project": project.pk, "identifier": CPF, "action": "erase", "reason": "art. 18 VI"}
+    too_short = client.post("/privacy/subjects/", {**asked, "reason": "lgpd"}).content.decode()
+    assert "required to erase, at least 10 characters" in too_short
+    preview = client.post(
+        "/privacy/subjects/", {**asked, "reason": "art. 18 VI, pedido 7"}
+    ).content.decode()
+    assert "Erase CPF *********79 from" in preview
+    assert "in 1 session (raw messages" in preview
+    assert 'name="confirm" value="yes"' in preview
+    assert CPF in str(Message.objects.get(session__project=project, seq=2).content)  # not yet
     erased = client.post(
-        "/privacy/subjects/",
-        {"project": project.pk, "identifier": CPF, "action": "erase", "reason": "art. 18 VI"},
+        "/privacy/subjects/", {**asked, "reason": "art. 18 VI, pedido 7", "confirm": "yes"}
     ).content.decode()
     assert "Request" in erased
     assert "anonymize" in erased

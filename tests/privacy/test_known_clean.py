@@ -150,7 +150,7 @@ def test_a_redaction_flags_the_message_it_rewrote() -> None:
     session = _chat(project)
     finding = Finding.objects.get(session=session, where="message")
     SessionAnalysis.objects.filter(session=session).update(pii_flagged_message_pks=[])
-    findings.finding_redact(finding=finding, user=None)
+    findings.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
     assert not known_clean.clean_range(session).holds(finding.message_id or 0)
 
 

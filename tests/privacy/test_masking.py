@@ -237,11 +237,21 @@ def test_redacting_a_finding_is_an_audited_erasure(
     _reviewer(client, project)
     finding = Finding.objects.filter(session=session, kind="cpf", where="message").first()
     assert finding is not None
-    response = client.post(f"/privacy/findings/{finding.pk}/redact/")
+    response = client.post(
+        f"/privacy/findings/{finding.pk}/redact/", {"reason": f"titular pediu, CPF {CPF}"}
+    )
     assert response.status_code == 302
     event = AuditEvent.objects.get()
     assert event.action == AuditAction.ERASURE
     assert event.actor_name == "rita"
     assert event.target == f"finding:{finding.pk}"
+    assert event.reason == "titular pediu, CPF [cpf ***.***.***-79]"
     assert event.detail == {"kind": "cpf", "where": "message", "seq": finding.seq}
     assert CPF not in json.dumps(event.detail)
+
+
+def test_a_value_repeated_in_one_text_gets_one_reveal_control() -> None:
+    text = "Rastreio: " + " | ".join(["CEP 04717-020"] * 22) + f" · CPF {CPF}"
+    found = masking.occurrences(text)
+    assert [(o.kind, o.index, o.repeats) for o in found] == [("cep", 0, 22), ("cpf", 22, 1)]
+    assert masking.occurrence_value(text, found[1].index) == ("cpf", CPF)

@@ -144,6 +144,7 @@ EXPERIMENT_FORM = {
 
 PAGES: dict[str, list[PageRule]] = {
     "sessions:list": [PageRule("get", lambda w: "/", ANY)],
+    "sessions:projects": [PageRule("get", lambda w: "/projects/", ANY)],
     "sessions:detail": [PageRule("get", lambda w: f"/sessions/{w.session.pk}/", Role.VIEWER)],
     "sessions:analysis-status": [
         PageRule("get", lambda w: f"/sessions/{w.session.pk}/analysis-status/", Role.VIEWER)
@@ -243,7 +244,10 @@ PAGES: dict[str, list[PageRule]] = {
             lambda w: f"/privacy/findings/{_finding(w)}/confirm/",
             Role.PRIVACY_REVIEWER,
             ok=302,
-        )
+        ),
+        PageRule(
+            "get", lambda w: f"/privacy/findings/{_finding(w)}/redact/", Role.PRIVACY_REVIEWER
+        ),
     ],
     "compaction:experiment": [
         PageRule("get", lambda w: f"/experiments/{w.experiment.pk}/", Role.VIEWER)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from compaction import services as compaction_services
 from sessions.importers.writer import session_parent_set
 from sessions.models import AgentSession, Project
 from tests.factories import make_session, wire_message
@@ -94,6 +95,9 @@ def _billing_family(project: Project) -> AgentSession:
             wire_message(0, content="Cliente pede reembolso; não altere o plano sem aprovação.")
         ],
     )
+    # As the worker does after an upload: search reads what the analysis pass masked.
+    for session in AgentSession.objects.filter(project=project):
+        compaction_services.session_analyse(session_id=session.pk)
     return parent
 
 

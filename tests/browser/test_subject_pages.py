@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from compaction import services
 from sessions import example_data
@@ -46,6 +46,11 @@ def test_a_reviewer_finds_and_erases_a_subject(
     page.screenshot(path=str(shots / "subject-request.png"), full_page=True)
 
     page.get_by_label("Reason").fill("Titular pediu exclusão (art. 18, VI)")
-    page.get_by_role("button", name="Erase from 1 session").click()
+    page.get_by_role("button", name="Erase…").click()
+    confirm = page.get_by_role("alertdialog")
+    expect(confirm).to_contain_text("Erase CPF *********79 from")
+    expect(confirm).to_contain_text("in 1 session (raw messages")
+    assert CPF in str(Message.objects.get(session=session, seq=2).content)  # nothing yet
+    confirm.get_by_role("button", name="Yes, erase").click()
     page.get_by_text("anonymize of *********79 in 1 session(s)").wait_for()
     assert CPF not in str(Message.objects.get(session=session, seq=2).content)

@@ -16,7 +16,7 @@ from typing import Any
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from compaction import alert_selectors, services, webhooks
+from compaction import alert_selectors, selectors, services, webhooks
 from compaction import findings as personal_data
 from compaction.alert_models import (
     Alert,
@@ -54,7 +54,7 @@ def alert_inputs(
     if messages is None:
         messages = services.engine_messages(session)
     return engine.SessionInputs(
-        context_window=session.context_window or services.DEFAULT_WINDOW,
+        context_window=selectors.session_window(session)[0],
         calls=tuple(
             engine.Call(p["seq"], p["context_tokens"], bool(p.get("estimated")))
             for p in analysis.curve

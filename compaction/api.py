@@ -48,9 +48,7 @@ def session_curve(request: KeyRequest, external_id: str) -> Curve:
     return Curve(
         status=analysis.status if analysis else "pending",
         current=analysis.is_current if analysis else False,
-        context_window=services.DEFAULT_WINDOW
-        if session.context_window is None
-        else session.context_window,
+        context_window=selectors.session_window(session)[0],
         points=[CurvePointOut(**p) for p in selectors.analysis_curve(analysis)],
         billed_tokens_total=billed.tokens,
         compaction_calls_billed_tokens=billed.summary_calls,
@@ -65,11 +63,13 @@ def _compaction_out(event: Any) -> CompactionOut:
         else None
     )
     cost = selectors.compaction_cost(event)
+    before, before_source = selectors.compaction_tokens_before(event, span)
     return CompactionOut(
         seq=event.seq,
         trigger=event.trigger,
         strategy=event.strategy,
-        tokens_before=event.tokens_before,
+        tokens_before=before,
+        tokens_before_source=before_source,
         tokens_after=event.tokens_after,
         summary=masking.text_mask(event.summary),
         replaced=replaced,

@@ -7,8 +7,8 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
+from compaction import selectors
 from compaction.engine import pii
-from compaction.engine.analysis import DEFAULT_WINDOW
 from compaction.engine.names import Stage, SummarizerName, Unit
 from compaction.models import FindingStatus, FindingWhere
 from sessions.models import AgentSession, Project
@@ -89,7 +89,7 @@ class PolicyForm(forms.Form):
 
     def __init__(self, *args: Any, session: AgentSession, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        window = session.context_window or DEFAULT_WINDOW
+        window = selectors.session_window(session)[0]
         self.fields["soft_limit"].initial = int(window * 0.45)
         self.fields["hard_limit"].initial = int(window * 0.6)
         self.window = window

@@ -30,6 +30,7 @@ _COLUMNS = (
     "cache_read_input_tokens",
     "cache_creation_input_tokens",
     "iterations",
+    "model",
 )
 
 
@@ -104,8 +105,8 @@ def _scan_row(row: tuple[Any, ...], found: MessageScan, scan: Scan) -> None:
 
 
 def _engine_message(row: tuple[Any, ...]) -> EngineMessage:
-    _, seq, role, content, *usage_columns = row
-    wire: dict[str, Any] = {"seq": seq, "role": role, "content": content}
+    _, seq, role, content, *usage_columns, model = row
+    wire: dict[str, Any] = {"seq": seq, "role": role, "content": content, "model": model}
     usage = message_usage(*usage_columns)
     if usage is not None:
         wire["usage"] = usage

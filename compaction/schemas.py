@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
 from pydantic import (
@@ -64,7 +64,11 @@ class CompactionOut(Schema):
     seq: int
     trigger: str
     strategy: str
-    tokens_before: int | None
+    tokens_before: int | None = Field(
+        description="The context before the compaction: as sent or reported, else as the "
+        "analysis measured it (the figure the span page shows); see tokens_before_source"
+    )
+    tokens_before_source: Literal["sent", "reported", "computed"] | None = None
     tokens_after: int | None
     summary: str
     replaced: Replaced | None

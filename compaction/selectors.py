@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from django.conf import settings
 from django.db.models import Count, Min, Q, QuerySet, Sum
@@ -12,9 +12,9 @@ from django.urls import reverse
 
 from compaction.engine import pricing
 from compaction.engine import replay as replay_engine
-from compaction.engine.analysis import PolicyRow, ReplayEvals
+from compaction.engine.analysis import PolicyRow, ReplayEvals, WindowSource, window_for
 from compaction.engine.evals import RetentionItemDict
-from compaction.engine.messages import is_prompt, message_from_wire
+from compaction.engine.messages import NOT_A_MODEL, is_prompt, message_from_wire
 from compaction.engine.names import Unit
 from compaction.engine.replay import TotalsDict
 from compaction.engine.summary_call import (
@@ -122,35 +122,158 @@ def summary_call_cost(event: CompactionEvent) -> Cost:
     return _priced(pricing.counts_from_wire(raw.get("usage")), model or event.session.model)
 
 
-def session_cost(session: AgentSession) -> Cost:
-    """What the session's calls cost at its model's prices, summary calls included (those in
-    no call of the curve; a server-side compaction's iteration is inside its call)."""
-    calls = Message.objects.filter(session=session, role=MessageRole.ASSISTANT)
-    sums = calls.filter(input_tokens__isnull=False).aggregate(
+@dataclass(frozen=True)
+class SessionCost:
+    """What a session cost, each call at its own model, for its page, the list and the API."""
+
+    breakdown: pricing.CostBreakdown
+    calls_without_usage: int  # estimated calls: their tokens are unknown, so not priced
+    failed_requests: int  # messages a harness wrote for a failed request: never calls
+    with_subagents_usd: float
+    reported_usd: float | None = None  # what the harness itself reported (none does yet)
+
+    @property
+    def usd(self) -> float | None:
+        return self.breakdown.usd if self.breakdown.priced else None
+
+    @property
+    def reason(self) -> str:
+        """Why there is no figure, when there is none."""
+        if not self.breakdown.by_model:
+            return "no call reported usage"
+        models = ", ".join(repr(m.model) for m in self.breakdown.by_model)
+        return f"no price for {models} in MODEL_PRICES"
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "usd": self.usd,
+            "by_model": [m.to_dict() for m in self.breakdown.by_model],
+            "compaction_calls_usd": self.breakdown.compaction_usd,
+            "unpriced_calls": self.breakdown.unpriced_calls,
+            "with_subagents_usd": self.with_subagents_usd if self.usd is not None else None,
+            "reported_usd": self.reported_usd,
+        }
+
+
+def compaction_tokens_before(
+    event: CompactionEvent, span: CompactionSpan | None
+) -> tuple[int | None, Literal["sent", "reported", "computed"] | None]:
+    """The context before a compaction as the span page shows it, and its source: what the
+    client sent (the ingest API) or an importer read from the trace, else what the analysis
+    measured from the curve."""
+    if event.tokens_before is not None:
+        return event.tokens_before, "sent" if event.source == "api" else "reported"
+    if span is not None and span.tokens_before is not None:
+        return span.tokens_before, "computed"
+    return None, None
+
+
+def session_window(session: AgentSession) -> tuple[int, WindowSource]:
+    """The window a session is measured against and its source (``sent`` or ``model``): the
+    one figure the analysis, the pages and the API use."""
+    return window_for(session.context_window, session.model)
+
+
+def _counts(row: Mapping[str, Any]) -> pricing.TokenCounts:
+    return pricing.TokenCounts(row["i"] or 0, row["o"] or 0, row["r"] or 0, row["w"] or 0)
+
+
+def _own_calls(sessions: Sequence[AgentSession]) -> dict[int, list[pricing.PricedCall]]:
+    """Each session's calls, summed by model in the database: a call's model is its own when
+    the trace names it per message, else the session's. Failed requests are no calls."""
+    model_of = {s.pk: s.model or None for s in sessions}
+    calls: dict[int, list[pricing.PricedCall]] = {pk: [] for pk in model_of}
+    responses = Message.objects.filter(
+        session__in=list(model_of), role=MessageRole.ASSISTANT, input_tokens__isnull=False
+    ).exclude(model__in=NOT_A_MODEL)
+    sums = responses.values("session_id", "model").annotate(
+        n=Count("pk"),
         i=Sum("input_tokens"),
         o=Sum("output_tokens"),
         r=Sum("cache_read_input_tokens"),
         w=Sum("cache_creation_input_tokens"),
     )
-    counts = pricing.TokenCounts(sums["i"] or 0, sums["o"] or 0, sums["r"] or 0, sums["w"] or 0)
-    for iterations in calls.filter(iterations__isnull=False).values_list("iterations", flat=True):
+    for row in sums.order_by():
+        model = row["model"] or model_of[row["session_id"]]
+        calls[row["session_id"]].append(pricing.PricedCall(model, _counts(row), calls=row["n"]))
+    # A server-side compaction is billed inside its call, as iterations (rare: one read each).
+    iterated = responses.filter(iterations__isnull=False).values_list(
+        "session_id", "model", "iterations"
+    )
+    for session_id, model, iterations in iterated:
+        compaction = pricing.TokenCounts()
         for it in iterations if isinstance(iterations, list) else []:
             if isinstance(it, dict) and it.get("type") != "message":
-                counts = counts + pricing.counts_from_wire(it)
-    total = _priced(counts, session.model or None)
-    if total.usd is None:
-        return total
-    unknown = calls.filter(input_tokens__isnull=True).count()
-    usd = total.usd
-    for event in CompactionEvent.objects.filter(session=session).select_related("session"):
-        call = summary_call_from_record((event.kept or {}).get("compaction_call"))
-        if call is None or call.in_curve:
+                compaction = compaction + pricing.counts_from_wire(it)
+        if compaction.total:
+            own = model or model_of[session_id]
+            calls[session_id].append(pricing.PricedCall(own, pricing.TokenCounts(), compaction, 0))
+    # Summary calls of their own (Claude Code's compaction agent), in no call of the curve.
+    events = CompactionEvent.objects.filter(session__in=list(model_of)).exclude(kept={})
+    for session_id, kept in events.values_list("session_id", "kept"):
+        raw = (kept or {}).get("compaction_call")
+        call = summary_call_from_record(raw)
+        if call is None or call.in_curve or not isinstance(raw, dict):
             continue
-        cost = summary_call_cost(event)
-        if cost.usd is None:
-            return Cost(None, session.model, f"summary call: {cost.reason}")
-        usd += cost.usd
-    return Cost(round(usd, 6), session.model, calls_without_usage=unknown)
+        model = raw.get("model") if isinstance(raw.get("model"), str) else None
+        counts = pricing.counts_from_wire(raw.get("usage"))
+        calls[session_id].append(
+            pricing.PricedCall(model or model_of[session_id], pricing.TokenCounts(), counts)
+        )
+    return calls
+
+
+def _descendants(ids: Iterable[int]) -> dict[int, set[int]]:
+    """Each session's subagents at any depth (one query a level)."""
+    below: dict[int, set[int]] = {pk: set() for pk in ids}
+    level = {pk: pk for pk in below}  # session -> the root it was reached from
+    while level:
+        children = AgentSession.objects.filter(parent_id__in=list(level)).values_list(
+            "pk", "parent_id"
+        )
+        level = {child: level[parent] for child, parent in children}
+        for child, root in level.items():
+            below[root].add(child)
+    return below
+
+
+def session_costs(sessions: Sequence[AgentSession]) -> dict[int, SessionCost]:
+    """What each session cost, each call at its own model's price (``MODEL_PRICES``), with
+    its subagents' calls beside; a handful of queries whatever the number of sessions."""
+    table = pricing.price_table(settings.MODEL_PRICES)
+    below = _descendants(s.pk for s in sessions)
+    subagent_ids = set().union(*below.values()) - {s.pk for s in sessions}
+    everyone = [*sessions, *AgentSession.objects.filter(pk__in=subagent_ids)]
+    calls = _own_calls(everyone)
+    breakdowns = {pk: pricing.costs(found, table) for pk, found in calls.items()}
+    failed_request = Q(model__in=NOT_A_MODEL)
+    counted = (
+        Message.objects.filter(session__in=[s.pk for s in sessions], role=MessageRole.ASSISTANT)
+        .filter(failed_request | Q(input_tokens__isnull=True))
+        .values("session_id")
+        .annotate(
+            failed=Count("pk", filter=failed_request),
+            unknown=Count("pk", filter=~failed_request),
+        )
+        .order_by()
+    )
+    unknown = {row["session_id"]: row["unknown"] for row in counted}
+    failed = {row["session_id"]: row["failed"] for row in counted}
+    out = {}
+    for session in sessions:
+        own = breakdowns[session.pk]
+        with_subagents = own.usd + sum(breakdowns[pk].usd for pk in below[session.pk])
+        out[session.pk] = SessionCost(
+            breakdown=own,
+            calls_without_usage=unknown.get(session.pk, 0),
+            failed_requests=failed.get(session.pk, 0),
+            with_subagents_usd=round(with_subagents, 6),
+        )
+    return out
+
+
+def session_cost(session: AgentSession) -> SessionCost:
+    return session_costs([session])[session.pk]
 
 
 def observed_spans(session: AgentSession) -> QuerySet[CompactionSpan]:

@@ -18,7 +18,16 @@ from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from compaction import alerts, findings, liveness, message_scan, outbox, recovery, subjects
+from compaction import (
+    alerts,
+    findings,
+    liveness,
+    message_scan,
+    outbox,
+    recovery,
+    selectors,
+    subjects,
+)
 from compaction.engine import analysis, evals, pii, summarizers, titles
 from compaction.engine.messages import ObservedCompaction, usage_from_wire
 from compaction.engine.names import EXTERNAL_SUMMARIZERS, SUMMARIZERS
@@ -94,7 +103,7 @@ def _events(session: AgentSession) -> list[CompactionEvent]:
 
 
 def _window(session: AgentSession) -> int:
-    return session.context_window or DEFAULT_WINDOW
+    return selectors.session_window(session)[0]
 
 
 # --- analysis ----------------------------------------------------------------------------

@@ -13,11 +13,13 @@ from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
 from compaction import known_clean
+from compaction import selectors as compaction_selectors
 from sessions import auth, masking, search, selectors, services
 from sessions.auth import KeyRequest, ProjectKey
 from sessions.models import AgentSession, Message
 from sessions.schemas import (
     Accepted,
+    CostOut,
     Deleted,
     Error,
     EventBatch,
@@ -33,15 +35,27 @@ router = Router()
 OFFSET_MAX = 1_000_000_000
 
 
-def _session_out(session: AgentSession) -> SessionOut:
+def _session_out(session: AgentSession, cost: compaction_selectors.SessionCost) -> SessionOut:
     """A session as its key reads it: the external id it sent (the client's own handle, never
-    merged with another by masking), everything else masked."""
-    out = SessionOut.model_validate(session, from_attributes=True)
-    out.metadata = masking.json_mask(out.metadata)
-    out.title = masking.text_mask(out.title)
-    out.agent = masking.text_mask(out.agent)
-    out.model = masking.text_mask(out.model)
-    return out
+    merged with another by masking), everything else masked; the window and the cost the
+    pages show, from the same code."""
+    window, source = compaction_selectors.session_window(session)
+    return SessionOut(
+        external_id=session.external_id,
+        title=masking.text_mask(session.title),
+        agent=masking.text_mask(session.agent),
+        model=masking.text_mask(session.model),
+        context_window=window,
+        context_window_source=source,
+        started_at=session.started_at,
+        ended_at=session.ended_at,
+        metadata=masking.json_mask(session.metadata),
+        message_count=session.message_count,
+        compaction_count=session.compaction_count,
+        created_at=session.created_at,
+        updated_at=session.updated_at,
+        cost=CostOut(**cost.to_api()),
+    )
 
 
 def _message_out(message: Message, clean: known_clean.CleanRange) -> MessageOut:
@@ -51,6 +65,7 @@ def _message_out(message: Message, clean: known_clean.CleanRange) -> MessageOut:
         content=masking.json_mask(message.content, values_clean=clean.holds(message.pk)),
         timestamp=message.timestamp,
         usage=message.usage,
+        model=masking.text_mask(message.model) or None,
     )
 
 
@@ -82,11 +97,13 @@ def ingest_events(request: KeyRequest, external_id: str, batch: EventBatch) -> S
 )
 def list_sessions(request: KeyRequest, page: Query[PageParams]) -> SessionList:
     sessions = AgentSession.objects.filter(project=request.auth).order_by("-updated_at", "pk")
+    shown = list(sessions[page.offset : page.offset + page.limit])
+    costs = compaction_selectors.session_costs(shown)
     return SessionList(
         count=sessions.count(),
         offset=page.offset,
         limit=page.limit,
-        sessions=[_session_out(s) for s in sessions[page.offset : page.offset + page.limit]],
+        sessions=[_session_out(s, costs[s.pk]) for s in shown],
     )
 
 
@@ -95,7 +112,7 @@ def list_sessions(request: KeyRequest, page: Query[PageParams]) -> SessionList:
 )
 def get_session(request: KeyRequest, external_id: str) -> SessionOut:
     session = selectors.session_by_external_id(project=request.auth, external_id=external_id)
-    return _session_out(session)
+    return _session_out(session, compaction_selectors.session_cost(session))
 
 
 @router.get(

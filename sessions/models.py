@@ -15,7 +15,7 @@ from django.db import models
 from django.utils import timezone
 
 from compaction.engine import tokens
-from compaction.engine.messages import usage_from_wire
+from compaction.engine.messages import NOT_A_MODEL, usage_from_wire
 from compaction.engine.names import Trigger
 
 
@@ -194,6 +194,9 @@ class Message(models.Model):
     cache_creation_input_tokens = models.PositiveIntegerField(null=True, blank=True)
     iterations = models.JSONField(null=True, blank=True)
     content_hash = models.CharField(max_length=64)
+    # The model of an assistant message when the trace names it per message ("" when it does
+    # not: the session's model applies). "<synthetic>": a failed request, not a call.
+    model = models.CharField(max_length=100, blank=True, default="")
     # What search reads: the text a reader sees with personal data masked, written by the
     # findings step of the analysis pass (sessions/search.py). Null until then: not searchable.
     search_text = models.TextField(null=True, blank=True, editable=False)  # noqa: DJ001 - null: not yet
@@ -214,6 +217,11 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id}#{self.seq} {self.role}"
+
+    @property
+    def is_failed_request(self) -> bool:
+        """A message the harness wrote for a failed API request (``messages.is_call``)."""
+        return self.role == MessageRole.ASSISTANT and self.model in NOT_A_MODEL
 
     @property
     def context_tokens(self) -> int | None:

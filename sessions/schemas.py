@@ -82,6 +82,9 @@ class SessionIn(Schema):
     metadata: dict[str, Any] | None = None
 
 
+MESSAGE_MODEL_MAX = 100
+
+
 class MessageIn(Schema):
     seq: int = Field(..., ge=0, le=SEQ_MAX)
     role: Role
@@ -90,6 +93,13 @@ class MessageIn(Schema):
     )
     timestamp: datetime | None = None
     usage: Usage | None = None
+    model: str | None = Field(
+        None,
+        max_length=MESSAGE_MODEL_MAX,
+        description="The model that wrote this response, when it is not the session's (a "
+        "harness that falls back from one model to another). Each call is priced at its own "
+        'model; "<synthetic>" marks a message the harness wrote for a failed request.',
+    )
 
     @field_validator("content")
     @classmethod
@@ -170,12 +180,41 @@ class Deleted(Schema):
     rows: int = Field(..., description="Rows deleted: the session and everything derived.")
 
 
+class ModelCostOut(Schema):
+    model: str
+    calls: int
+    usd: float | None = Field(description="null: MODEL_PRICES has no price for the model")
+
+
+class CostOut(Schema):
+    usd: float | None = Field(
+        description="The session's own calls, each priced at its own model, compaction calls "
+        "included; null when no call reported usage or no model has a price"
+    )
+    by_model: list[ModelCostOut]
+    compaction_calls_usd: float = Field(description="The part of usd spent compacting")
+    unpriced_calls: int = Field(description="Calls of a model with no price: not guessed")
+    with_subagents_usd: float | None
+    reported_usd: float | None = Field(
+        None, description="What the harness itself reported, when it did"
+    )
+
+
 class SessionOut(Schema):
     external_id: str
     title: str
     agent: str
     model: str
-    context_window: int | None
+    context_window: int = Field(
+        description="The window the session is measured against (never null: see "
+        "context_window_source)"
+    )
+    context_window_source: Literal["sent", "reported", "model", "computed"] = Field(
+        "sent",
+        description="sent: the client or the trace said; model: the product's window "
+        "for the session's model",
+    )
+    cost: CostOut | None = None
     started_at: datetime | None
     ended_at: datetime | None
     metadata: dict[str, Any]
@@ -200,6 +239,7 @@ class MessageOut(BaseModel):
     content: list[Any]
     timestamp: datetime | None
     usage: dict[str, Any] | None
+    model: str | None = None
 
 
 class MessagePage(Schema):

@@ -269,6 +269,7 @@ def _new_messages(
                     else None
                 ),
                 content_hash=digest,
+                model=message.model or "",
             )
         )
     return new, duplicates

@@ -13,7 +13,6 @@ from django.views.decorators.http import require_http_methods
 
 from compaction import alert_selectors, charts, team
 from compaction import selectors as compaction_selectors
-from compaction.engine.analysis import DEFAULT_WINDOW
 from compaction.engine.messages import is_prompt, message_from_wire
 from compaction.models import CompactionSpan, SessionAnalysis
 from sessions import access, import_views, selectors, services
@@ -54,6 +53,7 @@ class SessionRow:
     session: AgentSession
     analysis: SessionAnalysis | None
     sparkline: str
+    cost: compaction_selectors.SessionCost
     subagents: int = 0
 
 
@@ -86,6 +86,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     project_choices = list(projects.order_by("name")[:200])
     filtered = list_filtered(filters)
     rows = []
+    costs = compaction_selectors.session_costs(list(page.object_list))
     for session in page.object_list:
         analysis = getattr(session, "analysis", None)
         spark = charts.sparkline_path(analysis.sparkline) if analysis else ""
@@ -94,6 +95,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
                 session=session,
                 analysis=analysis,
                 sparkline=spark,
+                cost=costs[session.pk],
                 subagents=getattr(session, "subagent_count", 0),
             )
         )
@@ -166,7 +168,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     figure = charts.token_curve(
         compaction_selectors.analysis_curve(analysis),
         spans=[compaction_selectors.span_marker(span) for span in spans],
-        window=session.context_window or DEFAULT_WINDOW,
+        window=compaction_selectors.session_window(session)[0],
         soft_limit=_declared_limit(session, "soft_limit"),
         hard_limit=_declared_limit(session, "hard_limit"),
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from compaction.engine import evals, replay, tokens
 from compaction.engine.facts import RULE_KINDS
@@ -69,6 +69,38 @@ __all__ = [
 ]
 
 DEFAULT_WINDOW = 200_000
+# The window the product uses when a trace does not say, by model name (tokens); the first
+# prefix that matches wins, and an unknown model gets DEFAULT_WINDOW.
+MODEL_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("claude-", 200_000),
+    ("gpt-4o", 128_000),
+    ("gpt-4.1", 1_047_576),
+    ("gpt-5", 400_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+    ("gemini-", 1_048_576),
+)
+
+
+WindowSource = Literal["sent", "model"]
+
+
+def window_for(context_window: int | None, model: str | None) -> tuple[int, WindowSource]:
+    """The context window a session is measured against, and where it comes from: ``sent``
+    (the client or the trace said), else ``model`` (the product's figure for its model). The
+    page, the analysis and the API all read it here.
+
+    >>> window_for(None, "gpt-4o-2024-08-06"), window_for(32_000, "claude-opus-4-6")
+    ((128000, 'model'), (32000, 'sent'))
+    """
+    if context_window:
+        return context_window, "sent"
+    for prefix, window in MODEL_WINDOWS:
+        if model and model.startswith(prefix):
+            return window, "model"
+    return DEFAULT_WINDOW, "model"
+
+
 SPARK_BUCKETS = 48
 # Only rules count as lost facts in a session's totals: files and identifiers a summary leaves
 # out are shown on the span page, but would drown the list's signal.

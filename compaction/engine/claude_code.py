@@ -365,6 +365,7 @@ class _Draft:
     timestamp: str | None
     usage: Usage | None = None
     message_id: str | None = None
+    model: str | None = None
 
     @property
     def is_carrier(self) -> bool:
@@ -372,7 +373,7 @@ class _Draft:
 
     def freeze(self) -> Message:
         role: Role = "assistant" if self.role == "assistant" else "user"
-        return Message(self.seq, role, tuple(self.content), self.timestamp, self.usage)
+        return Message(self.seq, role, tuple(self.content), self.timestamp, self.usage, self.model)
 
 
 # Record types Claude Code writes that never become messages; any other type is "unknown".
@@ -756,7 +757,7 @@ class Assembler:
                 return
         # A new response: everything before it can no longer change.
         self._settle(upto_seq=None)
-        self._append(_Draft(self._next_seq, "assistant", blocks, rec.timestamp, usage, mid))
+        self._append(_Draft(self._next_seq, "assistant", blocks, rec.timestamp, usage, mid, model))
         self._open_seq = self._next_seq - 1
 
     def _feed_user(self, rec: Record, msg: Mapping[str, Any]) -> None:

@@ -262,6 +262,7 @@ class Message:
     content: tuple[Block, ...]
     timestamp: str | None = None
     usage: Usage | None = None
+    model: str | None = None  # the model that wrote an assistant message, when the trace says
 
     @property
     def text(self) -> str:
@@ -559,6 +560,27 @@ def content_from_wire(content: Any, where: str = "content") -> tuple[Block, ...]
     return tuple(block_from_wire(b, f"{where}[{i}]") for i, b in enumerate(content))
 
 
+# What a harness writes as the model of a message no model wrote: Claude Code records a failed
+# API request (a 502, an overload, a usage limit) as an assistant message of model
+# "<synthetic>" with zero usage.
+NOT_A_MODEL = frozenset({"<synthetic>"})
+
+
+def is_failed_request(message: Message) -> bool:
+    """An assistant message the harness wrote in place of a model response (an API error)."""
+    return message.role == "assistant" and message.model in NOT_A_MODEL
+
+
+def is_call(message: Message) -> bool:
+    """Whether a message is one model call: an assistant message a model wrote. A failed
+    request is kept as a message but is never drawn, billed or counted as a call.
+
+    >>> is_call(Message(1, "assistant", (TextBlock("API Error: 502"),), model="<synthetic>"))
+    False
+    """
+    return message.role == "assistant" and message.model not in NOT_A_MODEL
+
+
 def message_from_wire(raw: Mapping[str, Any], where: str = "message") -> Message:
     """Read one message of the ingest wire format.
 
@@ -582,12 +604,14 @@ def message_from_wire(raw: Mapping[str, Any], where: str = "message") -> Message
             raise WireError(f"{where}.usage: expected an object")
         usage = usage_from_wire(usage_raw, f"{where}.usage")
     ts = raw.get("timestamp")
+    model = raw.get("model")
     return Message(
         seq=seq,
         role=role,
         content=content_from_wire(raw["content"], f"{where}.content"),
         timestamp=str(ts) if ts is not None else None,
         usage=usage,
+        model=str(model) if model else None,
     )
 
 
@@ -618,6 +642,8 @@ def message_to_wire(message: Message) -> dict[str, Any]:
         out["timestamp"] = message.timestamp
     if message.usage is not None:
         out["usage"] = message.usage.to_dict()
+    if message.model is not None:
+        out["model"] = message.model
     return out
 
 

@@ -13,7 +13,7 @@ split between the 5-minute and the 1-hour cache (which costs more).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,3 +164,120 @@ def cost_usd(counts: TokenCounts, price: Price) -> float:
         + counts.cache_creation_input_tokens * price.cache_write
     )
     return round(micro / 1_000_000, 6)
+
+
+# --- a session's calls, each at its own model ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class PricedCall:
+    """One model call as cost reads it: its model, what it was charged for as a response, and
+    what it was charged for compacting (a server-side compaction's iterations, or a summary
+    call of its own)."""
+
+    model: str | None
+    counts: TokenCounts
+    compaction: TokenCounts = TokenCounts()
+    calls: int = 1  # more than one: the sums of several calls of one model
+
+
+def call_of(model: str | None, usage: Usage) -> PricedCall:
+    """A call from its usage: the ``compaction`` iterations are its compacting part.
+
+    >>> from compaction.engine.messages import Iteration
+    >>> call_of("m", Usage(input_tokens=10, output_tokens=2,
+    ...         iterations=(Iteration("compaction", 5000, 800),))).compaction.total
+    5800
+    """
+    compaction = TokenCounts()
+    for it in usage.iterations:
+        if it.type != "message":
+            compaction = compaction + TokenCounts(
+                it.input_tokens,
+                it.output_tokens,
+                it.cache_read_input_tokens,
+                it.cache_creation_input_tokens,
+            )
+    counts = TokenCounts(
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_input_tokens,
+        usage.cache_creation_input_tokens,
+    )
+    return PricedCall(model, counts, compaction)
+
+
+@dataclass(frozen=True)
+class ModelCost:
+    model: str
+    calls: int
+    usd: float | None  # None: the table has no price for it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "calls": self.calls, "usd": self.usd}
+
+
+@dataclass(frozen=True)
+class CostBreakdown:
+    """What a session's calls cost, each at its own model's price.
+
+    ``usd`` sums the priced calls, compaction included (``compaction_usd`` is that part);
+    a call whose model the table does not know is counted in ``unpriced_calls``, never
+    guessed."""
+
+    usd: float
+    by_model: tuple[ModelCost, ...]
+    compaction_usd: float
+    unpriced_calls: int
+
+    @property
+    def calls(self) -> int:
+        return sum(m.calls for m in self.by_model)
+
+    @property
+    def priced(self) -> bool:
+        """Whether any call had a price (else there is no figure to show)."""
+        return any(m.usd is not None for m in self.by_model)
+
+
+def costs(calls: Iterable[PricedCall], table: Mapping[str, Price]) -> CostBreakdown:
+    """Each call priced at its own model.
+
+    >>> table = price_table({"opus": {"input": 15, "output": 75, "cache_read": 1.5,
+    ...     "cache_write": 18.75}, "sonnet": {"input": 3, "output": 15, "cache_read": 0.3,
+    ...     "cache_write": 3.75}})
+    >>> b = costs([PricedCall("opus", TokenCounts(1_000_000), calls=2),
+    ...            PricedCall("sonnet", TokenCounts(1_000_000)),
+    ...            PricedCall("gpt-9", TokenCounts(1_000_000))], table)
+    >>> b.usd, [(m.model, m.calls, m.usd) for m in b.by_model], b.unpriced_calls
+    (18.0, [('opus', 2, 15.0), ('gpt-9', 1, None), ('sonnet', 1, 3.0)], 1)
+    """
+    order: list[str] = []
+    spent: dict[str, float | None] = {}
+    count: dict[str, int] = {}
+    compaction = 0.0
+    unpriced = 0
+    for call in calls:
+        model = call.model or "unknown"
+        if model not in count:
+            order.append(model)
+            count[model] = 0
+            spent[model] = 0.0
+        count[model] += call.calls
+        price = price_for(call.model, table)
+        if price is None:
+            unpriced += call.calls
+            spent[model] = None
+            continue
+        part = cost_usd(call.compaction, price)
+        compaction += part
+        so_far = spent[model]
+        if so_far is not None:
+            spent[model] = so_far + cost_usd(call.counts, price) + part
+    # Most calls first (the model the session ran on), then by name: a stable order.
+    by_model = tuple(
+        ModelCost(m, count[m], None if spent[m] is None else round(spent[m] or 0.0, 6))
+        for m in sorted(order, key=lambda m: (-count[m], m))
+    )
+    usd = sum(m.usd for m in by_model if m.usd is not None)
+    return CostBreakdown(round(usd, 6), by_model, round(compaction, 6), unpriced)

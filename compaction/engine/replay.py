@@ -25,7 +25,14 @@ from compaction.engine.evals import (
     retention,
     splice_effectiveness,
 )
-from compaction.engine.messages import CompactionBlock, Message, Usage, UsageDict, usage_from_wire
+from compaction.engine.messages import (
+    CompactionBlock,
+    Message,
+    Usage,
+    UsageDict,
+    is_call,
+    usage_from_wire,
+)
 from compaction.engine.names import Stage
 from compaction.engine.strategies import (
     Policy,
@@ -459,7 +466,7 @@ def replay(
     probe_list = list(probes)
     fact_cache = FactCache()  # each message's facts are extracted once per replay
     source = [m for m in messages if m.seq not in skip]
-    total_calls = sum(1 for m in source if m.role == "assistant")
+    total_calls = sum(1 for m in source if is_call(m))
     every = max(1, total_calls // 100)
 
     context: list[Message] = []
@@ -481,7 +488,7 @@ def replay(
             continue
         if measured is not None and m is raw and m.seq in measured.counts:
             cached.seed(m, measured.counts[m.seq])
-        if m.role == "assistant":
+        if is_call(m):
             results: list[StrategyResult] = []
             trigger = ""
             if size > policy.hard_limit:

@@ -26,6 +26,7 @@ from compaction.engine.messages import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    is_call,
 )
 
 KINDS: tuple[str, ...] = ("prose", "code", "tool_output")
@@ -540,7 +541,8 @@ def observed_curve(
     base_tokens: int | None = None,
     context_starts: Iterable[int] = (),
 ) -> list[CurvePoint]:
-    """One point per assistant message (one model call), from usage where the trace has it.
+    """One point per model call (an assistant message a model wrote: not a failed request the
+    harness wrote in its place), from usage where the trace has it.
 
     Without usage the point is estimated with ``counter`` over the messages the call saw
     (back to the last seq in ``context_starts`` or the last compaction block), plus
@@ -561,7 +563,7 @@ def observed_curve(
     for m in messages:
         if m.seq in starts or any(isinstance(b, CompactionBlock) for b in m.content):
             running = 0
-        if m.role == "assistant":
+        if is_call(m):
             if m.usage is not None:
                 ctx = context_size(m.usage)
                 points.append(CurvePoint(m.seq, ctx, billed_tokens(m.usage), ctx / window, False))

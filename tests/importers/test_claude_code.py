@@ -476,3 +476,82 @@ def test_the_analysis_of_an_imported_spotter_session_sees_the_same_numbers(path:
     assert not before["estimated"]
     assert not after["estimated"]
     assert analysis.call_count == facts["calls"]
+
+
+def test_each_response_keeps_its_model_and_an_api_error_is_a_failed_request(
+    tmp_path: Path,
+) -> None:
+    """Claude Code falls back from Opus to Sonnet, and writes a failed API call as an
+    assistant record of model "<synthetic>" (isApiErrorMessage) with zero usage."""
+    usage = {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 40000}
+    records = [
+        {
+            "type": "user",
+            "uuid": "u1",
+            "sessionId": "s-fb",
+            "message": {"role": "user", "content": "fix it"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "sessionId": "s-fb",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "model": "claude-opus-4-20250514",
+                "content": [{"type": "text", "text": "looking"}],
+                "usage": usage,
+            },
+        },
+        {
+            "type": "user",
+            "uuid": "u2",
+            "sessionId": "s-fb",
+            "message": {"role": "user", "content": "go on"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a2",
+            "sessionId": "s-fb",
+            "isApiErrorMessage": True,
+            "message": {
+                "id": "m2",
+                "role": "assistant",
+                "model": "<synthetic>",
+                "content": [{"type": "text", "text": "API Error: 502 Bad Gateway"}],
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            },
+        },
+        {
+            "type": "user",
+            "uuid": "u3",
+            "sessionId": "s-fb",
+            "message": {"role": "user", "content": "again"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a3",
+            "sessionId": "s-fb",
+            "message": {
+                "id": "m3",
+                "role": "assistant",
+                "model": "claude-sonnet-4-20250514",
+                "content": [{"type": "text", "text": "done"}],
+                "usage": usage,
+            },
+        },
+    ]
+    path = _write(tmp_path, "s-fb.jsonl", [json.dumps(r).encode() + b"\n" for r in records])
+    project = make_project()
+    claude_code_import(project=project, paths=[path])
+    session = AgentSession.objects.get(project=project, external_id="s-fb")
+    models = list(session.messages.filter(role="assistant").values_list("seq", "model"))
+    assert models == [
+        (1, "claude-opus-4-20250514"),
+        (3, "<synthetic>"),
+        (5, "claude-sonnet-4-20250514"),
+    ]
+    assert session.messages.get(seq=3).is_failed_request
+    analysis = compaction_services.session_analyse(session_id=session.pk)
+    assert analysis is not None
+    assert [p["seq"] for p in analysis.curve] == [1, 5]

@@ -228,7 +228,16 @@ def test_the_replay_comparison_counts_the_observed_summary_call(client: Client) 
 def _price(model: str) -> dict[str, float]:
     from django.conf import settings
 
-    return dict(settings.MODEL_PRICES[model])
+    from compaction.engine import pricing
+
+    found = pricing.price_for(model, pricing.price_table(settings.MODEL_PRICES))
+    assert found is not None, model
+    return {
+        "input": found.input,
+        "output": found.output,
+        "cache_read": found.cache_read,
+        "cache_write": found.cache_write,
+    }
 
 
 def _usd(usage: dict[str, Any], price: dict[str, float]) -> float:
@@ -246,22 +255,34 @@ def test_the_session_and_span_pages_show_the_cost_in_money(client: Client) -> No
     session = AgentSession.objects.get(project=project, parent__isnull=True)
     compaction_services.session_analyse(session_id=session.pk)
     assert session.model == "claude-opus-4-6"
-    price = _price("claude-opus-4-6")
-    last_usage: dict[str, dict[str, Any]] = {}
+    # Priced by hand from the transcript: each response (its last line's usage) at the model
+    # that wrote it, and the summary call at its own.
+    last: dict[str, tuple[str, dict[str, Any]]] = {}
     for r in records(MANUAL):
         main = r.get("type") == "assistant" and not r.get("isSidechain")
         if main and r["message"].get("model") != "<synthetic>":
-            last_usage[r["message"]["id"]] = r["message"]["usage"]
+            last[r["message"]["id"]] = (r["message"]["model"], r["message"]["usage"])
+    by_model: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    for model, usage in last.values():
+        by_model[model] = by_model.get(model, 0.0) + _usd(usage, _price(model))
+        calls[model] = calls.get(model, 0) + 1
     reply = [r for r in records(_call_file(MANUAL)) if r["type"] == "assistant"][-1]
-    summary_usd = _usd(reply["message"]["usage"], price)
-    expected = sum(_usd(u, price) for u in last_usage.values()) + summary_usd
+    summary_usd = _usd(reply["message"]["usage"], _price(reply["message"]["model"]))
+    by_model[reply["message"]["model"]] += summary_usd
+    expected = sum(by_model.values())
+    assert len(by_model) == 2, "the session calls two models"
     client.force_login(make_user(project=project))
 
     page = client.get(f"/sessions/{session.pk}/").content.decode()
     span = CompactionSpan.objects.get(session=session, origin="observed")
     span_page = client.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
 
-    assert f'${expected:.2f} <span class="muted">at claude-opus-4-6 prices' in page
+    assert f'<dd class="cost">${expected:.2f} <span class="muted">' in page
+    for model, usd in by_model.items():
+        shown = calls[model] + (reply["message"]["model"] == model)
+        assert f"{shown} calls of {model} ${usd:.2f}" in page
+    assert f"compaction ${summary_usd:.2f} of it" in page
     seconds = _expected(MANUAL)["duration_ms"] / 1000
     assert f"output tokens, {seconds:.1f} s, ${summary_usd:.2f}" in span_page
 
@@ -273,7 +294,9 @@ def test_a_model_without_a_price_has_no_cost_and_says_why(client: Client, settin
     session = AgentSession.objects.get(project=project, parent__isnull=True)
     client.force_login(make_user(project=project))
     page = client.get(f"/sessions/{session.pk}/").content.decode()
-    assert "no price for &#x27;claude-opus-4-6&#x27; in MODEL_PRICES" in page
+    reason = page[page.index("(no price for ") :].split(" in MODEL_PRICES)")[0]
+    assert "&#x27;claude-opus-4-6&#x27;" in reason
+    assert "&#x27;claude-haiku-4-5-20251001&#x27;" in reason
 
 
 def test_a_summary_call_imported_after_its_transcript_is_recorded_then(tmp_path: Path) -> None:
@@ -317,5 +340,6 @@ def test_calls_without_usage_are_left_out_of_the_cost_and_said_so() -> None:
         / 1e6
     )
     assert cost.usd == pytest.approx(expected)
-    assert cost.model == "claude-sonnet-4-5-20250929"
+    [(model, priced)] = [(m.model, m.calls) for m in cost.breakdown.by_model]
+    assert (model, priced) == ("claude-sonnet-4-5-20250929", len(counted))
     assert cost.calls_without_usage == 1

@@ -48,14 +48,15 @@ def test_session_list_has_a_fixed_number_of_queries(
     for _ in range(12):
         make_session(project)
     client.force_login(make_user(project=project))
-    # session + user, count, the page (sessions joined with projects and analyses),
-    # the three filter drop-downs and the user's saved filters; the same however many
-    # sessions there are.
-    with django_assert_num_queries(8):
+    # session + user, the navigation's roles, count, the page (sessions joined with projects
+    # and analyses), its cost (subagents, calls by model, iterations, summary calls, calls
+    # without usage), the three filter drop-downs and the user's saved filters; the same
+    # however many sessions there are.
+    with django_assert_num_queries(14):
         client.get("/")
     for _ in range(40):
         make_session(project, session={"agent": "another-agent"})
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(14):
         client.get("/?sort=-peak&compacted=no")
 
 

@@ -1,0 +1,164 @@
+"""Money per call, only model calls are calls, and one truth for the API and the page.
+
+A session that falls back from Opus to Sonnet mid-way, with a failed request (Claude Code
+writes an API error as an assistant message of model "<synthetic>" with zero usage) and a
+compaction whose size before was not sent: each call priced at its own model, the failed
+request neither drawn nor billed, the window and the size before the compaction the same
+figures the page shows, with where they come from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from compaction import services as compaction_services
+from sessions.models import AgentSession
+from tests.factories import make_key, make_project, make_session, make_user
+
+pytestmark = pytest.mark.django_db
+
+OPUS = "claude-opus-4-20250514"
+SONNET = "claude-sonnet-4-20250514"
+
+
+def _usage(context: int, output: int) -> dict[str, int]:
+    return {
+        "input_tokens": 100,
+        "output_tokens": output,
+        "cache_read_input_tokens": context - 100,
+        "cache_creation_input_tokens": 0,
+    }
+
+
+def fallback_session() -> AgentSession:
+    messages: list[dict[str, Any]] = []
+    seq = 0
+    for turn, (model, context) in enumerate(
+        [(OPUS, 20_000), (OPUS, 40_000), ("<synthetic>", 0), (SONNET, 60_000), (SONNET, 30_000)]
+    ):
+        messages.append({"seq": seq, "role": "user", "content": f"step {turn}"})
+        reply: dict[str, Any] = {"seq": seq + 1, "role": "assistant", "model": model}
+        if model == "<synthetic>":
+            reply["content"] = "API Error: 502 Bad Gateway"
+            reply["usage"] = {"input_tokens": 0, "output_tokens": 0}
+        else:
+            reply["content"] = f"done {turn}"
+            reply["usage"] = _usage(context, 500)
+        messages.append(reply)
+        seq += 2
+    session = make_session(
+        make_project(),
+        external_id="fallback",
+        session={"model": OPUS},
+        messages=messages,
+        compactions=[{"seq": 8, "trigger": "auto", "summary": "Goal: steps.", "tokens_after": 900}],
+    )
+    compaction_services.session_analyse(session_id=session.pk)
+    return session
+
+
+def _usd(context: int, output: int, price: dict[str, float]) -> float:
+    return (
+        100 * price["input"] + (context - 100) * price["cache_read"] + output * price["output"]
+    ) / 1e6
+
+
+def test_each_call_is_priced_at_its_own_model_and_a_failed_request_is_no_call(
+    client: Client,
+) -> None:
+    session = fallback_session()
+    opus = {"input": 15.0, "output": 75.0, "cache_read": 1.5}
+    sonnet = {"input": 3.0, "output": 15.0, "cache_read": 0.3}
+    by_hand = {
+        OPUS: _usd(20_000, 500, opus) + _usd(40_000, 500, opus),
+        SONNET: _usd(60_000, 500, sonnet) + _usd(30_000, 500, sonnet),
+    }
+    key = make_key(session.project)
+    answer = client.get("/api/v1/sessions/fallback", HTTP_AUTHORIZATION=f"Bearer {key}").json()
+    cost = answer["cost"]
+    assert cost["usd"] == pytest.approx(sum(by_hand.values()))
+    assert {m["model"]: (m["calls"], m["usd"]) for m in cost["by_model"]} == {
+        OPUS: (2, pytest.approx(by_hand[OPUS])),
+        SONNET: (2, pytest.approx(by_hand[SONNET])),
+    }
+    assert (cost["unpriced_calls"], cost["compaction_calls_usd"]) == (0, 0.0)
+    # Priced at the session's first model it would be 1.8x as much: the bug this replaces.
+    at_opus = _usd(60_000, 500, opus) + _usd(30_000, 500, opus) + by_hand[OPUS]
+    assert at_opus / cost["usd"] == pytest.approx(1.809, abs=0.001)
+
+    curve = client.get("/api/v1/sessions/fallback/curve", HTTP_AUTHORIZATION=f"Bearer {key}").json()
+    assert [p["seq"] for p in curve["points"]] == [1, 3, 7, 9]  # not 5, the failed request
+    assert sum(p["billed_tokens"] for p in curve["points"]) == 150_000 + 4 * 500
+
+    client.force_login(make_user(project=session.project))
+    page = client.get(f"/sessions/{session.pk}/").content.decode()
+    assert f'<dd class="cost">${sum(by_hand.values()):.2f}' in page
+    assert f"2 calls of {OPUS} ${by_hand[OPUS]:.2f} · 2 calls of {SONNET}" in page
+    assert "1 failed request" in page
+    assert ">failed request</span>" in page  # on the message itself
+    listed = client.get("/").content.decode()
+    assert f"${sum(by_hand.values()):.2f}</span>" in listed
+
+
+def test_an_unknown_model_is_unpriced_never_guessed(client: Client) -> None:
+    session = make_session(
+        make_project(),
+        external_id="mystery",
+        messages=[
+            {"seq": 0, "role": "user", "content": "hi"},
+            {
+                "seq": 1,
+                "role": "assistant",
+                "content": "a",
+                "model": "gpt-9",
+                "usage": _usage(1000, 10),
+            },
+            {"seq": 2, "role": "user", "content": "and"},
+            {
+                "seq": 3,
+                "role": "assistant",
+                "content": "b",
+                "model": SONNET,
+                "usage": _usage(1000, 10),
+            },
+        ],
+    )
+    key = make_key(session.project)
+    cost = client.get("/api/v1/sessions/mystery", HTTP_AUTHORIZATION=f"Bearer {key}").json()["cost"]
+    assert cost["unpriced_calls"] == 1
+    assert {m["model"]: m["usd"] for m in cost["by_model"]}["gpt-9"] is None
+    assert cost["usd"] == pytest.approx(
+        _usd(1000, 10, {"input": 3, "output": 15, "cache_read": 0.3})
+    )
+
+
+def test_the_api_gives_the_window_and_size_before_the_page_uses_with_their_source(
+    client: Client,
+) -> None:
+    session = fallback_session()
+    key = make_key(session.project)
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
+    answer = client.get("/api/v1/sessions/fallback", **auth).json()
+    assert (answer["context_window"], answer["context_window_source"]) == (200_000, "model")
+    [compaction] = client.get("/api/v1/sessions/fallback/compactions", **auth).json()
+    assert compaction["tokens_before"] == 60_000  # the last call before it, as the page shows
+    assert compaction["tokens_before_source"] == "computed"
+    client.force_login(make_user(project=session.project))
+    page = client.get(f"/sessions/{session.pk}/").content.decode()
+    assert "60.0k" in page or "60,000" in page
+
+    sent = make_session(
+        session.project,
+        external_id="sent",
+        session={"context_window": 32_000},
+        messages=[{"seq": 0, "role": "user", "content": "x"}],
+        compactions=[{"seq": 1, "tokens_before": 31_000, "summary": "s"}],
+    )
+    compaction_services.session_analyse(session_id=sent.pk)
+    answer = client.get("/api/v1/sessions/sent", **auth).json()
+    assert (answer["context_window"], answer["context_window_source"]) == (32_000, "sent")
+    [compaction] = client.get("/api/v1/sessions/sent/compactions", **auth).json()
+    assert (compaction["tokens_before"], compaction["tokens_before_source"]) == (31_000, "sent")

@@ -147,7 +147,7 @@ def delete_session(request: KeyRequest, external_id: str, params: Query[DeletePa
 class SearchParams(Schema):
     q: str = Field(min_length=1, max_length=200)
     kind: Literal["message", "summary", "session"] = "message"
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=OFFSET_MAX)
     limit: int = Field(20, ge=1, le=100)
 
 

@@ -131,6 +131,7 @@ def session_findings(request: KeyRequest, external_id: str) -> FindingList:
                 masked=f.masked,
                 copied_from_raw=f.copied_from_raw,
                 status=f.status,
+                level=f.level,
             )
             for f in selectors.session_findings(session)
         ]

@@ -50,6 +50,7 @@ def _finding(path: str, detection: pii.Detection, key: bytes, **where: Any) -> F
         masked=pii.masked_preview(detection)[:200],
         value_hash=pii.value_hash(detection.normalized, key),
         confidence=detection.confidence,
+        level=detection.level,
         **where,
     )
 
@@ -163,6 +164,19 @@ def session_findings_scan(
         scan,
         session=session,
         where=FindingWhere.METADATA,
+        seq=None,
+    )
+    # The session's own fields are a client's text too: an id that holds a customer's CPF.
+    derived_rows += _rows(
+        [
+            (name, value)
+            for name in ("external_id", "agent", "model", "title")
+            if (value := getattr(session, name))
+        ],
+        key,
+        scan,
+        session=session,
+        where=FindingWhere.SESSION,
         seq=None,
     )
 
@@ -330,6 +344,8 @@ def summary_personal_data_detector(*, session_id: int) -> alert_rules.PersonalDa
 
     def detect(text: str) -> Iterable[alert_rules.PersonalDataHit]:
         for found in pii.scan(text):
+            if found.level != "finding":
+                continue  # nobody's: a role mailbox, a public resolver, an example domain
             status = decided.get(pii.value_hash(found.normalized, key))
             if status == FindingStatus.FALSE_POSITIVE:
                 continue

@@ -183,6 +183,7 @@ class FindingFilterForm(forms.Form):
     kind = forms.ChoiceField(required=False, choices=[("", "Any"), *[(k, k) for k in pii.KINDS]])
     where = forms.ChoiceField(required=False, choices=[("", "Anywhere"), *FindingWhere.choices])
     status = forms.ChoiceField(required=False, choices=[("", "Any"), *FindingStatus.choices])
+    level = forms.ChoiceField(required=False, choices=[("", "Personal data"), ("info", "Info")])
 
 
 class SubjectForm(forms.Form):

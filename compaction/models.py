@@ -263,6 +263,12 @@ class FindingWhere(models.TextChoices):
     MESSAGE = "message", "Message"
     SUMMARY = "summary", "Summary"
     METADATA = "metadata", "Metadata"
+    SESSION = "session", "Session fields"  # the external id, agent, model or title
+
+
+class FindingLevel(models.TextChoices):
+    FINDING = "finding", "Personal data"
+    INFO = "info", "Not a person's (info)"
 
 
 class FindingStatus(models.TextChoices):
@@ -305,6 +311,11 @@ class Finding(models.Model):
     masked = models.CharField(max_length=200)
     value_hash = models.CharField(max_length=64, db_index=True)
     confidence = models.CharField(max_length=10, default="high")
+    # "info": looks like personal data and is nobody's (a role mailbox, a public resolver):
+    # listed by the API, hidden by the review queue by default, never alerted on.
+    level = models.CharField(
+        max_length=10, choices=FindingLevel.choices, default=FindingLevel.FINDING
+    )
     copied_from_raw = models.BooleanField(default=False)
     status = models.CharField(
         max_length=20, choices=FindingStatus.choices, default=FindingStatus.OPEN

@@ -28,6 +28,7 @@ from compaction.models import (
     CompactionSpan,
     Experiment,
     Finding,
+    FindingLevel,
     FindingStatus,
     FindingWhere,
     ReplayRun,
@@ -403,9 +404,13 @@ def summary_personal_data(prefix: str = "") -> Q:
     """What counts as "personal data in a summary": a reviewer confirmed it, or it is still
     open and the detector was sure (a check digit or a pattern, not a name). ``prefix``
     reaches the findings from another model (``findings__`` from a session)."""
-    return Q(**{f"{prefix}where": FindingWhere.SUMMARY}) & (
-        Q(**{f"{prefix}status": FindingStatus.CONFIRMED})
-        | Q(**{f"{prefix}status": FindingStatus.OPEN, f"{prefix}confidence": "high"})
+    return (
+        Q(**{f"{prefix}where": FindingWhere.SUMMARY})
+        & ~Q(**{f"{prefix}level": FindingLevel.INFO})
+        & (
+            Q(**{f"{prefix}status": FindingStatus.CONFIRMED})
+            | Q(**{f"{prefix}status": FindingStatus.OPEN, f"{prefix}confidence": "high"})
+        )
     )
 
 
@@ -451,6 +456,8 @@ def finding_queue(
     findings = Finding.objects.filter(session__project__in=projects)
     if project := filters.get("project"):
         findings = findings.filter(session__project_id=project)
+    # What looks like personal data and is nobody's is listed only when asked for.
+    findings = findings.filter(level=filters.get("level") or FindingLevel.FINDING)
     for field in ("kind", "where", "status"):
         if value := filters.get(field):
             findings = findings.filter(**{field: value})
@@ -461,8 +468,8 @@ def finding_queue(
 
 def session_finding_rows(session: AgentSession, *, limit: int) -> list[FindingRow]:
     """A session's findings for its page, a value repeated at one place once."""
-    groups = finding_groups(Finding.objects.filter(session=session))
-    return finding_rows(groups.order_by("where", "seq", "first")[:limit])
+    found = Finding.objects.filter(session=session).exclude(level=FindingLevel.INFO)
+    return finding_rows(finding_groups(found).order_by("where", "seq", "first")[:limit])
 
 
 @dataclass(frozen=True)

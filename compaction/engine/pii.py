@@ -1,7 +1,7 @@
 """Personal data detectors for LGPD review: find, normalize and mask identifiers in text.
 
-    >>> [d.kind for d in scan("CPF 529.982.247-25, e-mail Ana@Example.com")]
-    ['cpf', 'email']
+    >>> [(d.kind, d.level) for d in scan("CPF 529.982.247-25, Ana@UOL.com.br, noreply@x.com")]
+    [('cpf', 'finding'), ('email', 'finding'), ('email', 'info')]
     >>> mask("CPF 529.982.247-25")
     'CPF [cpf ***.***.***-25]'
 
@@ -15,6 +15,9 @@ Who does what:
 The scan runs on a normalized copy of the text (NFKC, so full-width digits count; zero-width
 characters dropped) and maps every position back to the original. Digit groups separated by a
 space, no-break space, dot, dash or slash are joined when the joined digits validate.
+
+A value that looks like personal data and is nobody's (a role mailbox, a public resolver, an
+example domain: ``not_personal.py``) is found at level "info": never masked.
 
 Masking keeps the kind and the last two characters of the value, separators kept in place:
 `[cpf ***.***.***-25]`, `[email a***@***.com]`, `[phone +55 ** *****-**21]`. Names keep
@@ -48,8 +51,9 @@ from stdnum.br import cnpj as stdnum_cnpj
 from stdnum.br import cpf as stdnum_cpf
 from validate_docbr import CNH, CNS, PIS, TituloEleitoral
 
-from compaction.engine import person_names
+from compaction.engine import not_personal, person_names
 from compaction.engine.memo import text_digest
+from compaction.engine.not_personal import Level
 
 KINDS: tuple[str, ...] = (
     "cpf",
@@ -83,6 +87,8 @@ class Detection:
     value: str
     normalized: str
     confidence: Confidence
+    # "info": looks like personal data and is nobody's (not_personal.py): listed, never masked
+    level: Level = "finding"
 
 
 # --- normalization with a position map -------------------------------------------------------
@@ -404,6 +410,11 @@ def _reference_code(text: str, start: int, groups: list[tuple[int, int]]) -> boo
     return not any(pattern.search(letters) for pattern in _KEYWORDS.values())
 
 
+_VERSION_AFTER = re.compile(
+    r"\s*(?:\+(?![\d.])|or (?:higher|later|newer|above)\b|ou (?:superior|mais)\b)"
+)
+
+
 def _scan_runs(norm: _Normalized, found: list[Detection]) -> None:
     text = norm.text
     for run in _RUN.finditer(text):
@@ -411,12 +422,18 @@ def _scan_runs(norm: _Normalized, found: list[Detection]) -> None:
         if _DOTTED_QUAD.fullmatch(text, start, end):
             if _in_longer_dotted_number(text, start, end):
                 continue  # a section number or an OID ("C.7.6.3.1.2"), not an address
+            if _VERSION_AFTER.match(text, end):
+                continue  # "Git 2.39.5.2 or higher": a version, not an address
             try:
                 address = ipaddress.IPv4Address(run.group(0))
             except ValueError:
                 continue
             if _names_a_host(address):
-                found.append(_detection(norm, "ip", start, end, str(address), "high"))
+                found.append(
+                    _detection(
+                        norm, "ip", start, end, str(address), "high", not_personal.ip_level(address)
+                    )
+                )
             continue
         if _inside_uuid(text, start, end):
             continue  # "f570967d-c939-4f10-8cf0-929492801236": an id, whatever its digits pass
@@ -533,8 +550,11 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
     for start, end in _windows(text, "@", 65, 256):
         for match in _EMAIL.finditer(text, start, end):
             value = match.group(0)
+            level = not_personal.email_level(value)
+            if level is None:
+                continue  # a file name such as icon@2x.png
             found.append(
-                _detection(norm, "email", match.start(), match.end(), value.lower(), "high")
+                _detection(norm, "email", match.start(), match.end(), value.lower(), "high", level)
             )
     if "::" in text or text.count(":") >= 7:
         for match in _IPV6.finditer(text):
@@ -547,8 +567,9 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
                 continue
             if not _names_a_host(address6):
                 continue
+            level = not_personal.ip_level(address6)
             found.append(
-                _detection(norm, "ip", match.start(1), match.end(1), str(address6), "high")
+                _detection(norm, "ip", match.start(1), match.end(1), str(address6), "high", level)
             )
     for cue in _PIX_CUE.finditer(text) if "pix" in text.lower() else ():
         key = _UUID.search(text, cue.end(), cue.end() + _CONTEXT + 36)
@@ -556,8 +577,11 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
             value = key.group(1).lower()
             found.append(_detection(norm, "pix_key", key.start(1), key.end(1), value, "high"))
     for name in person_names.find(text):
+        level = not_personal.name_level(name.canonical)
         found.append(
-            _detection(norm, "person_name", name.start, name.end, name.canonical, name.confidence)
+            _detection(
+                norm, "person_name", name.start, name.end, name.canonical, name.confidence, level
+            )
         )
 
 
@@ -565,7 +589,13 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
 
 
 def _detection(
-    norm: _Normalized, kind: str, start: int, end: int, normalized: str, confidence: Confidence
+    norm: _Normalized,
+    kind: str,
+    start: int,
+    end: int,
+    normalized: str,
+    confidence: Confidence,
+    level: Level = "finding",
 ) -> Detection:
     orig_start, orig_end = norm.span(start, end)
     return Detection(
@@ -575,6 +605,7 @@ def _detection(
         value=norm.original[orig_start:orig_end],
         normalized=normalized,
         confidence=confidence,
+        level=level,
     )
 
 
@@ -676,11 +707,11 @@ def masked_preview(detection: Detection) -> str:
 def mask(text: str, detections: Sequence[Detection] | None = None) -> str:
     """`text` with every detection replaced by `[kind masked-preview]`.
 
-    >>> mask("e-mail ana@example.com")
-    'e-mail [email a***@***.com]'
+    >>> mask("e-mail ana@uol.com.br, or noreply@example.com")
+    'e-mail [email a***@***.br], or noreply@example.com'
     """
     if detections is None:
-        detections = scan(text)
+        detections = [d for d in scan(text) if d.level == "finding"]
     parts: list[str] = []
     position = 0
     for detection in sorted(detections, key=lambda d: d.start):
@@ -734,7 +765,7 @@ def mask_json(
     {'cpf': '[cpf ***.***.***-25]', 'n': 3}
     """
     if isinstance(value, str):
-        found = detect(value)
+        found = [d for d in detect(value) if d.level == "finding"]
         if only is not None:
             found = [d for d in found if only(d)]
         return mask(value, found) if found else value

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 CPF = "530.582.439-79"
 CPF_DIGITS = "53058243979"
-EMAIL = "camila.figueiredo98@example.com"
+EMAIL = "camila.figueiredo98@gmail.com"
 NEW_CPF = "529.982.247-25"  # only in the summary
 
 
@@ -140,9 +140,9 @@ def test_the_api_lists_findings_masked_and_scoped_to_the_key(client: Client, pro
     response = client.get("/api/v1/sessions/chat-1/findings", headers=auth)
     assert response.status_code == 200
     items = response.json()["items"]
-    assert {"kind", "where", "seq", "masked", "copied_from_raw", "status"} == set(items[0])
+    assert {"kind", "where", "seq", "masked", "copied_from_raw", "status", "level"} == set(items[0])
     assert {"kind": "cpf", "where": "summary", "seq": 6, "masked": "***.***.***-25",
-            "copied_from_raw": False, "status": "open"} in items  # fmt: skip
+            "copied_from_raw": False, "status": "open", "level": "finding"} in items  # fmt: skip
     body = response.content.decode()
     assert CPF not in body
     assert EMAIL not in body

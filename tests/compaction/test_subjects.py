@@ -33,7 +33,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 CPF = "530.582.439-79"
 CPF_FORMS = ["530.582.439-79", "53058243979", "530 582 439 79"]
-EMAIL = "camila.figueiredo98@example.com"
+EMAIL = "camila.figueiredo98@gmail.com"
 SUPPORT = "example-support-triage"
 
 

@@ -143,16 +143,16 @@ def test_evasions_are_seen_and_positions_point_into_the_original(evasion):
 
 
 def test_positions_after_a_normalized_character_still_map_to_the_original():
-    text = "\u200b\u200bnome: x \uff11 ana@example.com"
+    text = "\u200b\u200bnome: x \uff11 ana@uol.com.br"
     (found,) = scan(text)
-    assert text[found.start : found.end] == "ana@example.com"
+    assert text[found.start : found.end] == "ana@uol.com.br"
 
 
 def test_mask_keeps_the_kind_and_only_the_last_two_characters():
-    text = f"CPF {CPF}, e-mail ana.souza@example.com, tel (11) 98765-4321."
+    text = f"CPF {CPF}, e-mail ana.souza@uol.com.br, tel (11) 98765-4321."
     masked = mask(text)
     assert masked == (
-        "CPF [cpf ***.***.***-25], e-mail [email a***@***.com], tel [phone (**) *****-**21]."
+        "CPF [cpf ***.***.***-25], e-mail [email a***@***.br], tel [phone (**) *****-**21]."
     )
     for detection in scan(text):
         assert detection.value not in masked
@@ -186,7 +186,7 @@ ALPHABET = st.sampled_from(
     [
         *"0123456789 .-/()+@abcXYZ:",
         *("\u200b", "\u00a0", "\uff15", "\ufb01", "ã", "CPF ", "pix "),
-        *(CPF, ALNUM_CNPJ, "ana@example.com", "(11) 98765-4321", "Meu nome é Ana Lima"),
+        *(CPF, ALNUM_CNPJ, "ana@uol.com.br", "(11) 98765-4321", "Meu nome é Ana Lima"),
     ]
 )
 
@@ -315,3 +315,35 @@ def test_a_name_is_whole_words_of_the_text_never_part_of_one(text):
 
 def _joins(char: str) -> bool:
     return char.isalnum() or char in "_-"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Co-Authored-By: Claude <noreply@anthropic.com>",
+        "git remote: git@github.com:acme/app.git",
+        "Author: Test <test@test.com>",
+        "use you@example.com or dev@sawtooth.test",
+        "id 12345678+octocat@users.noreply.github.com",
+        "nameserver 8.8.8.8 and 1.1.1.1",
+        "cluster ip 10.96.0.1, lan 192.168.1.22, docs 203.0.113.7 and 2001:db8::1",
+        '%User{name: "John Doe"}',
+    ],
+)
+def test_what_is_nobodys_is_found_as_info_and_never_masked(text):
+    found = scan(text)
+    assert found, "still listed"
+    assert {d.level for d in found} == {"info"}
+    assert mask(text) == text
+
+
+@pytest.mark.parametrize(
+    "text", ["icon@2x.png", "node_modules/.pnpm/next@15.5.12_@babel+core@7.2.0.js"]
+)
+def test_a_file_name_with_an_at_sign_is_no_address(text):
+    assert [d for d in scan(text) if d.kind == "email"] == []
+
+
+def test_a_persons_own_address_and_a_public_ip_stay_findings():
+    found = scan("escreva para camila.figueiredo98@gmail.com do IP 189.40.12.7")
+    assert [(d.kind, d.level) for d in found] == [("email", "finding"), ("ip", "finding")]

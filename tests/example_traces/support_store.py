@@ -33,7 +33,7 @@ class Store:
         self.name = f"{first} {middle} {last}"
         self.card_name = f"{ascii_fold(first)[0]} {ascii_fold(last)}".upper()
         self.cpf = fake_cpf(rng)
-        self.email = f"{ascii_fold(first)}.{ascii_fold(last)}{rng.randint(10, 99)}@example.com"
+        self.email = f"{ascii_fold(first)}.{ascii_fold(last)}{rng.randint(10, 99)}@gmail.com"
         self.customer_id = f"cli_{rng.randint(10_000, 99_999)}"
         self.cnpj = fake_cnpj(rng)
         self.address = {

@@ -10,7 +10,7 @@ from sessions.schemas import EventBatch
 
 SUPPORT = "example-support-triage"
 CPF = "530.582.439-79"
-EMAIL = "camila.figueiredo98@example.com"
+EMAIL = "camila.figueiredo98@gmail.com"
 NAME = "Camila Nogueira Figueiredo"
 # Every form a raw value could leak in: as typed, digits only, and escaped for HTML or JSON.
 RAW_FORMS = [CPF, "53058243979", EMAIL, EMAIL.replace("@", "&#64;"), "camila.figueiredo98@", NAME]

@@ -20,12 +20,12 @@ def _logger(stream: io.StringIO) -> logging.Logger:
 
 def test_a_log_message_and_its_arguments_are_masked() -> None:
     stream = io.StringIO()
-    _logger(stream).warning("customer %s wrote from %s", "530.582.439-79", "ana@example.com")
+    _logger(stream).warning("customer %s wrote from %s", "530.582.439-79", "ana@uol.com.br")
     line = stream.getvalue()
     assert "530.582.439-79" not in line
-    assert "ana@example.com" not in line
+    assert "ana@uol.com.br" not in line
     assert "[cpf ***.***.***-79]" in line
-    assert "[email a***@***.com]" in line
+    assert "[email a***@***.br]" in line
 
 
 def test_an_exception_traceback_is_masked() -> None:

@@ -458,7 +458,7 @@ def test_support_cpf_passes_the_check_digit_algorithm(
 def test_support_chat_holds_an_email_address(sessions: dict[str, ExampleSession]) -> None:
     second_prompt = prompts(sessions[SUPPORT])[1]["content"]
 
-    assert re.search(r"[\w.]+@example\.com", second_prompt)
+    assert re.search(r"[\w.]+@gmail\.com", second_prompt)
 
 
 def test_cpf_check_digits_match_the_known_example() -> None:

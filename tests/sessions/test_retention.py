@@ -194,7 +194,7 @@ def test_an_admin_deletes_a_session_after_confirming(client: Client) -> None:
 def test_mask_at_ingest_stores_only_the_masked_text() -> None:
     project = make_project(mask_at_ingest=True)
     batch = {
-        "session": {"metadata": {"customer": "camila@example.com"}},
+        "session": {"metadata": {"customer": "camila@gmail.com"}},
         "messages": [wire_message(0, "user", f"Meu CPF é {CPF}")],
         "compactions": [{"seq": 0, "summary": f"CPF {CPF}", "kept": {"note": f"CPF {CPF}"}}],
         "probes": [{"seq": 0, "text": f"CPF {CPF} must survive"}],

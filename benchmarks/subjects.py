@@ -53,7 +53,7 @@ def main() -> None:
     project = Project.objects.create(name="bench")
     messages = coding_session_messages(turns=args.turns, tool_chars=4000)
     for message in messages[::200]:
-        message["content"] = f"Cliente CPF {CPF}, e-mail ana.souza@example.com. " + str(
+        message["content"] = f"Cliente CPF {CPF}, e-mail ana.souza@uol.com.br. " + str(
             message["content"]
         )
 

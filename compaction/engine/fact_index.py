@@ -145,6 +145,40 @@ def checkout_root(paths: Iterable[str]) -> str | None:
     return root if root.count("/") >= 2 else None
 
 
+_ASIDE = re.compile(r"\s*\([^()]{3,}\)")
+
+
+def _elsewhere(raw: str, name: str, parent: str) -> bool:
+    """Whether a bare file name was found as a file of another folder: ``scope.md`` of
+    docs/specs/ is not docs/specs/npm/scope.md, the root CMakeLists.txt not tests/CMakeLists.txt.
+
+    >>> _elsewhere("`docs/specs/npm/scope.md`", "scope.md", "specs")
+    True
+    >>> _elsewhere("specs/scope.md,", "scope.md", "specs"), _elsewhere("scope.md", "scope.md", "x")
+    (False, False)
+    """
+    if "/" in name or not parent:
+        return False
+    tok: str
+    for tok in _TOKEN.findall(raw):
+        parts = tok.rstrip("/.:-").split("/")
+        if len(parts) >= 2 and parts[-1] == name:
+            return parts[-2] != parent
+    return False
+
+
+def _squash(name: str) -> str:
+    return name.replace("_", "").replace("-", "")
+
+
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def _name_words(ident: str) -> list[str]:
+    """The words of a code name, lower-cased: ``checkpointTree`` → checkpoint, tree."""
+    return [w.casefold() for w in _NAME_WORD.findall(ident)]
+
+
 def _camel(snake: str) -> str:
     return snake.replace("_", "").replace("-", "")
 
@@ -258,6 +292,7 @@ class ContextIndex:
         self.prose_lines = (prose if prose is not None else text).split("\n")
         self.names: dict[str, str] = {}
         self._folders: dict[str, str] | None = None
+        self._squashed: dict[str, str] | None = None
         self._by_word: dict[str, list[int]] | None = None
         self._line_words: list[frozenset[str]] = []
         names = self.names
@@ -339,12 +374,40 @@ class ContextIndex:
             return self.check_name(fact.text)
         return self.check_rule(fact.text)
 
+    def squashed(self) -> dict[str, str]:
+        """Names without their ``_`` and ``-``: one spelling for ``initial_attribution``,
+        ``InitialAttribution`` and ``initial-attribution``, for ``PRO-77`` and ``pro77``."""
+        if self._squashed is None:
+            out: dict[str, str] = {}
+            for name, raw in self.names.items():
+                if "/" not in name and "." not in name:
+                    out.setdefault(_squash(name), raw)
+            self._squashed = out
+        return self._squashed
+
     def check_name(self, ident: str) -> Verdict:
         key = ident.casefold().strip()
         i = self.names.get(key)
+        if i is None and len(_squash(key)) >= 4:
+            i = self.squashed().get(_squash(key))
+        if i is None:
+            i = self._name_in_words(ident)
         if i is not None:
             return Verdict(True, self._line(i))
         return Verdict(False, f"no line names {ident}")
+
+    def _name_in_words(self, ident: str) -> str | None:
+        """A name the context spells out: ``attributionBaseTree`` as "attribution base tree",
+        or a longer id it is the start of (``web-cms`` in ``web-cms-pink``). Returns the words
+        found."""
+        words = _name_words(ident)
+        if len(words) < 2:
+            return None
+        # two plain words side by side ("diff lines") are prose, not the name diffLines
+        gap = r"[\s_-]" if len(words) >= 3 else "[_-]"
+        spelled = gap.join(re.escape(w) for w in words)
+        found = re.search(rf"(?<![\w-]){spelled}(?![\w])", self.folded)
+        return found.group(0) if found else None
 
     def check_path(self, path: str, *, root: str | None = None) -> Verdict:
         canon = canon_path(path)
@@ -361,19 +424,35 @@ class ContextIndex:
         name = forms[-1].rsplit("/", 1)[-1]
         if root and name in ROOT_FILES and path.rsplit("/", 1)[0] == root:
             forms.append(name)
+        parent = canon.rsplit("/", 2)[-2] if canon.count("/") >= 1 else ""
         for form in forms:
             i = self.names.get(form)
-            if i is not None:
+            if i is not None and not _elsewhere(i, form, parent):
                 return Verdict(True, self._line(i))
         modules = module_forms(path)
         for form in modules:
             i = self.names.get(form)
             if i is not None:
                 return Verdict(True, self._line(i))
+        if "/" not in canon and len(name.split(".", 1)[0]) >= 6:
+            # "condensation.go" for manual_commit_condensation.go: the end of a longer name
+            found = re.search(rf"[\w-][_-]{re.escape(name)}(?!\w|\.\w)", self.folded)
+            if found:
+                return Verdict(True, self._line(found.group(0)[2:]))
         tried = ", ".join(dict.fromkeys([forms[-1], *modules[:2]]))
         return Verdict(False, f"no line names the file ({tried})")
 
     def check_rule(self, rule: str) -> Verdict:
+        verdict = self._check_rule(rule)
+        bare = _ASIDE.sub(" ", rule)
+        if verdict.kept or bare == rule or not txt.rule_words(bare) - {txt.RULE_NOT}:
+            return verdict
+        # "fails if any step returns an error (headRef, headCommit, …)": a summary that
+        # keeps the rule without its aside keeps the rule
+        retry = self._check_rule(bare)
+        return retry if retry.kept else verdict
+
+    def _check_rule(self, rule: str) -> Verdict:
         words = txt.rule_words(rule)
         if not words:
             return Verdict(False, "the rule has no content words")

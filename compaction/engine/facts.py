@@ -29,7 +29,7 @@ from compaction.engine.messages import (
 from compaction.engine.summarizers import _PATH_KEYS as PATH_KEYS
 from compaction.engine.summarizers import SUMMARY_HEADER, file_actions
 
-FactKind = Literal["probe", "task", "constraint", "path", "identifier"]
+FactKind = Literal["probe", "task", "constraint", "decision", "path", "identifier"]
 
 
 class FactDict(TypedDict):
@@ -40,7 +40,7 @@ class FactDict(TypedDict):
     seq: int | None
 
 
-RULE_KINDS = frozenset({"probe", "task", "constraint"})
+RULE_KINDS = frozenset({"probe", "task", "constraint", "decision"})
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,46 @@ def prompt_prose(message: Message) -> str:
 
 def is_summary(prose: str) -> bool:
     return prose[:200].casefold().lstrip().startswith(_SUMMARY_PREFIXES)
+
+
+# --- what is pasted, not said -------------------------------------------------------------------
+
+# A fenced block runs to its closing fence, or to the end of the text when it has none.
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
+# A log or diagnostic line: a [Tag] prefix, a timestamp, a level, a stack frame.
+_LOG_LINE = re.compile(
+    r"^[ \t]*(?:\[[A-Za-z][\w .:/-]{0,40}\]|\d{4}-\d\d-\d\d[ T]\d\d:\d\d|"
+    r"(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL)\b|at [\w.$<>]+\(|File \"|Traceback \()"
+    r".*$",
+    re.M,
+)
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$", re.M)
+# An indented line that reads as code (not a nested bullet of a list).
+_CODE_LINE = re.compile(r"^(?: {4}|\t)[ \t]*+(?![-*+•]\s|\d+[.)]\s)(?=.*[{};=()<>]).*$", re.M)
+_LATEX = re.compile(
+    r"\$\$.*?\$\$|\\\[.*?\\\]|\$[^$\n]{1,300}\$|\\begin\{[^}]*\}.*?\\end\{[^}]*\}|\\[A-Za-z]+(?:\{[^}]*\})*",
+    re.S,
+)
+_PLACEHOLDER = re.compile(r"<[A-Za-z][\w-]*>")
+_ESCAPE = re.compile(r"\\[ntr]")
+
+
+@digest_lru(4096)
+def said(prose: str) -> str:
+    r"""What a person wrote, without what is pasted into it as a document: fenced and indented
+    code, log lines, tables, LaTeX, ``<placeholder>`` tokens (escapes such as ``\n`` split
+    the words they glue). Facts come from what is said; a pasted listing is material.
+
+    >>> said("Fix the parser.\n```go\nheadErr := x\n```\n[Cache] listAll failed\nThanks")
+    'Fix the parser.\n\n\nThanks'
+    """
+    text = _FENCE.sub("", prose) if "```" in prose or "~~~" in prose else prose
+    text = _LOG_LINE.sub("", text)
+    text = _TABLE_ROW.sub("", text) if "|" in text else text
+    text = _CODE_LINE.sub("", text)
+    text = _LATEX.sub(" ", text) if "$" in text or "\\" in text else text
+    text = _PLACEHOLDER.sub(" ", text) if "<" in text else text
+    return _ESCAPE.sub(" ", text) if "\\" in text else text
 
 
 # --- paths ---------------------------------------------------------------------------------------
@@ -165,15 +205,27 @@ _TASK_ID = re.compile(r"(?<![\w./-])([a-z][a-z0-9]{1,20}-[a-z0-9]{2,8}(?:\.\d+)*
 _COMPOUND_TAILS = txt.wordset(
     "in on up out off run end all set way to by of and or new old use the one two fix ups ins "
     "ons bit box key run based safe side time like free aware only wide less tier site line "
-    "case mode type back down over load file term step word"
+    "case mode type back down over load file term step word offs item items sent made"
 )
-_BRANCH = re.compile(r"\bbranch(?:es)?\s+(?:named\s+|called\s+)?[`'\"]?([\w][\w./-]{2,})", re.I)
+# "branch fix-rounding", "na branch `feature/x`", "git checkout -b feature/x": a word after
+# "branch" is a branch only when it looks like one (a slash, dash, underscore or digit, or
+# quoted), not "branch com a main" or "branch that".
+_BRANCH = re.compile(
+    r"\bbranch(?:es)?[,:]?[ \t]+(?:named[ \t]+|called[ \t]+)?(?:[`'\"]([\w][\w./-]{2,})[`'\"]|"
+    r"([\w][\w.]*[/_-][\w./-]+|(?=[\w./-]*[A-Za-z])[\w]*\d[\w./-]*))|"
+    r"\bgit\s+(?:checkout\s+-[bB]|switch\s+-c|switch|push\s+(?:-u\s+)?\w+)\s+([\w][\w./-]{2,})",
+    re.I,
+)
 _NOISE_IDENTIFIERS = frozenset(
     n.casefold()
     for n in txt.wordset(
         "JavaScript TypeScript GitHub GitLab PostgreSQL MySQL SQLite LiveView OpenTelemetry "
         "macOS iOS iPhone iPad YouTube LinkedIn ChatGPT OpenAI PyPI NumPy FastAPI NodeJS "
         "WebSocket DevTools VSCode PowerShell GraphQL MongoDB DynamoDB CloudFlare DigitalOcean"
+        # the harness's own tools: naming one is how the agent works, not what it works on
+        " ExitPlanMode EnterPlanMode TodoWrite TodoRead TaskWrite TaskCreate TaskUpdate TaskList"
+        " TaskOutput AskUserQuestion WebFetch WebSearch NotebookEdit MultiEdit BashOutput"
+        " KillShell KillBash SlashCommand"
     )
 )
 _URL = re.compile(r"\b\w+://\S+")
@@ -206,7 +258,10 @@ def find_identifiers(prose: str) -> list[str]:
     ['BILL-42', 'fix-rounding', 'spotter-gqc']
     """
     without_urls = _EMAIL.sub(" ", _URL.sub(" ", prose))
-    branches = [m.group(1).rstrip(".,;:") for m in _BRANCH.finditer(without_urls)]
+    branches = [
+        (m.group(1) or m.group(2) or m.group(3)).rstrip(".,;:")
+        for m in _BRANCH.finditer(without_urls)
+    ]
     bare = txt.PATH_PATTERN.sub(" ", without_urls)
     found = [*txt.find_identifiers(bare), *branches, *find_task_ids(bare)]
     out: dict[str, None] = {}
@@ -248,6 +303,10 @@ class MessageFacts:
     uses: tuple[tuple[str, Fact], ...] = ()
     failed: frozenset[str] = frozenset()
     answered: tuple[str, ...] = ()
+    # the user stopped the agent here (an interruption, a refused tool call): what they say
+    # next, or said when refusing, is a decision
+    interrupted: bool = False
+    decisions: tuple[Fact, ...] = ()
 
 
 _NO_FACTS = MessageFacts()
@@ -263,8 +322,14 @@ def _first_sentence(prose: str, limit: int = 240) -> str:
     return task if len(task) <= limit else txt.clip(task, limit)
 
 
+# Not files: an import alias (``@/lib/api/errors``), a module path under a host
+# (``github.com/go-git/go-git/v5/plumbing``), members written as alternatives
+# (``.onMove/.onDelete``).
+_NOT_A_FILE = re.compile(r"^(?:[@#]/|[a-z0-9-]+\.(?:com|org|io|net|dev|in)/|\.[A-Za-z]\w*/\.)")
+
+
 def _prompt_path_ok(path: str) -> bool:
-    if is_temp_path(path) or path.strip("./") == "":
+    if is_temp_path(path) or path.strip("./") == "" or _NOT_A_FILE.match(path):
         return False
     if path.endswith("/") or looks_like_file(path):
         return True
@@ -287,11 +352,56 @@ def _prompt_paths(prose: str) -> list[str]:
 
 @digest_lru(4096)  # prose can be long: a long one is keyed by its digest, not kept
 def _prose_facts(prose: str) -> tuple[tuple[FactKind, str], ...]:
+    prose = said(prose)
     out: list[tuple[FactKind, str]] = []
     out += [("constraint", s) for s in txt.constraint_sentences(prose)]
     out += [("path", p) for p in _prompt_paths(prose) if _prompt_path_ok(p)]
     out += [("identifier", i) for i in find_identifiers(prose)]
     return tuple(out)
+
+
+# An id a summary carries forward names a thing to come back to: a ticket, task or branch
+# (``BILL-42``, ``spotter-gqc``, ``fix/rounding``), not a method a finished step touched.
+_CARRIED_ID = re.compile(r"^(?:[A-Z][A-Z0-9]+-\d+|[a-z][a-z0-9]*-[a-z0-9.]+|[\w.-]+/[\w./-]+)$")
+
+
+@digest_lru(1024)
+def _summary_facts(prose: str) -> tuple[tuple[FactKind, str], ...]:
+    """What a previous compaction's summary hands on: its rules, the files it names and the
+    ids of open work. Its folders and member names (``saveWorkout``, ``Presentation/DI/``)
+    describe finished steps; a new summary that leaves them out loses nothing a user asked for.
+    """
+    return tuple(
+        (kind, text)
+        for kind, text in _prose_facts(prose)
+        if kind == "constraint"
+        or (kind == "path" and looks_like_file(text))
+        or kind == "identifier"
+    )
+
+
+_INTERRUPTED = "[request interrupted by user"
+# Claude Code's words when the user refuses a tool call and says what to do instead
+_REFUSAL = "to tell you how to proceed, the user said:"
+
+
+def _refusal_words(block: ToolResultBlock) -> str:
+    """What the user said when refusing a tool call ("" when the result is not a refusal)."""
+    text = block.text
+    at = text[:400].casefold().find(_REFUSAL)
+    if at < 0:
+        return ""
+    words = _first_sentence(said(text[at + len(_REFUSAL) :].strip()))
+    return "" if words.casefold().startswith(_NOT_SAID) else words
+
+
+# what the harness writes in the user's place ("The user wants to clarify these questions.")
+_NOT_SAID = ("the user wants to", "the user doesn't want")
+
+
+def _is_decision(text: str) -> bool:
+    """A question back ("do the reads follow that pattern?") decides nothing."""
+    return bool(text) and not text.rstrip().endswith("?")
 
 
 def _result_failed(block: ToolResultBlock) -> bool:
@@ -324,15 +434,32 @@ def message_facts(message: Message) -> MessageFacts:
     if message.role != "user":
         return _NO_FACTS
     results = [b for b in message.content if isinstance(b, ToolResultBlock)]
-    if results:  # a tool-result carrier: no prompt, maybe failed calls
+    interrupted = any(
+        isinstance(b, TextBlock) and _INTERRUPTED in b.text[:200].casefold()
+        for b in message.content
+    )
+    if results:  # a tool-result carrier: no prompt, maybe failed calls, maybe a refusal
         failed = frozenset(b.tool_use_id for b in results if _result_failed(b))
-        return MessageFacts(failed=failed, answered=tuple(b.tool_use_id for b in results))
+        decisions = tuple(
+            Fact("decision", said_text, message.seq)
+            for b in results
+            if _is_decision(said_text := _refusal_words(b))
+        )
+        if not (failed or interrupted or decisions):
+            return MessageFacts(answered=tuple(b.tool_use_id for b in results))
+        return MessageFacts(
+            failed=failed,
+            answered=tuple(b.tool_use_id for b in results),
+            interrupted=interrupted and not decisions,
+            decisions=decisions,
+        )
     prose = prompt_prose(message)
     if not prose:
-        return _NO_FACTS
-    facts = tuple(Fact(kind, text, message.seq) for kind, text in _prose_facts(prose))
+        return MessageFacts(interrupted=True) if interrupted else _NO_FACTS
     summary = is_summary(prose)
-    task = None if summary else Fact("task", _first_sentence(prose), message.seq)
+    found = _summary_facts(prose) if summary else _prose_facts(prose)
+    facts = tuple(Fact(kind, text, message.seq) for kind, text in found)
+    task = None if summary else Fact("task", _first_sentence(said(prose)), message.seq)
     return MessageFacts(task=task if task and task.text else None, facts=facts)
 
 
@@ -376,6 +503,7 @@ class _Combined:
         self.path_seen: set[str] = set()
         self.pending: dict[str, Fact] = {}
         self.has_task = False
+        self.interrupted = False
 
     def add(self, fact: Fact, at: int) -> None:
         if fact.kind == "path":
@@ -393,6 +521,19 @@ class _Combined:
         self.entries.append((at, fact))
 
     def feed(self, seq: int, part: MessageFacts) -> None:
+        if (
+            part.task is not None
+            and self.has_task
+            and self.interrupted
+            and _is_decision(part.task.text)
+        ):
+            self.add(Fact("decision", part.task.text, part.task.seq), seq)
+        if part.task is not None or part.decisions:
+            self.interrupted = False
+        if part.interrupted:
+            self.interrupted = True
+        for fact in part.decisions:
+            self.add(fact, seq)
         if part.task is not None and not self.has_task:
             self.has_task = True
             # a first sentence that is itself a rule is checked once, as the rule

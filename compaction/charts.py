@@ -266,23 +266,29 @@ def token_curve(
 TEXT_POSITIONS = ("top center", "bottom center", "middle right", "middle left")
 
 
-def scatter_tags(points: Sequence[tuple[float, float]]) -> tuple[list[str], list[str]]:
-    """Tags "#1", "#2"... for points; points drawn at the same place share one tag ("#1 #3")
-    and the others get none, so no two tags are printed on top of each other.
+def scatter_tags(
+    points: Sequence[tuple[float, float]], numbers: Sequence[int] | None = None
+) -> tuple[list[str], list[str]]:
+    """Tags "#1", "#2"... for points (or the row ``numbers`` given); points drawn at the same
+    place share one tag ("#1 #3") and the others get none, so no two tags are printed on top
+    of each other.
 
     >>> scatter_tags([(10, 0.5), (20, 0.9), (10, 0.5)])
     (['#1 #3', '#2', ''], ['top center', 'bottom center', 'top center'])
+    >>> scatter_tags([(10, 0.5), (20, 0.9)], numbers=[2, 4])[0]
+    ['#2', '#4']
     """
+    numbers = list(numbers) if numbers is not None else list(range(1, len(points) + 1))
     first_at: dict[tuple[float, float], int] = {}
     tags: list[str] = []
     for i, (x, y) in enumerate(points):
         key = (round(x, -2), round(y, 2))
         if key in first_at:
-            tags[first_at[key]] += f" #{i + 1}"
+            tags[first_at[key]] += f" #{numbers[i]}"
             tags.append("")
         else:
             first_at[key] = i
-            tags.append(f"#{i + 1}")
+            tags.append(f"#{numbers[i]}")
     places = []
     slot = 0
     for tag in tags:
@@ -292,11 +298,13 @@ def scatter_tags(points: Sequence[tuple[float, float]]) -> tuple[list[str], list
 
 
 def savings_vs_retention(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Experiment summary: input tokens saved against retention score, one point per policy."""
-    xs = [r.get("input_tokens_saved") or 0 for r in rows]
-    # A policy that never summarized lost nothing to a summary: drawn at 100%.
-    ys = [1.0 if r.get("retention_score") is None else r["retention_score"] for r in rows]
-    tags, places = scatter_tags(list(zip(xs, ys, strict=True)))
+    """Experiment summary: input tokens saved against retention score, one point per policy
+    that has a score. A policy without one (it wrote no summary, or every compaction failed)
+    is not drawn: the table says "—" for it and the chart does not invent a figure."""
+    scored = [(n, r) for n, r in enumerate(rows, 1) if r.get("retention_score") is not None]
+    xs = [r.get("input_tokens_saved") or 0 for _, r in scored]
+    ys = [r["retention_score"] for _, r in scored]
+    tags, places = scatter_tags(list(zip(xs, ys, strict=True)), [n for n, _ in scored])
     return {
         "data": [
             {
@@ -307,12 +315,8 @@ def savings_vs_retention(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 # Short tags on the chart (the table beside it numbers its rows the same way);
                 # the full policy shows on hover.
                 "text": tags,
-                "customdata": [f"#{i}" for i in range(1, len(rows) + 1)],
-                "hovertext": [
-                    r.get("label", "")
-                    + (" (no summary)" if r.get("retention_score") is None else "")
-                    for r in rows
-                ],
+                "customdata": [f"#{n}" for n, _ in scored],
+                "hovertext": [r.get("label", "") for _, r in scored],
                 "textposition": places,
                 "cliponaxis": False,
                 "marker": {"size": 12, "color": OBSERVED},

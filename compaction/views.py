@@ -28,7 +28,7 @@ from sessions.models import AgentSession, Message, Role
 # How many replaced messages the span page shows at each end of the summarized middle.
 MIDDLE_EDGE = 40
 # Rules first: a lost constraint matters more than a file the summary did not name.
-KIND_ORDER = {"probe": 0, "task": 1, "constraint": 2, "identifier": 3, "path": 4}
+KIND_ORDER = {"probe": 0, "task": 1, "constraint": 2, "decision": 3, "identifier": 4, "path": 5}
 
 
 def _projects(request: HttpRequest) -> Any:
@@ -344,6 +344,7 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
         "done": done,
         "rows": rows,
         "figure": charts.savings_vs_retention(rows) if rows else None,
+        "unscored": [f"#{n}" for n, r in enumerate(rows, 1) if r.get("retention_score") is None],
     }
 
 

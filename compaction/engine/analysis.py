@@ -292,12 +292,22 @@ def observed_failure(compaction: ObservedCompaction, splice: evals.SpliceReport 
     reasons = []
     if compaction.error:
         reasons.append(f"reported error: {compaction.error}")
-    summarizing = compaction.strategy in ("", Stage.SUMMARIZE)
-    if summarizing and not compaction.summary and compaction.summary_seq is None:
+    if _empty_summary(compaction):
         reasons.append("empty summary")
     if splice is not None and splice.warning:
         reasons.append(splice.warning)
     return "; ".join(reasons)
+
+
+def _empty_summary(compaction: ObservedCompaction) -> bool:
+    summarizing = compaction.strategy in ("", Stage.SUMMARIZE)
+    return summarizing and not compaction.summary and compaction.summary_seq is None
+
+
+def produced_nothing(compaction: ObservedCompaction) -> bool:
+    """A compaction that reported an error or, summarizing, wrote no summary: it has no
+    retention figure (a "100 %" of an untouched history would be a false green)."""
+    return bool(compaction.error) or _empty_summary(compaction)
 
 
 def replayed_failure(span: replay.Span) -> str:
@@ -385,6 +395,9 @@ def _observed_span(
     reused = (earlier or {}).get(key)
     if reused is not None:
         report, cost = reused.report, reused.judge_cost
+    elif produced_nothing(compaction):
+        # nothing replaced the history: there is no summary to have kept or lost a fact
+        report, cost = evals.RetentionReport(()), None
     else:
         spent = judge_cost(judge)
         report = evals.retention(

@@ -32,11 +32,17 @@ from compaction.engine.messages import (
     is_tool_result_carrier,
 )
 from compaction.engine.names import STAGES, UNITS
-from compaction.engine.summarizers import ExtractiveSummarizer, Summarizer, Summary, pinned_task
+from compaction.engine.summarizers import (
+    CLEARED_PREFIX,
+    ExtractiveSummarizer,
+    Summarizer,
+    Summary,
+    pinned_task,
+)
 from compaction.engine.tokens import CharCounter, TokenCounter
 
 STEP_NOTE = "turn boundaries could not fit the limit: cut at a step boundary"
-PLACEHOLDER = "[content removed; call the tool again if you need it]"
+PLACEHOLDER = f"{CLEARED_PREFIX}; call the tool again if you need it]"
 EDITING_PLACEHOLDER = "[tool result cleared by context editing]"
 
 

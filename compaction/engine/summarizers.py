@@ -379,6 +379,7 @@ class ExtractiveSummarizer:
         files: dict[str, list[str]] = {}
         errors: list[str] = []
         assistant_texts: list[str] = []
+        answers: list[str] = []
         tool_names: dict[str, str] = {}
         pending: dict[str, list[tuple[str, str]]] = {}
         for m in messages:
@@ -394,6 +395,8 @@ class ExtractiveSummarizer:
                 prose = "\n".join(b.text for b in m.content if isinstance(b, TextBlock))
                 if prose.strip():
                     assistant_texts.append(prose)
+                    if not any(isinstance(b, ToolUseBlock) for b in m.content):
+                        answers.append(prose)  # a text that is not the lead-in to a call
                     decisions.extend(txt.decision_sentences(prose, self.sentence_chars))
                     done.extend(txt.done_sentences(prose, self.sentence_chars))
                 for use in m.tool_uses():
@@ -411,14 +414,14 @@ class ExtractiveSummarizer:
                         verbs = files.setdefault(path, [])
                         if action not in verbs:
                             verbs.append(action)
-                if result.is_error:
+                if result.is_error and not result.text.startswith(CLEARED_PREFIX):
                     first = next((ln for ln in result.text.splitlines() if ln.strip()), "")
                     name = tool_names.get(result.tool_use_id, "tool")
                     errors.append(f"{name}: {txt.clip(first, 200)}")
         for path, verbs in files.items():
             if "edit" in verbs:
                 done.append(f"edited {path}")
-        current = txt.clip(assistant_texts[-1], 600) if assistant_texts else ""
+        current = _current_state(answers) or _current_state(assistant_texts)
         next_steps: list[str] = []
         for t in assistant_texts[-3:]:
             next_steps.extend(txt.next_sentences(t, self.sentence_chars))
@@ -445,6 +448,21 @@ class ExtractiveSummarizer:
             errors=summary.errors[-self.max_errors :],
         )
         return SummaryResult(summary, summary.to_text(), self.name)
+
+
+# What a cleared tool result says in place of its output (strategies.PLACEHOLDER): a
+# placeholder, not an error to carry into a summary.
+CLEARED_PREFIX = "[content removed"
+
+
+def _current_state(assistant_texts: Sequence[str]) -> str:
+    """Where the work stands: the latest of the agent's texts that says something once its
+    narration ("Let me check…") and reactions ("Good catch!") are left out."""
+    for text in reversed(assistant_texts[-5:]):
+        said = " ".join(txt.said_sentences(text))
+        if said.strip():
+            return txt.clip(said, 600)
+    return ""
 
 
 def _files_merged(items: Iterable[str]) -> tuple[str, ...]:

@@ -157,16 +157,47 @@ def is_decision(sentence: str) -> bool:
     return bool(_INTENT_OPENER.match(s) and _SCOPE_CUES.search(s))
 
 
+# Narration: the agent telling what it is about to do ("Let me check the config.", "Now I'll
+# run the tests:"), or a bare reaction ("Good catch!", "You're absolutely right!").
+_NARRATION = re.compile(
+    r"^(?:(?:now|ok|okay|so|first|next|then|great|good|perfect|alright|right|actually)"
+    r"[,!.]?\s+)*(?:let me|let['\u2019]s|i['\u2019]ll|i will|i['\u2019]m going to|"
+    r"deixa eu|vou)\b",
+    re.IGNORECASE,
+)
+_REACTION = re.compile(
+    r"^(?:(?:you['\u2019]re |you are )?(?:absolutely |exactly )?right|good catch|great|perfect|"
+    r"excellent|got it|ok(?:ay)?|sure|understood|exactly|interesting|hmm)[!.,]*$",
+    re.IGNORECASE,
+)
+
+
+def is_narration(sentence: str) -> bool:
+    """Whether a sentence of the agent narrates its next action or only reacts.
+
+    >>> [is_narration(s) for s in ("Let me check the config.", "Now I'll run the tests:",
+    ...     "Good catch!", "Fixed the rounding in charge().", "I'll keep the API unchanged.")]
+    [True, True, True, False, True]
+    """
+    s = sentence.strip()
+    return bool(_NARRATION.match(s) or _REACTION.match(s) or s.endswith(":"))
+
+
+def said_sentences(text: str) -> list[str]:
+    """The sentences of an agent's text that say something: no narration, no reaction."""
+    return [s for s in sentences(text) if not is_narration(s)]
+
+
 def decision_sentences(text: str, max_len: int = 300) -> list[str]:
     return [s for s in sentences(text) if len(s) <= max_len and is_decision(s)]
 
 
 def done_sentences(text: str, max_len: int = 300) -> list[str]:
-    return [s for s in sentences(text) if len(s) <= max_len and _DONE_CUES.search(s)]
+    return [s for s in said_sentences(text) if len(s) <= max_len and _DONE_CUES.search(s)]
 
 
 def next_sentences(text: str, max_len: int = 300) -> list[str]:
-    return [s for s in sentences(text) if len(s) <= max_len and _NEXT_CUES.search(s)]
+    return [s for s in said_sentences(text) if len(s) <= max_len and _NEXT_CUES.search(s)]
 
 
 def find_paths(text: str) -> list[str]:

@@ -61,3 +61,15 @@ def test_experiment_points_at_the_same_place_share_one_tag():
     assert trace["text"] == ["#1 #2", "", "#3"]
     assert trace["customdata"] == ["#1", "#2", "#3"]  # hover still names each policy
     assert trace["textposition"][0] != trace["textposition"][2]
+
+
+def test_a_policy_without_a_retention_figure_is_not_drawn_at_100_percent():
+    rows = [
+        {"input_tokens_saved": 1000, "retention_score": 0.5, "label": "a"},
+        {"input_tokens_saved": 0, "retention_score": None, "label": "never summarized"},
+        {"input_tokens_saved": 9000, "retention_score": 0.8, "label": "c"},
+    ]
+    trace = charts.savings_vs_retention(rows)["data"][0]
+    assert trace["y"] == [0.5, 0.8]
+    assert trace["customdata"] == ["#1", "#3"]  # numbered as in the table
+    assert trace["text"] == ["#1", "#3"]

@@ -55,6 +55,22 @@ def test_a_reported_error_and_an_empty_summary_are_both_failure_reasons() -> Non
     assert span.failure_reason == "reported error: summarizer timed out after 30s; empty summary"
 
 
+def test_a_compaction_that_produced_nothing_has_no_retention_figure() -> None:
+    # a 100 % "kept everything" for a history nothing replaced would be a false green
+    for failed in (
+        summary_compaction("", error="502 from the summarizer"),
+        summary_compaction(""),
+    ):
+        span = only_span(failed)
+        assert span.failed is True
+        assert span.retention.items == ()
+        assert span.retention_score is None
+    # a summary whose splice barely shrank the context still has one
+    barely = only_span(summary_compaction("Goal: migrate billing to API v2.", tokens_after=149_000))
+    assert barely.failed is True
+    assert barely.retention_score is not None
+
+
 def test_a_span_that_barely_shrinks_the_context_is_a_failed_splice() -> None:
     span = only_span(summary_compaction("Goal: ...", tokens_before=150_000, tokens_after=149_000))
     assert span.failed is True

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from compaction.engine.messages import CompactionBlock, Message, TextBlock, message_from_wire
+from compaction.engine.strategies import PLACEHOLDER, Policy, clear_tool_results
 from compaction.engine.summarizers import (
     SUMMARY_HEADER,
     ExtractiveSummarizer,
@@ -135,3 +136,20 @@ def test_the_recorded_compaction_stream_yields_a_compaction_block_the_engine_rea
         "server",
         "Earlier conversation summarized.",
     )
+
+
+def test_an_extractive_summary_carries_no_narration_and_no_cleared_placeholder():
+    h = History().user("Fix the rounding in billing/charge.py.")
+    h.tool("run_tests", "FAILED test_charge.py:12 expected 10.01", is_error=True)
+    h.assistant("Good catch! Let me check the config. Fixed the rounding in charge().")
+    h.tool("run_tests", "boom: the runner crashed", is_error=True)
+    h.assistant("Now I'll run the tests again:")
+    cleared = clear_tool_results(h.messages, Policy(older_than=0)).messages
+    assert any(PLACEHOLDER in m.text for m in cleared)  # the errors' outputs were cleared
+    s = ExtractiveSummarizer().summarize(cleared).summary
+    text = s.to_text()
+    assert "content removed" not in text
+    for narration in ("Let me", "Now I'll", "Good catch"):
+        assert narration not in text
+    assert s.current_state == "Fixed the rounding in charge()."
+    assert "Fixed the rounding in charge()." in s.done

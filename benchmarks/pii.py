@@ -148,6 +148,13 @@ def _corrupt(digits: str, rng: random.Random) -> str:
     return digits[:-1] + rng.choice([d for d in "0123456789" if d != last])
 
 
+def _subscriber_ip(ip: str) -> bool:
+    address = ipaddress.ip_address(ip)
+    if address.is_multicast or address.is_reserved:
+        return False
+    return not_personal.ip_level(address) != "info"
+
+
 def _sentence(rng: random.Random, kw: str, value: str) -> tuple[str, int]:
     template = rng.choice(SENTENCES_PT + SENTENCES_EN)
     text = template.format(kw=kw, value=value)
@@ -213,7 +220,9 @@ def _patterns(rng: random.Random, per_kind: int) -> list[Sample]:
         samples.append(Sample(text, [Label("rg", rg, at, at + len(shown))], []))
 
         ip = ".".join(str(rng.randint(1, 254)) for _ in range(4))
-        while not_personal.ip_level(ipaddress.ip_address(ip)) == "info":  # private, resolvers
+        # a person's address is a public unicast one: not private, a resolver, multicast
+        # (224/4) or reserved (240/4), which no subscriber is given
+        while not _subscriber_ip(ip):
             ip = ".".join(str(rng.randint(1, 254)) for _ in range(4))
         text, at = _sentence(rng, "IP", ip)
         samples.append(Sample(text, [Label("ip", ip, at, at + len(ip))], []))

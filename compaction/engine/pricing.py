@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from compaction.engine.messages import Usage
+from compaction.engine.messages import Iteration, Usage
 
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
 _DATED = re.compile(r"^(.+?)-\d{8}(?:-.*)?$")
@@ -69,21 +69,22 @@ def counts_of(usage: Usage) -> TokenCounts:
     ...                 iterations=(Iteration("compaction", 5000, 800),))).total
     5812
     """
-    counts = TokenCounts(
-        usage.input_tokens,
-        usage.output_tokens,
-        usage.cache_read_input_tokens,
-        usage.cache_creation_input_tokens,
+    return _counters(usage) + _compacting_counts(usage)
+
+
+def _counters(u: Usage | Iteration) -> TokenCounts:
+    return TokenCounts(
+        u.input_tokens, u.output_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens
     )
+
+
+def _compacting_counts(usage: Usage) -> TokenCounts:
+    """The non-``message`` iterations of a call (a server-side compaction), summed."""
+    total = TokenCounts()
     for it in usage.iterations:
         if it.type != "message":
-            counts = counts + TokenCounts(
-                it.input_tokens,
-                it.output_tokens,
-                it.cache_read_input_tokens,
-                it.cache_creation_input_tokens,
-            )
-    return counts
+            total = total + _counters(it)
+    return total
 
 
 def _count(raw: Mapping[str, Any], key: str) -> int:
@@ -189,22 +190,7 @@ def call_of(model: str | None, usage: Usage) -> PricedCall:
     ...         iterations=(Iteration("compaction", 5000, 800),))).compaction.total
     5800
     """
-    compaction = TokenCounts()
-    for it in usage.iterations:
-        if it.type != "message":
-            compaction = compaction + TokenCounts(
-                it.input_tokens,
-                it.output_tokens,
-                it.cache_read_input_tokens,
-                it.cache_creation_input_tokens,
-            )
-    counts = TokenCounts(
-        usage.input_tokens,
-        usage.output_tokens,
-        usage.cache_read_input_tokens,
-        usage.cache_creation_input_tokens,
-    )
-    return PricedCall(model, counts, compaction)
+    return PricedCall(model, _counters(usage), _compacting_counts(usage))
 
 
 @dataclass(frozen=True)

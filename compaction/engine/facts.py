@@ -360,17 +360,11 @@ def _prose_facts(prose: str) -> tuple[tuple[FactKind, str], ...]:
     return tuple(out)
 
 
-# An id a summary carries forward names a thing to come back to: a ticket, task or branch
-# (``BILL-42``, ``spotter-gqc``, ``fix/rounding``), not a method a finished step touched.
-_CARRIED_ID = re.compile(r"^(?:[A-Z][A-Z0-9]+-\d+|[a-z][a-z0-9]*-[a-z0-9.]+|[\w.-]+/[\w./-]+)$")
-
-
 @digest_lru(1024)
 def _summary_facts(prose: str) -> tuple[tuple[FactKind, str], ...]:
-    """What a previous compaction's summary hands on: its rules, the files it names and the
-    ids of open work. Its folders and member names (``saveWorkout``, ``Presentation/DI/``)
-    describe finished steps; a new summary that leaves them out loses nothing a user asked for.
-    """
+    """What a previous compaction's summary hands on: its rules, the files and the names it
+    mentions, not its folders (``Presentation/DI/``): those describe where finished steps
+    happened, and a new summary that leaves them out loses nothing a user asked for."""
     return tuple(
         (kind, text)
         for kind, text in _prose_facts(prose)
@@ -460,7 +454,9 @@ def message_facts(message: Message) -> MessageFacts:
     found = _summary_facts(prose) if summary else _prose_facts(prose)
     facts = tuple(Fact(kind, text, message.seq) for kind, text in found)
     task = None if summary else Fact("task", _first_sentence(said(prose)), message.seq)
-    return MessageFacts(task=task if task and task.text else None, facts=facts)
+    return MessageFacts(
+        task=task if task and task.text else None, facts=facts, interrupted=interrupted
+    )
 
 
 class FactCache:
@@ -521,16 +517,13 @@ class _Combined:
         self.entries.append((at, fact))
 
     def feed(self, seq: int, part: MessageFacts) -> None:
-        if (
-            part.task is not None
-            and self.has_task
-            and self.interrupted
-            and _is_decision(part.task.text)
-        ):
+        # what the user writes after stopping the agent, in the same message or the next one
+        after_stop = self.interrupted or part.interrupted
+        if part.task is not None and self.has_task and after_stop and _is_decision(part.task.text):
             self.add(Fact("decision", part.task.text, part.task.seq), seq)
         if part.task is not None or part.decisions:
             self.interrupted = False
-        if part.interrupted:
+        elif part.interrupted:
             self.interrupted = True
         for fact in part.decisions:
             self.add(fact, seq)

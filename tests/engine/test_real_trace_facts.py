@@ -138,3 +138,10 @@ def test_what_the_user_says_when_refusing_a_tool_call_is_a_decision_but_a_questi
         )
     decisions = [t for k, t in facts_of(h) if k == "decision"]
     assert decisions == ["hang on a sec, I'll get you a raw transcript log file to look at"]
+
+
+def test_a_prompt_in_the_message_that_records_the_interruption_is_a_decision():
+    h = History().user("Package the CLI for Debian.")
+    h.assistant("Building from source.")
+    h.user("[Request interrupted by user]\nNo, use the system package instead.")
+    assert ("decision", "No, use the system package instead.") in facts_of(h)

@@ -19,6 +19,7 @@ from compaction.schemas import (
     FindingList,
     FindingOut,
     Replaced,
+    ReplayCostOut,
     ReplayIn,
     ReplayOut,
     ReplayQueued,
@@ -168,6 +169,17 @@ def replay_out(run: ReplayRun) -> ReplayOut:
     if run.status == ReplayStatus.DONE:
         out.curve = run.curve
         out.totals = run.totals
+        money = selectors.replay_money(run, selectors.analysis_for(run.session))
+        if money is not None:
+            out.cost = ReplayCostOut(
+                usd=money.usd,
+                observed_usd=money.observed_usd,
+                saved_usd=money.saved_usd,
+                summarizer_usd=money.summarizer_usd,
+                unpriced_calls=money.unpriced_calls,
+                unpriced_models=[masking.text_mask(m) for m in money.unpriced_models],
+                rule=selectors.MONEY_RULE,
+            )
         out.evals = masking.json_mask(run.evals)
         out.spans = [
             {

@@ -141,6 +141,19 @@ class ReplayQueued(Schema):
     status: str
 
 
+class ReplayCostOut(Schema):
+    usd: float | None = Field(
+        description="The replay, its summarizer's calls included, by the rule in `rule`; null "
+        "when a call's model has no price"
+    )
+    observed_usd: float | None = Field(description="The observed run by the same rule")
+    saved_usd: float | None = Field(description="observed_usd - usd")
+    summarizer_usd: float
+    unpriced_calls: int
+    unpriced_models: list[str]
+    rule: str
+
+
 class ReplayOut(Schema):
     id: int
     session: str
@@ -154,6 +167,7 @@ class ReplayOut(Schema):
     curve: list[dict[str, Any]] | None = None
     spans: list[dict[str, Any]] | None = None
     totals: dict[str, Any] | None = None
+    cost: ReplayCostOut | None = None
     evals: dict[str, Any] | None = None
 
 

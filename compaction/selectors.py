@@ -12,7 +12,13 @@ from django.urls import reverse
 
 from compaction.engine import pricing
 from compaction.engine import replay as replay_engine
-from compaction.engine.analysis import PolicyRow, ReplayEvals, WindowSource, window_for
+from compaction.engine.analysis import (
+    PolicyRow,
+    ReplayEvals,
+    WindowSource,
+    policy_key,
+    window_for,
+)
 from compaction.engine.evals import RetentionItemDict
 from compaction.engine.messages import NOT_A_MODEL, is_prompt, message_from_wire
 from compaction.engine.names import Unit
@@ -32,6 +38,7 @@ from compaction.models import (
     FindingStatus,
     FindingWhere,
     ReplayRun,
+    ReplayStatus,
     SessionAnalysis,
     SpanOrigin,
 )
@@ -344,6 +351,105 @@ def replay_totals(run: ReplayRun) -> TotalsDict | None:
 def replay_evals(run: ReplayRun) -> ReplayEvals | None:
     """None until the run is done."""
     return cast(ReplayEvals, run.evals) if run.evals else None
+
+
+# --- money of a replay ------------------------------------------------------------------------
+
+MONEY_RULE = (
+    "every call's whole context at its model's input price and its output at the output "
+    "price, cache discounts left out (a replayed prefix is not the one the provider cached), "
+    "the observed run priced by the same rule"
+)
+
+
+@dataclass(frozen=True)
+class ReplayMoney:
+    """What a replayed run and the observed one would cost by one rule (:data:`MONEY_RULE`),
+    so the two compare; the session header's cost, with its cache discounts, is what was
+    actually billed."""
+
+    usd: float | None  # the replay, its summarizer's calls included
+    observed_usd: float | None  # the observed run, the agent's summary calls included
+    summarizer_usd: float
+    unpriced_calls: int
+    unpriced_models: tuple[str, ...]
+
+    @property
+    def saved_usd(self) -> float | None:
+        if self.usd is None or self.observed_usd is None:
+            return None
+        return round(self.observed_usd - self.usd, 6)
+
+
+def _calls_by_seq(session: AgentSession) -> dict[int, tuple[str | None, int]]:
+    """Each model call's model (its own, else the session's) and output tokens, by seq."""
+    rows = (
+        Message.objects.filter(session=session, role=MessageRole.ASSISTANT)
+        .exclude(model__in=NOT_A_MODEL)
+        .values_list("seq", "model", "output_tokens")
+    )
+    return {seq: (model or session.model or None, out or 0) for seq, model, out in rows}
+
+
+def _curve_calls(
+    points: Iterable[Mapping[str, Any]],
+    calls: Mapping[int, tuple[str | None, int]],
+    default_model: str | None,
+) -> list[pricing.PricedCall]:
+    out = []
+    for p in points:
+        model, output = calls.get(int(p["seq"]), (default_model, 0))
+        out.append(pricing.PricedCall(model, pricing.TokenCounts(int(p["context_tokens"]), output)))
+    return out
+
+
+def replay_money(run: ReplayRun, analysis: SessionAnalysis | None) -> ReplayMoney | None:
+    """Money of a finished replay beside the observed run (None until it is done)."""
+    totals = replay_totals(run)
+    if totals is None:
+        return None
+    table = pricing.price_table(settings.MODEL_PRICES)
+    session = run.session
+    calls = _calls_by_seq(session)
+    default = session.model or None
+    observed = _curve_calls(analysis_curve(analysis), calls, default)
+    observed += [
+        pricing.PricedCall(default, pricing.TokenCounts(c.context_tokens, c.output_tokens))
+        for c in summary_calls(session)
+        if not c.in_curve
+    ]
+    summarizer_model = cast(Mapping[str, Any], run.totals).get("summarizer_model")
+    spent = pricing.counts_from_wire(totals.get("summarizer_cost") or {})
+    summarizer = (
+        [pricing.PricedCall(summarizer_model, spent, compaction=spent)] if summarizer_model else []
+    )
+    replayed = pricing.costs([*_curve_calls(replay_curve(run), calls, default), *summarizer], table)
+    before = pricing.costs(observed, table)
+    unpriced = sorted({m.model for m in (*replayed.by_model, *before.by_model) if m.usd is None})
+    return ReplayMoney(
+        usd=replayed.usd if replayed.priced and not replayed.unpriced_calls else None,
+        observed_usd=before.usd if before.priced and not before.unpriced_calls else None,
+        summarizer_usd=replayed.compaction_usd,
+        unpriced_calls=replayed.unpriced_calls + before.unpriced_calls,
+        unpriced_models=tuple(unpriced),
+    )
+
+
+def experiment_money(experiment: Experiment) -> dict[str, float | None]:
+    """Money saved per policy row (its ``label``), summed over its finished runs; None when a
+    run of it has calls of a model with no price."""
+    saved: dict[str, float | None] = {}
+    analyses: dict[int, SessionAnalysis | None] = {}
+    runs = experiment.runs.filter(status=ReplayStatus.DONE).select_related("session")
+    for run in runs:
+        if run.session_id not in analyses:
+            analyses[run.session_id] = analysis_for(run.session)
+        money = replay_money(run, analyses[run.session_id])
+        label = policy_key(run.policy)
+        so_far = saved.get(label, 0.0)
+        part = money.saved_usd if money is not None else None
+        saved[label] = None if so_far is None or part is None else round(so_far + part, 6)
+    return saved
 
 
 def experiment_rows(experiment: Experiment) -> list[PolicyRow]:

@@ -433,6 +433,10 @@ def _summarizer(run: ReplayRun) -> Any:
     )
 
 
+def _summarizer_model(run: ReplayRun) -> str | None:
+    return settings.ANTHROPIC_MODEL if run.summarizer in EXTERNAL_SUMMARIZERS else None
+
+
 def _replayed_span_row(run: ReplayRun, span: analysis.ReplayedSpan) -> CompactionSpan:
     return CompactionSpan(
         session_id=run.session_id,
@@ -507,7 +511,8 @@ def _replay_run_claimed(run: ReplayRun, mine: QuerySet[ReplayRun]) -> None:
             status=ReplayStatus.DONE,
             progress=1.0,
             curve=[p.to_dict() for p in outcome.result.curve],
-            totals=outcome.result.totals.to_dict(),
+            # the model the summarizer called, for the replay's money (none when offline)
+            totals={**outcome.result.totals.to_dict(), "summarizer_model": _summarizer_model(run)},
             evals=outcome.evals,
             error="",
             finished_at=timezone.now(),

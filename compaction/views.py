@@ -186,6 +186,7 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
     replayed = list(selectors.replay_spans(run))
     policy = run.policy
     health = selectors.replay_health(run, observed_spans=observed, analysis=analysis)
+    money = selectors.replay_money(run, analysis)
     context.update(
         observed_spans=observed,
         replayed_spans=replayed,
@@ -203,6 +204,9 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
         ),
         health=health,
         comparison=_comparison(run, health),
+        money=money,
+        money_delta=-money.saved_usd if money and money.saved_usd is not None else None,
+        money_rule=selectors.MONEY_RULE,
         alert_comparison=alert_selectors.replay_alert_comparison(run),
         summary_pairs=selectors.summary_pairs(
             observed, [s for s in replayed if s.stage != Stage.CLEAR_TOOL_RESULTS]
@@ -210,6 +214,12 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
         other_replays=selectors.session_replays_done(run.session).exclude(pk=run.pk)[:20],
     )
     return context
+
+
+def _money_delta(a: selectors.ReplayMoney | None, b: selectors.ReplayMoney | None) -> float | None:
+    if a is None or b is None or a.usd is None or b.usd is None:
+        return None
+    return round(b.usd - a.usd, 6)
 
 
 def _comparison(run: ReplayRun, health: selectors.ReplayHealth) -> list[dict[str, Any]]:
@@ -275,8 +285,12 @@ def replay_compare(request: HttpRequest, pk: int) -> HttpResponse:
     if first is not None and second is not None:
         analysis = selectors.analysis_for(session)
         labels = [f"Replay {first.pk}", f"Replay {second.pk}"]
+        money = [selectors.replay_money(run, analysis) for run in (first, second)]
         context.update(
             rows=selectors.replay_pair_rows(first, second),
+            money=money,
+            money_delta=_money_delta(*money),
+            money_rule=selectors.MONEY_RULE,
             figure=charts.replay_pair_curve(
                 selectors.analysis_curve(analysis),
                 replays=[
@@ -337,13 +351,18 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
         raise Http404("No such experiment in your projects") from None
     runs = list(experiment.runs.select_related("session").order_by("session__external_id", "pk"))
     done = sum(not run.is_active for run in runs)
-    rows = selectors.experiment_rows(experiment)
+    saved = selectors.experiment_money(experiment) if not experiment.is_active else {}
+    rows: list[dict[str, Any]] = [
+        {**row, "usd_saved": saved.get(row["label"])}
+        for row in selectors.experiment_rows(experiment)
+    ]
     return {
         "experiment": experiment,
         "runs": runs,
         "done": done,
         "rows": rows,
         "figure": charts.savings_vs_retention(rows) if rows else None,
+        "money_rule": selectors.MONEY_RULE,
         "unscored": [f"#{n}" for n, r in enumerate(rows, 1) if r.get("retention_score") is None],
     }
 

@@ -36,6 +36,20 @@ def num(value: Any) -> str:
 
 
 @register.filter
+def usd(value: Any, signed: bool = False) -> str:
+    """Dollars with cents ("$12.34"), signed for a difference (a plus, or a minus sign), an
+    en dash when missing: an unpriced model is never shown as $0.
+
+    >>> usd(12.345), usd(0.5, True), usd(-1.2, True) == "\\u2212$1.20", usd(None) == "\\u2013"
+    ('$12.35', '+$0.50', True, True)
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "\u2013"
+    sign = "\u2212" if value < 0 else ("+" if signed and value > 0 else "")
+    return f"{sign}${abs(value):,.2f}"
+
+
+@register.filter
 def tool_name(names: dict[str, str] | None, tool_use_id: str | None) -> str:
     """The name of the tool a tool_result answers, from the page's id -> name map."""
     if not names or not tool_use_id:

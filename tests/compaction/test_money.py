@@ -10,11 +10,14 @@ figures the page shows, with where they come from.
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import pytest
 from django.test import Client
 
+from compaction import selectors, tasks
 from compaction import services as compaction_services
+from compaction.models import ReplayRun
 from sessions.models import AgentSession
 from tests.factories import make_key, make_project, make_session, make_user
 
@@ -162,3 +165,132 @@ def test_the_api_gives_the_window_and_size_before_the_page_uses_with_their_sourc
     assert (answer["context_window"], answer["context_window_source"]) == (32_000, "sent")
     [compaction] = client.get("/api/v1/sessions/sent/compactions", **auth).json()
     assert (compaction["tokens_before"], compaction["tokens_before_source"]) == (31_000, "sent")
+
+
+# --- money in replays, comparisons and experiments ---------------------------------------------
+
+
+def _list_price(context: int, output: int, price: dict[str, float]) -> float:
+    return (context * price["input"] + output * price["output"]) / 1e6
+
+
+def test_a_replay_is_priced_call_by_call_at_each_calls_model_and_so_is_the_observed_run(
+    client: Client,
+) -> None:
+    session = fallback_session()
+    run = compaction_services.replay_run_start(
+        session=session, policy={"soft_limit": 25_000, "hard_limit": 50_000, "keep_last": 1}
+    )
+    compaction_services.replay_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "done", run.error
+    opus = {"input": 15.0, "output": 75.0}
+    sonnet = {"input": 3.0, "output": 15.0}
+    model_at = {1: opus, 3: opus, 7: sonnet, 9: sonnet}  # seq 5 is the failed request
+    replayed = sum(_list_price(p["context_tokens"], 500, model_at[p["seq"]]) for p in run.curve)
+    observed = sum(
+        _list_price(context, 500, model_at[seq])
+        for seq, context in ((1, 20_000), (3, 40_000), (7, 60_000), (9, 30_000))
+    )
+
+    money = selectors.replay_money(run, selectors.analysis_for(session))
+    assert money is not None
+    assert money.usd == pytest.approx(replayed)  # the offline summarizer costs nothing
+    assert money.observed_usd == pytest.approx(observed)
+    assert money.saved_usd == pytest.approx(observed - replayed)
+    assert money.saved_usd > 0  # the replay compacted earlier than the agent did
+    assert (money.unpriced_calls, money.summarizer_usd) == (0, 0.0)
+
+    client.force_login(make_user(project=session.project))
+    page = client.get(f"/replays/{run.pk}/").content.decode()
+    assert f"${observed:,.2f}</td>" in page
+    assert f"${replayed:,.2f}</td>" in page
+    assert f"\u2212${observed - replayed:,.2f}</td>" in page
+
+
+def test_a_replay_with_a_call_of_an_unpriced_model_has_no_figure(client: Client) -> None:
+    session = fallback_session()
+    session.messages.filter(seq=7).update(model="gpt-9")
+    run = compaction_services.replay_run_start(session=session, policy={"soft_limit": 25_000})
+    compaction_services.replay_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+
+    money = selectors.replay_money(run, selectors.analysis_for(session))
+    assert money is not None
+    assert (money.usd, money.observed_usd, money.saved_usd) == (None, None, None)
+    assert money.unpriced_models == ("gpt-9",)
+    assert money.unpriced_calls == 2  # one in the replay, one in the observed run
+
+
+def test_the_experiment_table_gives_the_money_each_policy_saved(client: Client) -> None:
+    session = fallback_session()
+    with mock.patch.object(tasks, "experiment_fan_out"):
+        experiment = compaction_services.experiment_start(
+            project=session.project,
+            name="money",
+            policies=[
+                {"soft_limit": 25_000, "hard_limit": 50_000},
+                {"soft_limit": 150_000, "hard_limit": 180_000},
+            ],
+            sessions=[session],
+        )
+    runs = list(experiment.runs.order_by("pk"))
+    for run in runs:
+        compaction_services.replay_run_execute(run_id=run.pk)
+    analysis = selectors.analysis_for(session)
+    tight, loose = [selectors.replay_money(ReplayRun.objects.get(pk=r.pk), analysis) for r in runs]
+    assert tight is not None
+    assert loose is not None
+    assert tight.saved_usd is not None
+    assert tight.saved_usd > 0
+    assert loose.saved_usd is not None
+    assert loose.saved_usd < 0  # it never compacts where the agent did: its calls grow
+    client.force_login(make_user(project=session.project))
+    page = client.get(f"/experiments/{experiment.pk}/").content.decode()
+    assert "Money saved</abbr>" in page
+    assert f'<td class="num">+${tight.saved_usd:,.2f}</td>' in page
+    assert f'<td class="num">\u2212${-loose.saved_usd:,.2f}</td>' in page
+
+
+def test_the_compare_page_sets_two_replays_costs_side_by_side(client: Client) -> None:
+    session = fallback_session()
+    runs = []
+    for soft, hard in ((25_000, 50_000), (150_000, 180_000)):
+        run = compaction_services.replay_run_start(
+            session=session, policy={"soft_limit": soft, "hard_limit": hard}
+        )
+        compaction_services.replay_run_execute(run_id=run.pk)
+        runs.append(ReplayRun.objects.get(pk=run.pk))
+    analysis = selectors.analysis_for(session)
+    first, second = (selectors.replay_money(run, analysis) for run in runs)
+    assert first is not None
+    assert second is not None
+    assert first.usd is not None
+    assert second.usd is not None
+    client.force_login(make_user(project=session.project))
+    page = client.get(
+        f"/sessions/{session.pk}/replays/compare/?a={runs[0].pk}&b={runs[1].pk}"
+    ).content.decode()
+    assert f'<td class="num">${first.usd:,.2f}</td><td class="num">${second.usd:,.2f}</td>' in page
+    assert f"+${second.usd - first.usd:,.2f}</td>" in page
+
+
+def test_the_replay_api_gives_the_same_money_as_the_page(client: Client) -> None:
+    session = fallback_session()
+    run = compaction_services.replay_run_start(
+        session=session, policy={"soft_limit": 25_000, "hard_limit": 50_000}
+    )
+    compaction_services.replay_run_execute(run_id=run.pk)
+    money = selectors.replay_money(
+        ReplayRun.objects.get(pk=run.pk), selectors.analysis_for(session)
+    )
+    assert money is not None
+    key = make_key(session.project)
+    cost = client.get(f"/api/v1/replays/{run.pk}", HTTP_AUTHORIZATION=f"Bearer {key}").json()[
+        "cost"
+    ]
+    assert cost["usd"] == pytest.approx(money.usd)
+    assert cost["observed_usd"] == pytest.approx(money.observed_usd)
+    assert cost["saved_usd"] == pytest.approx(money.saved_usd)
+    assert (cost["unpriced_calls"], cost["unpriced_models"]) == (0, [])
+    assert "cache discounts left out" in cost["rule"]

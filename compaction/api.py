@@ -23,6 +23,7 @@ from compaction.schemas import (
     ReplayIn,
     ReplayOut,
     ReplayQueued,
+    VerdictOut,
 )
 from sessions import masking
 from sessions import selectors as session_selectors
@@ -86,6 +87,7 @@ def _compaction_out(event: Any) -> CompactionOut:
         ]
         if span
         else [],
+        verdict=VerdictOut(status=span.verdict.status, label=span.verdict.label) if span else None,
         compaction_call=CompactionCallOut(**cost.call.to_dict()) if cost.call else None,
         compaction_call_note=cost.note,
     )

@@ -60,6 +60,13 @@ class CompactionCallOut(Schema):
     duration_ms: int | None
 
 
+class VerdictOut(Schema):
+    status: Literal["ok", "warn", "bad"] = Field(
+        description="bad: a failed splice or a lost rule; warn: only files or ids lost"
+    )
+    label: str = Field(description='As the page says it: "Failed splice · lost 2 rules"')
+
+
 class CompactionOut(Schema):
     seq: int
     trigger: str
@@ -78,6 +85,9 @@ class CompactionOut(Schema):
     failure_reason: str | None = None
     retention_score: float | None = None
     lost: list[str] = Field(default_factory=list)
+    verdict: VerdictOut | None = Field(
+        None, description="Set once analysed: the span page's one health verdict."
+    )
     compaction_call: CompactionCallOut | None = Field(
         None, description="The call that wrote the summary, or null when the trace has none."
     )

@@ -17,7 +17,7 @@ from django.test import Client
 
 from compaction import selectors, tasks
 from compaction import services as compaction_services
-from compaction.models import ReplayRun
+from compaction.models import CompactionSpan, ReplayRun
 from sessions.models import AgentSession
 from tests.factories import make_key, make_project, make_session, make_user
 
@@ -152,6 +152,10 @@ def test_the_api_gives_the_window_and_size_before_the_page_uses_with_their_sourc
     client.force_login(make_user(project=session.project))
     page = client.get(f"/sessions/{session.pk}/").content.decode()
     assert "60.0k" in page or "60,000" in page
+    # the verdict the compactions table shows, from the same code
+    span = CompactionSpan.objects.get(session=session, event__seq=8)
+    assert compaction["verdict"] == {"status": span.verdict.status, "label": span.verdict.label}
+    assert f">{span.verdict.label}<" in page
 
     sent = make_session(
         session.project,

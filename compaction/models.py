@@ -60,6 +60,9 @@ class SessionAnalysis(models.Model):
     pii_clean_through_pk = models.PositiveBigIntegerField(default=0)
     pii_flagged_message_pks = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
+    # Set by the first request a pass has not served yet, cleared when a worker takes it: the
+    # analyses waiting their turn, which the fair pick (compaction/fair.py) chooses among.
+    queued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     # While running: refreshed every few seconds by its worker (compaction/liveness.py), so
     # an analysis whose worker died is found within seconds, however long a live one takes.
@@ -70,6 +73,12 @@ class SessionAnalysis(models.Model):
         verbose_name_plural = "session analyses"
         indexes = [
             models.Index(fields=["peak_fill"], name="analysis_peak_fill"),
+            # The waiting rows, read by every worker's fair pick.
+            models.Index(
+                fields=["queued_at"],
+                condition=models.Q(queued_at__isnull=False),
+                name="analysis_queued",
+            ),
             # The few running rows, read every few seconds by the sweep for abandoned work.
             models.Index(
                 fields=["heartbeat_at"],
@@ -99,6 +108,21 @@ class SweepMark(models.Model):
 
     def __str__(self) -> str:
         return f"swept at {self.swept_at}, without a gap since {self.reachable_since}"
+
+
+class WorkShare(models.Model):
+    """When a worker last took up one of the project's analyses and one of its replays. The
+    fair pick serves first the project with the fewest running, then the one served longest
+    ago (compaction/fair.py), so one project's flood cannot hold every worker."""
+
+    project = models.OneToOneField(
+        Project, primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
+    analysis_served_at = models.DateTimeField(null=True, blank=True)
+    replay_served_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"work share of project {self.project_id}"
 
 
 class ReplayStatus(models.TextChoices):

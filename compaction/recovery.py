@@ -10,11 +10,17 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from compaction import liveness, outbox
-from compaction.models import AnalysisStatus, ReplayRun, ReplayStatus, SessionAnalysis
+from compaction.models import (
+    AnalysisStatus,
+    ReplayRun,
+    ReplayStatus,
+    SessionAnalysis,
+    WorkShare,
+)
 
 
 def replay_abandoned() -> Q:
@@ -66,7 +72,7 @@ def _analyses_abandoned_requeue(now: datetime) -> int:
             if _lock_if_still(abandoned.filter(pk=row_id)):
                 # started_at moves forward so the sweep for lost tasks waits a full period.
                 SessionAnalysis.objects.filter(pk=row_id).update(
-                    status=AnalysisStatus.PENDING, started_at=now
+                    status=AnalysisStatus.PENDING, started_at=now, queued_at=now
                 )
                 outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
                 requeued += 1
@@ -80,17 +86,19 @@ def _lock_if_still(row: QuerySet[Any]) -> bool:
 
 
 def replay_runs_requeue_stuck() -> int:
-    """Send again the tasks of runs queued long ago and not started (lost with a broker's
-    data). Returns how many.
+    """Send again the turns of runs queued and waiting while no replay has started for
+    REPLAY_RESEND_QUEUED_SECONDS: their tasks were lost with a broker's data. Returns how many.
 
-    ``heartbeat_at`` of a queued run is when its task was last sent. A duplicate task finds
-    the run claimed and does nothing. Running runs are ``abandoned_work_requeue``'s.
+    Turns are not tied to runs (compaction/fair.py), so while replays keep starting the
+    queue's turns are not lost, only busy. ``heartbeat_at`` of a queued run is when a turn was
+    last sent for it. A spare turn finds nothing queued and does nothing.
     """
     now = timezone.now()
-    resend_cutoff = now - timedelta(seconds=settings.REPLAY_RESEND_QUEUED_SECONDS)
+    cutoff = now - timedelta(seconds=settings.REPLAY_RESEND_QUEUED_SECONDS)
+    if WorkShare.objects.filter(replay_served_at__gte=cutoff).exists():
+        return 0
     forgotten = Q(status=ReplayStatus.QUEUED) & (
-        Q(heartbeat_at__lt=resend_cutoff)
-        | Q(heartbeat_at__isnull=True, created_at__lt=resend_cutoff)
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, created_at__lt=cutoff)
     )
     requeued = 0
     for run_id in list(ReplayRun.objects.filter(forgotten).values_list("pk", flat=True)):
@@ -102,24 +110,28 @@ def replay_runs_requeue_stuck() -> int:
 
 
 def analyses_requeue_stuck() -> int:
-    """Queue again the analyses asked for but never started (their task lost). Returns how
-    many. Running analyses are ``abandoned_work_requeue``'s.
+    """Send again the turns of analyses waiting while none has started for
+    ANALYSIS_STALE_SECONDS: their tasks were lost. Returns how many. Running analyses are
+    ``abandoned_work_requeue``'s.
     """
-    cutoff = timezone.now() - timedelta(seconds=settings.ANALYSIS_STALE_SECONDS)
-    never_started = (
-        Q(status__in=(AnalysisStatus.PENDING, AnalysisStatus.DONE))
-        & Q(analysed_generation__lt=F("requested_generation"))
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=settings.ANALYSIS_STALE_SECONDS)
+    if WorkShare.objects.filter(analysis_served_at__gte=cutoff).exists():
+        return 0
+    # started_at: when a turn was last sent for it, so the next sweep waits a full period.
+    forgotten = (
+        Q(queued_at__lt=cutoff)
+        & ~Q(status=AnalysisStatus.RUNNING)
         & Q(session__updated_at__lt=cutoff)
         & (Q(started_at__isnull=True) | Q(started_at__lt=cutoff))
     )
     requeued = 0
     for row_id, session_id in list(
-        SessionAnalysis.objects.filter(never_started).values_list("pk", "session_id")
+        SessionAnalysis.objects.filter(forgotten).values_list("pk", "session_id")
     ):
         with transaction.atomic():
-            # started_at moves forward so the next sweep waits a full period again.
-            if SessionAnalysis.objects.filter(never_started, pk=row_id).update(
-                status=AnalysisStatus.PENDING, started_at=timezone.now()
+            if SessionAnalysis.objects.filter(forgotten, pk=row_id).update(
+                status=AnalysisStatus.PENDING, started_at=now
             ):
                 outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
                 requeued += 1

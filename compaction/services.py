@@ -15,11 +15,12 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q, QuerySet
-from django.db.models.functions import Now
+from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
 from compaction import (
     alerts,
+    fair,
     findings,
     liveness,
     message_scan,
@@ -113,8 +114,10 @@ def analysis_request(*, session_id: int) -> None:
     """Note that the session changed and queue its analysis once the transaction commits."""
     analysis, _ = SessionAnalysis.objects.get_or_create(session_id=session_id)
     SessionAnalysis.objects.filter(pk=analysis.pk).update(
-        requested_generation=F("requested_generation") + 1
+        requested_generation=F("requested_generation") + 1,
+        queued_at=Coalesce("queued_at", Now()),
     )
+    # A turn for whichever project's analysis is next (compaction/fair.py), one per request.
     outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
 
 
@@ -145,6 +148,35 @@ def _observed_span_row(
     )
 
 
+# The key space of the advisory lock a pass holds while it stores a session's results
+# (PostgreSQL), the second key being the session's: how a delete finds the pass it would
+# otherwise wait on, to stop it.
+_STORING = 0x5A57
+
+
+def _storing_mark(session_id: int) -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_STORING, session_id % 2**31])
+
+
+def analysis_storing_stop(*, session_id: int) -> int:
+    """End the database connection of a pass storing this session's results, so that deleting
+    the session does not wait on it: its transaction rolls back, and its task, retried, finds
+    the session gone. Returns how many were stopped. (SQLite has one writer at a time, and
+    the lock it holds is the database's: nothing to stop.)"""
+    if connection.vendor != "postgresql":
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
+            "AND classid = %s::oid AND objid = %s::oid AND objsubid = 2 AND granted "
+            "AND pid <> pg_backend_pid()",
+            [_STORING, session_id % 2**31],
+        )
+        return sum(1 for (stopped,) in cursor.fetchall() if stopped)
+
+
 def _analysis_store(
     row_id: int,
     session: AgentSession,
@@ -160,6 +192,7 @@ def _analysis_store(
     written. None when a later pass already wrote newer ones, or the session was deleted
     meanwhile."""
     with transaction.atomic():
+        _storing_mark(session.pk)
         locked = SessionAnalysis.objects.select_for_update().filter(pk=row_id).first()
         if locked is None:
             return None  # the session was deleted while it was being analysed
@@ -201,6 +234,33 @@ def _analysis_store(
     return locked, spans
 
 
+# SQLSTATE classes of errors that the same work meets again: insufficient resources (out of
+# memory, disk full) and program limits (too big, too complex). Not "too many connections".
+_LASTING_STATES = ("53", "54")
+_LASTING_MESSAGES = ("out of memory", "cannot allocate memory")
+
+
+def lasting(exc: DatabaseError) -> bool:
+    """A database error a retry would meet again (the work is too big for it), as opposed to
+    one of the database's moments (a restart, a lost connection, a deadlock)."""
+    state = getattr(exc.__cause__, "sqlstate", None) or ""
+    if state.startswith(_LASTING_STATES) and state != "53300":
+        return True
+    text = str(exc).lower()
+    return any(message in text for message in _LASTING_MESSAGES)
+
+
+def _analysis_failed(row: SessionAnalysis, session_id: int, exc: DatabaseError) -> None:
+    # The database's text may quote a value of the trace: the log and the page get its kind.
+    why = " (too big for the database; a retry would fail alike)" if lasting(exc) else ""
+    logger.warning("analysis of session %s not stored: %s%s", session_id, type(exc).__name__, why)
+    SessionAnalysis.objects.filter(pk=row.pk).update(
+        status=AnalysisStatus.FAILED,
+        error=f"{type(exc).__name__}: the results could not be stored{why}",
+        finished_at=timezone.now(),
+    )
+
+
 def session_analyse(*, session_id: int) -> SessionAnalysis | None:
     """(Re)compute a session's curve, pair check and observed spans. Idempotent.
 
@@ -211,15 +271,45 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
     row, _ = SessionAnalysis.objects.get_or_create(session_id=session_id)
     generation = row.requested_generation
     if row.status == AnalysisStatus.DONE and row.analysed_generation >= generation:
+        SessionAnalysis.objects.filter(pk=row.pk, queued_at__isnull=False).update(queued_at=None)
         return None
     SessionAnalysis.objects.filter(pk=row.pk).update(
-        status=AnalysisStatus.RUNNING, started_at=timezone.now(), heartbeat_at=Now()
+        status=AnalysisStatus.RUNNING, queued_at=None, started_at=timezone.now(), heartbeat_at=Now()
     )
+    return _analysis_run(row, session_id, generation)
+
+
+def analysis_next() -> SessionAnalysis | None:
+    """The worker's turn: analyse the waiting session of the project whose turn it is
+    (compaction/fair.py). None when nothing waits, or the pass found it current."""
+    row = fair.analysis_claim_next()
+    if row is None:
+        return None
+    generation = row.requested_generation
+    if row.analysed_generation >= generation:  # current already (analysed directly meanwhile)
+        SessionAnalysis.objects.filter(pk=row.pk).update(status=AnalysisStatus.DONE)
+        return None
+    try:
+        return _analysis_run(row, row.session_id, generation)
+    except (OperationalError, InterfaceError):
+        # The task retries, as a turn like any other: the row waits for it again.
+        SessionAnalysis.objects.filter(pk=row.pk, status=AnalysisStatus.RUNNING).update(
+            status=AnalysisStatus.PENDING, queued_at=Coalesce("queued_at", Now())
+        )
+        raise
+
+
+def _analysis_run(row: SessionAnalysis, session_id: int, generation: int) -> SessionAnalysis | None:
     # Beaten for while it runs, so the analysis of a worker that dies is queued again within
     # seconds, and a long one in a live worker never is (compaction/liveness.py).
     running = SessionAnalysis.objects.filter(pk=row.pk, status=AnalysisStatus.RUNNING)
     with liveness.heartbeat(running):
-        return _session_analyse_running(row, session_id, generation)
+        result = _session_analyse_running(row, session_id, generation)
+    # A batch that landed while it ran asked again: its turn may have been spent while this
+    # pass held the row, so one more is sent (a spare turn does nothing).
+    if SessionAnalysis.objects.filter(pk=row.pk, queued_at__isnull=False).exists():
+        outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
+    return result
 
 
 def _session_analyse_running(
@@ -253,8 +343,11 @@ def _session_analyse_running(
             judge=retention_judge(project=session.project),
             earlier=_earlier_retention(session),
         )
-    except DatabaseError:
-        raise  # infrastructure: the task retries
+    except DatabaseError as exc:
+        if not lasting(exc):
+            raise  # infrastructure: the task retries
+        _analysis_failed(row, session_id, exc)
+        return None
     except Exception as exc:  # an engine error is deterministic: record it, do not retry
         logger.exception("analysis of session %s failed", session_id)
         SessionAnalysis.objects.filter(pk=row.pk).update(
@@ -272,17 +365,12 @@ def _session_analyse_running(
         stored = _analysis_store(
             row.pk, session, events, probes, result, generation, scanned, memo.scan, rescan
         )
-    except (OperationalError, InterfaceError):
-        raise  # infrastructure: the task retries
     except DatabaseError as exc:
-        # Data the database refuses (out of range, too long) fails the same way every time:
-        # record it, or the analysis would stay "running" and be swept forever.
-        logger.warning("analysis of session %s not stored: %s", session_id, type(exc).__name__)
-        SessionAnalysis.objects.filter(pk=row.pk).update(
-            status=AnalysisStatus.FAILED,
-            error=f"{type(exc).__name__}: the results could not be stored",
-            finished_at=timezone.now(),
-        )
+        # Data the database refuses (out of range, too long, too big to hold) fails the same
+        # way every time: record it, or the analysis would stay "running" and be swept forever.
+        if isinstance(exc, OperationalError | InterfaceError) and not lasting(exc):
+            raise  # infrastructure: the task retries
+        _analysis_failed(row, session_id, exc)
         return None
     if stored is None:
         return None
@@ -462,10 +550,22 @@ def _replayed_span_row(run: ReplayRun, span: analysis.ReplayedSpan) -> Compactio
     )
 
 
+def replay_run_next() -> None:
+    """The worker's turn: run the queued replay of the project whose turn it is
+    (compaction/fair.py); nothing when none is queued."""
+    run = fair.replay_claim_next()
+    if run is not None:
+        _replay_run_beating(run)
+
+
 def replay_run_execute(*, run_id: int) -> None:
+    """Run this replay now (a queued one, or a running one whose worker stopped beating)."""
     run = _claim(run_id)
-    if run is None:
-        return
+    if run is not None:
+        _replay_run_beating(run)
+
+
+def _replay_run_beating(run: ReplayRun) -> None:
     # Its worker beats for this attempt while it runs, as for analyses.
     mine = ReplayRun.objects.filter(pk=run.pk, status=ReplayStatus.RUNNING, attempts=run.attempts)
     with liveness.heartbeat(mine):

@@ -16,12 +16,15 @@ TRANSIENT = (OperationalError, InterfaceError)
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=5)
 def session_analyse(session_id: int) -> None:
-    services.session_analyse(session_id=session_id)
+    """A turn of analysis, sent by each request: it analyses the waiting session whose
+    project's turn it is (compaction/fair.py), which may be another than ``session_id``."""
+    services.analysis_next()
 
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=5)
 def replay_run_execute(run_id: int) -> None:
-    services.replay_run_execute(run_id=run_id)
+    """A turn of replay, one per queued run: runs the queued run whose project's turn it is."""
+    services.replay_run_next()
 
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)

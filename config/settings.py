@@ -166,6 +166,11 @@ INGEST_MAX_MESSAGES_PER_BATCH = env_int("INGEST_MAX_MESSAGES_PER_BATCH", 10_000)
 # carries a bounded number of each; more get 413 naming the limit.
 INGEST_MAX_COMPACTIONS_PER_BATCH = env_int("INGEST_MAX_COMPACTIONS_PER_BATCH", 500)
 INGEST_MAX_PROBES_PER_BATCH = env_int("INGEST_MAX_PROBES_PER_BATCH", 500)
+# What one session may hold: one analysis pass reads all of it at once, so these bound a
+# worker's memory. A batch that would pass one gets 413 naming it, and nothing is stored.
+SESSION_MAX_MESSAGES = env_int("SESSION_MAX_MESSAGES", 200_000)
+SESSION_MAX_COMPACTIONS = env_int("SESSION_MAX_COMPACTIONS", 2_000)
+SESSION_MAX_PROBES = env_int("SESSION_MAX_PROBES", 2_000)
 # A Claude Code transcript uploaded to /api/v1/imports/, after gzip is undone.
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 100 * 1024 * 1024)
 # Replay runs a project may have queued or running at once (single replays and experiment
@@ -295,11 +300,11 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# A queued replay whose task was sent this long ago is sent again (a duplicate finds the run
-# claimed and does nothing).
-REPLAY_RESEND_QUEUED_SECONDS = env_int("REPLAY_RESEND_QUEUED_SECONDS", 600)
-# An analysis asked for and not started for this long is queued again; so is one left "running"
-# for this long by a version that did not beat for it.
+# When no replay has started for this long, the turns of queued runs were lost (a broker that
+# lost its data) and are sent again; a spare turn does nothing (compaction/fair.py).
+REPLAY_RESEND_QUEUED_SECONDS = env_int("REPLAY_RESEND_QUEUED_SECONDS", 60)
+# The same for analyses: waiting ones get their turns again when none has started for this
+# long; and one left "running" this long by a version that did not beat for it is queued again.
 ANALYSIS_STALE_SECONDS = env_int("ANALYSIS_STALE_SECONDS", 60)
 # Seconds a client is told to wait (Retry-After) when the database is unreachable.
 DATABASE_RETRY_AFTER_SECONDS = env_int("DATABASE_RETRY_AFTER_SECONDS", 5)

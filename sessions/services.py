@@ -436,6 +436,24 @@ def batch_limits_check(batch: EventBatch) -> None:
             )
 
 
+def _session_limits_check(
+    session: AgentSession, *, messages: int, compactions: int, probes: int
+) -> None:
+    """413 naming the limit when the batch would take the session past what one analysis pass
+    holds in memory at once; the batch is refused whole (the session keeps what it had)."""
+    probes_before = Probe.objects.filter(session=session).count() if probes else 0
+    for field, before, adding, limit in (
+        ("messages", session.message_count, messages, settings.SESSION_MAX_MESSAGES),
+        ("compactions", session.compaction_count, compactions, settings.SESSION_MAX_COMPACTIONS),
+        ("probes", probes_before, probes, settings.SESSION_MAX_PROBES),
+    ):
+        if adding > 0 and before + adding > limit:
+            raise PayloadTooLarge(
+                f"{field}: the session holds {before} and the batch adds {adding}, the limit "
+                f"is {limit} per session (SESSION_MAX_{field.upper()}); start a new session"
+            )
+
+
 def _title_fill(session: AgentSession, messages: list[Message]) -> None:
     """Name the session at once: its metadata's title, else the first prompt seen so far. The
     analysis, which reads every message, corrects it when batches arrive out of order."""
@@ -485,6 +503,12 @@ def events_ingest(
     messages, duplicates = _new_messages(session, by_seq, stored_nothing=created)
     compactions = _new_compactions(session, batch.compactions, stored_nothing=created)
     probes = _new_probes(session, batch, stored_nothing=created)
+    _session_limits_check(
+        session,
+        messages=len(messages) - gone_messages,
+        compactions=len(compactions) - gone_events,
+        probes=len(probes),
+    )
     serialized = {seq: incoming.content_json for seq, incoming in by_seq.items()}
     if project.mask_at_ingest:
         _mask_personal_data(messages, compactions, probes)
@@ -585,6 +609,8 @@ def session_delete(
     retention purge; ``reason`` is required and recorded."""
     if not reason.strip():
         raise BadRequest("reason: required to delete a session")
+    # A pass storing the session's analysis holds rows the delete needs: stopped, not waited on.
+    compaction_services.analysis_storing_stop(session_id=session.pk)
     with transaction.atomic():
         _, rows = AgentSession.objects.filter(pk=session.pk).delete()
         audit.audit_record(

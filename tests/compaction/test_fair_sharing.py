@@ -10,6 +10,7 @@ from django.test import Client
 from django.test.utils import override_settings
 
 from compaction.models import Experiment, ReplayRun, ReplayStatus
+from sessions.models import AgentSession, Message, Probe
 from tests.factories import conversation, make_key, make_project, make_session, make_user
 
 pytestmark = pytest.mark.django_db
@@ -168,3 +169,47 @@ def test_a_multipart_gzip_bomb_is_refused_too(client: Client, auth):
     response = client.post("/api/v1/imports/claude-code", {"file": upload}, headers=auth)
     assert response.status_code == 413
     assert "1048576-byte limit after decompression" in response.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("field", "setting", "first", "second"),
+    [
+        (
+            "compactions",
+            "SESSION_MAX_COMPACTIONS",
+            {"compactions": [{"seq": 1}, {"seq": 2}]},
+            {"compactions": [{"seq": 3}, {"seq": 4}]},
+        ),
+        (
+            "probes",
+            "SESSION_MAX_PROBES",
+            {"probes": [{"seq": 0, "text": "a"}, {"seq": 0, "text": "b"}]},
+            {"probes": [{"seq": 1, "text": "c"}, {"seq": 1, "text": "d"}]},
+        ),
+        ("messages", "SESSION_MAX_MESSAGES", {}, {"messages": conversation(3, start=4)}),
+    ],
+)
+def test_a_batch_taking_a_session_past_its_limit_is_413_and_stores_nothing(
+    client: Client, project, auth, field, setting, first, second
+):
+    url = "/api/v1/sessions/s/events"
+    with override_settings(**{setting: 5 if field == "messages" else 3}):
+        assert _post(client, url, {"messages": conversation(4), **first}, auth).status_code == 202
+        before = AgentSession.objects.get(project=project, external_id="s")
+        body = {"messages": conversation(7), **second}
+        refused = _post(client, url, body, auth)
+        # the same batch with nothing new for the full field is accepted: resends stay duplicates
+        resent = _post(client, url, {"messages": conversation(4), **first}, auth)
+    assert refused.status_code == 413
+    limit = 5 if field == "messages" else 3
+    adding = 3 if field == "messages" else 2
+    held = 4 if field == "messages" else 2
+    assert refused.json() == {
+        "error": f"{field}: the session holds {held} and the batch adds {adding}, the limit is "
+        f"{limit} per session ({setting}); start a new session"
+    }
+    after = AgentSession.objects.get(pk=before.pk)
+    assert (after.message_count, after.compaction_count) == (4, before.compaction_count)
+    assert Message.objects.filter(session=after).count() == 4
+    assert Probe.objects.filter(session=after).count() == (2 if field == "probes" else 0)
+    assert resent.status_code == 202

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 
 from compaction import services
 from compaction.models import AnalysisStatus, SessionAnalysis
@@ -107,3 +107,63 @@ def test_a_batch_written_while_its_sessions_analysis_is_stored_does_not_deadlock
     row = SessionAnalysis.objects.get(session=session)
     assert row.status == AnalysisStatus.DONE
     assert row.requested_generation > row.analysed_generation  # the batch asked for another
+
+
+def test_deleting_a_session_stops_the_pass_storing_its_analysis_instead_of_waiting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only: SQLite has one writer at a time")
+    project = make_project()
+    session = make_session(
+        project,
+        external_id="doomed",
+        messages=conversation(10),
+        compactions=[{"seq": 10, "strategy": "summarize", "summary": "the user asked for tests"}],
+    )
+    storing = threading.Event()
+    never = threading.Event()  # the storing pass would hold its rows until the end of the test
+    span_row = services._observed_span_row
+
+    def paused_span_row(*args: Any) -> Any:
+        storing.set()
+        never.wait(timeout=60)
+        return span_row(*args)
+
+    monkeypatch.setattr(services, "_observed_span_row", paused_span_row)
+    outcome: dict[str, BaseException | None] = {}
+
+    def analyse() -> None:
+        try:
+            services.session_analyse(session_id=session.pk)
+            outcome["analysis"] = None
+        except BaseException as exc:  # reported below, in the test thread
+            outcome["analysis"] = exc
+        finally:
+            connection.close()
+
+    analyser = threading.Thread(target=analyse)
+    analyser.start()
+    assert storing.wait(timeout=30)
+    deleted = threading.Event()
+
+    def delete() -> None:
+        try:
+            session_services.session_delete(session=session, by=None, reason="erasure request")
+            deleted.set()
+        finally:
+            connection.close()
+
+    deleter = threading.Thread(target=delete)
+    deleter.start()
+    try:
+        # Done while the storing pass is still paused: it did not wait for that pass to end.
+        assert deleted.wait(timeout=30), "the delete waited on the storing pass"
+    finally:
+        never.set()
+        analyser.join(timeout=60)
+        deleter.join(timeout=60)
+    assert not SessionAnalysis.objects.filter(session_id=session.pk).exists()
+    assert not Message.objects.filter(session_id=session.pk).exists()
+    # the stopped pass ended with the database's error: its task retries and finds nothing
+    assert isinstance(outcome["analysis"], OperationalError | InterfaceError)

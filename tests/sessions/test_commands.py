@@ -138,3 +138,48 @@ def test_addmember_example_of_the_readme_works_on_the_demo_project() -> None:
     run("demo_setup")
     run("adduser", "rita")
     assert run("addmember", "demo", "rita", "viewer") == "rita is viewer in project 'demo'.\n"
+
+
+def test_rundemo_gives_webhooks_a_worker_of_their_own(monkeypatch) -> None:
+    """A webhook receiver that hangs holds the announcing worker's slot, never the one
+    analyses and replays use."""
+    from sessions.management.commands import rundemo
+
+    started: list[list[str]] = []
+
+    class Started:
+        pid = 0
+
+        def wait(self, timeout: float | None = None) -> int:
+            return 0
+
+    def popen(argv: list[str], **kwargs: object) -> Started:
+        started.append(argv)
+        return Started()
+
+    def serve(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # Ctrl-C at once
+
+    monkeypatch.setattr(rundemo.subprocess, "Popen", popen)
+    monkeypatch.setattr(rundemo, "call_command", serve)
+    monkeypatch.setattr(rundemo.os, "killpg", lambda pid, sig: None)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    run("rundemo", f"127.0.0.1:{port}")
+    queues = [argv[argv.index("--queues") + 1].split(",") for argv in started]
+    assert queues == [["analysis", "replays", "sawtooth"], ["webhooks"]]
+    assert ["--beat" in argv for argv in started] == [True, False]  # one beat only
+
+
+def test_docker_compose_gives_webhooks_a_worker_of_their_own() -> None:
+    import yaml
+    from django.conf import settings
+
+    compose = yaml.safe_load((settings.BASE_DIR / "docker-compose.yml").read_text())
+    consumed = {}
+    for name, service in compose["services"].items():
+        argv = service.get("command") or []
+        if "worker" in argv:
+            consumed[name] = set(argv[argv.index("-Q") + 1].split(","))
+    assert consumed == {"worker": {"analysis", "replays", "sawtooth"}, "announcer": {"webhooks"}}

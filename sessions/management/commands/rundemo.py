@@ -14,8 +14,35 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _worker(name: str, queues: list[str], *extra: str) -> subprocess.Popen[bytes]:
+    """One Celery worker process (a single slot) on ``queues``, in a process group of its own."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--hostname",
+            f"{name}@%h",
+            "--queues",
+            ",".join(queues),
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "1",
+            *extra,
+        ],
+        start_new_session=True,
+    )
+
+
 class Command(BaseCommand):
-    help = "Serve the web app and run one Celery worker (with beat) beside it; Ctrl-C stops both."
+    help = (
+        "Serve the web app and run two Celery workers beside it (analyses and replays, with "
+        "beat; webhooks and e-mail); Ctrl-C stops them all."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
@@ -35,38 +62,32 @@ class Command(BaseCommand):
                     f"port (make demo PORT={int(port) + 1})"
                 ) from None
         schedule = settings.VAR_DIR / "celerybeat-schedule"
-        # No -Q: the worker consumes every queue (analysis, replays, webhooks, sawtooth).
-        # The worker gets its own process group: Ctrl-C reaches the web server only, and the
-        # worker is then stopped here, warm first, so that no task is cut in half needlessly.
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--beat",
-                "--loglevel",
-                "INFO",
-                "--concurrency",
-                "1",
-                "--schedule",
-                str(schedule),
-            ],
-            start_new_session=True,
-        )
+        # Two workers, each in a process group of its own: Ctrl-C reaches the web server only,
+        # and the workers are then stopped here, warm first, so no task is cut in half
+        # needlessly. Webhooks and e-mail have a worker of their own, so a receiver that hangs
+        # holds its slot, never the one analyses and replays use.
+        analysis_queues = [
+            settings.CELERY_ANALYSIS_QUEUE,
+            settings.CELERY_REPLAYS_QUEUE,
+            settings.CELERY_TASK_DEFAULT_QUEUE,
+        ]
+        workers = [
+            _worker("work", analysis_queues, "--beat", "--schedule", str(schedule)),
+            _worker("announce", [settings.CELERY_WEBHOOKS_QUEUE]),
+        ]
         self.stdout.write(f"Sawtooth on http://{host or '127.0.0.1'}:{port}/ (Ctrl-C stops it)")
         try:
             call_command("runserver", addrport, use_reloader=False)
         except KeyboardInterrupt:
             pass
         finally:
-            self.stdout.write("Stopping the worker…")
-            os.killpg(worker.pid, signal.SIGTERM)
-            try:
-                worker.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, signal.SIGKILL)
-                worker.wait()
+            self.stdout.write("Stopping the workers…")
+            for worker in workers:
+                os.killpg(worker.pid, signal.SIGTERM)
+            for worker in workers:
+                try:
+                    worker.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    os.killpg(worker.pid, signal.SIGKILL)
+                    worker.wait()
             self.stdout.write("Stopped.")

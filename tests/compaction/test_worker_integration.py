@@ -58,7 +58,9 @@ def broker() -> Iterator[tuple[Celery, str]]:
 
 
 class Worker:
-    def __init__(self, queue: str, log: Path) -> None:
+    def __init__(
+        self, queue: str, log: Path, *, queues: list[str] | None = None, concurrency: int = 2
+    ) -> None:
         db = connection.settings_dict
         self.env = {
             **os.environ,
@@ -76,6 +78,8 @@ class Worker:
             "SAWTOOTH_PRODUCTION": "0",  # a local test worker, on this install's own key
         }
         self.queue = queue
+        self.queues = queues or all_queues(queue)
+        self.concurrency = concurrency
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
         self.output: IO[bytes] | None = None
@@ -92,9 +96,9 @@ class Worker:
                 "config",
                 "worker",
                 "-Q",
-                ",".join(all_queues(self.queue)),
+                ",".join(self.queues),
                 "--concurrency",
-                "2",
+                str(self.concurrency),
                 "--loglevel",
                 "INFO",
                 "--without-gossip",

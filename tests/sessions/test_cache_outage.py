@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
+import redis
 import time_machine
 from django.core.cache import cache
+from django.db import connection
 from django.test import Client, override_settings
 
 from sessions import counters
@@ -24,7 +29,7 @@ from sessions.models import AgentSession, Message
 from tests.factories import make_key, make_project, make_session, make_user, wire_message
 from tests.importers.corpus import SPOTTER
 from tests.importers.test_otlp import call, export, text
-from tests.infra import RedisServer
+from tests.infra import RedisServer, WebServer, app_env
 
 pytestmark = pytest.mark.django_db
 
@@ -177,3 +182,89 @@ def test_while_the_cache_is_down_login_is_still_throttled_in_the_process(
     locked = attacker.post("/login/", right)
     assert locked.status_code == 200  # the form again: locked out, as with Redis up
     assert "_auth_user_id" not in attacker.session
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_web_process_whose_redis_cache_stops_still_stores_and_logs_in(tmp_path: Path) -> None:
+    """The same outage through gunicorn configured by CACHE_URL, as deployed: the answers are
+    the ones above, never an HTML 500, and the limit counts on Redis again once it is back."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the web process needs DATABASE_URL pointing at PostgreSQL")
+    if not RedisServer.available():
+        pytest.skip("redis-server is not installed")
+    db = connection.settings_dict
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "broker").mkdir()
+    cache_server, broker = RedisServer(tmp_path / "cache"), RedisServer(tmp_path / "broker")
+    env = app_env(
+        database_url=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        broker_url=broker.url,
+        prefix=f"c-{uuid.uuid4().hex[:8]}",
+        CACHE_URL=cache_server.url,
+        CACHE_RETRY_SECONDS="0",
+        INGEST_RATE_LIMIT_PER_MINUTE="1000",
+    )
+    web = WebServer(env, log=tmp_path / "web.log", workers=1)
+    project = make_project(name="deployed")
+    key = make_key(project)
+    user = make_user(project=project)
+    started: list[RedisServer | WebServer] = []
+    try:
+        for proc in (cache_server, broker, web):
+            proc.start()
+            started.append(proc)
+        with httpx.Client(base_url=web.url, timeout=30) as http:
+
+            def upload(seq: int) -> httpx.Response:
+                body = {"messages": [wire_message(seq)]}
+                return http.post("/api/v1/sessions/run-1/events", json=body, headers=bearer(key))
+
+            assert counters.DEGRADED_HEADER not in upload(0).headers
+            cache_server.stop()
+            stored = upload(1)
+            assert (stored.status_code, stored.json()) == (202, {"received": 1, "duplicates": 0})
+            assert stored.headers[counters.DEGRADED_HEADER] == "rate-limit"
+            spans = http.post(
+                "/v1/traces",
+                json=export(
+                    call("00000000000000a1", [text("user", "Go.")], "On.", start=1, tokens=9)
+                ),
+                headers=bearer(key),
+            )
+            assert (spans.status_code, spans.headers[counters.DEGRADED_HEADER]) == (
+                200,
+                "rate-limit",
+            )
+            form = http.get("/login/")
+            assert form.status_code == 200
+            token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)
+            assert token is not None
+            login = http.post(
+                "/login/",
+                data={
+                    "username": user.username,
+                    "password": PASSWORD,
+                    "csrfmiddlewaretoken": token.group(1),
+                },
+                headers={"Referer": f"{web.url}/login/"},
+            )
+            assert login.status_code == 302, login.text[:500]
+            assert login.headers[counters.DEGRADED_HEADER] == "login-throttle"
+            assert http.get("/").status_code == 200
+            listed = http.get("/api/v1/sessions", headers=bearer(key))
+            assert listed.headers["Content-Type"].startswith("application/json")
+
+            cache_server.start()
+            back = upload(2)
+            assert (back.status_code, counters.DEGRADED_HEADER in back.headers) == (202, False)
+        shared = redis.Redis.from_url(cache_server.url)
+        counted = shared.keys(f"*ingest-rate:{project.pk}:*")
+        assert counted, "the allowance is not counted on Redis again"
+        assert sum(int(shared.get(k) or 0) for k in counted) >= 1
+        assert Message.objects.filter(session__external_id="run-1").count() == 3
+        assert Message.objects.filter(session__external_id="conv-1").count() == 2
+        assert "cache unavailable" in web.proc.tail(20_000)
+    finally:
+        for proc in reversed(started):
+            proc.stop()

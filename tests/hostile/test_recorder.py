@@ -20,8 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compaction.client import Recorder
-from compaction.client.recorder import Rejected
+from compaction.client import Recorder, Rejected
 from compaction.client.sanitize import Unsendable, sanitize
 from sessions.models import AgentSession, CompactionEvent, Message
 from sessions.schemas import TOKENS_MAX

@@ -27,7 +27,7 @@ from compaction import api as compaction_api
 from config.middleware import database_unavailable_response
 from sessions import api as sessions_api
 from sessions import auth, import_api, wire
-from sessions.errors import ApiError, BadMessages, BadRequest, TooManyRequests, Unauthorized
+from sessions.errors import ITEM_LISTS, ApiError, BadRequest, TooManyRequests, Unauthorized
 
 
 class IngestParser(Parser):
@@ -80,13 +80,18 @@ api = NinjaAPI(
 
 
 def _error(
-    request: HttpRequest, status: int, message: str, *, bad_messages: list[int] | None = None
+    request: HttpRequest,
+    status: int,
+    message: str,
+    *,
+    bad_items: dict[str, list[int]] | None = None,
 ) -> HttpResponse:
     body: dict[str, Any] = {"error": message}
-    if bad_messages:
-        # Machine-readable, additive: which messages[] of the batch were refused, so a client
-        # (the Recorder) drops those and resends the others.
-        body["bad_messages"] = bad_messages
+    for name, indexes in (bad_items or {}).items():
+        if indexes:
+            # Machine-readable, additive: which messages[] (compactions[], probes[]) of the
+            # batch were refused, so a client (the Recorder) drops those, resends the others.
+            body[f"bad_{name}"] = indexes
     return api.create_response(request, body, status=status)
 
 
@@ -102,8 +107,7 @@ def _field_path(loc: tuple[Any, ...] | list[Any]) -> str:
 
 @api.exception_handler(ApiError)
 def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
-    indexes = exc.indexes if isinstance(exc, BadMessages) else None
-    response = _error(request, exc.status, exc.message, bad_messages=indexes)
+    response = _error(request, exc.status, exc.message, bad_items=exc.bad_items)
     if isinstance(exc, TooManyRequests):
         response["Retry-After"] = str(exc.retry_after)
     if isinstance(exc, Unauthorized):
@@ -161,17 +165,18 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     text = f"{path}{message}" if message.startswith("[") else f"{path}: {message}"
     if len(exc.errors) > 1:
         text += f" (and {len(exc.errors) - 1} more problem{'s' if len(exc.errors) > 2 else ''})"
-    return _error(request, 400, text, bad_messages=_bad_messages(exc.errors))
+    return _error(request, 400, text, bad_items=_bad_items(exc.errors))
 
 
-def _bad_messages(errors: list[dict[str, Any]]) -> list[int]:
-    """The indexes in ``messages`` that the errors point at (loc body.batch.messages.N...)."""
-    bad: set[int] = set()
+def _bad_items(errors: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """The indexes in ``messages``, ``compactions`` and ``probes`` that the errors point at
+    (loc body.batch.messages.N...)."""
+    bad: dict[str, set[int]] = {}
     for error in errors:
         loc = [part for part in error.get("loc", ()) if part not in ("body", "batch")]
-        if len(loc) >= 2 and loc[0] == "messages" and isinstance(loc[1], int):
-            bad.add(loc[1])
-    return sorted(bad)
+        if len(loc) >= 2 and loc[0] in ITEM_LISTS and isinstance(loc[1], int):
+            bad.setdefault(loc[0], set()).add(loc[1])
+    return {name: sorted(indexes) for name, indexes in bad.items()}
 
 
 api.add_router("/", sessions_api.router)

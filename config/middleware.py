@@ -1,8 +1,14 @@
-"""The database is down: say so with a retryable 503 instead of an HTML 500.
+"""A dependency is down: say so instead of an HTML 500.
+
+The database: a retryable 503.
 
 Every API door (the django-ninja API, the OTLP receiver, imports) and every page reaches the
 database through the view, so one ``process_exception`` covers them all. Clients and OTLP
 exporters retry a 503 with ``Retry-After``; they drop a 500.
+
+The cache: the request goes on, counting its limits in this process alone
+(``sessions.counters``), and the response names what ran degraded in
+``X-Sawtooth-Degraded`` (``rate-limit``, ``login-throttle``).
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from sessions import counters
 
 logger = logging.getLogger(__name__)
 
@@ -48,3 +56,18 @@ class DatabaseUnavailableMiddleware:
         # The exception's text names the host, never trace content.
         logger.warning("database unavailable on %s %s: %s", request.method, request.path, exception)
         return database_unavailable_response(request)
+
+
+class DegradedMiddleware:
+    """``X-Sawtooth-Degraded: <feature>[, <feature>]`` on a response served without a
+    dependency (sessions.counters.degraded_mark), so a client or a probe can see it."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        degraded = counters.degraded_of(request)
+        if degraded:
+            response[counters.DEGRADED_HEADER] = ", ".join(degraded)
+        return response

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.DatabaseUnavailableMiddleware",
+    "config.middleware.DegradedMiddleware",
     "sessions.security.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -181,9 +182,23 @@ REPLAY_QUOTA_PER_PROJECT = env_int("REPLAY_QUOTA_PER_PROJECT", 200)
 # In production CACHE_URL must point at Redis, or each web process counts on its own.
 INGEST_RATE_LIMIT_PER_MINUTE = env_int("INGEST_RATE_LIMIT_PER_MINUTE", 1200)
 _cache_url = env_str("CACHE_URL", "")
+# A cache outage is not an error for a request (sessions/counters.py): limits are counted in
+# the process meanwhile and the response carries X-Sawtooth-Degraded. Each call to a cache
+# that hangs gives up after CACHE_SOCKET_TIMEOUT_SECONDS; once one failed, the cache is tried
+# again every CACHE_RETRY_SECONDS; the outage is logged once per CACHE_OUTAGE_LOG_SECONDS.
+CACHE_SOCKET_TIMEOUT_SECONDS = env_int("CACHE_SOCKET_TIMEOUT_SECONDS", 1)
+CACHE_RETRY_SECONDS = env_int("CACHE_RETRY_SECONDS", 5)
+CACHE_OUTAGE_LOG_SECONDS = env_int("CACHE_OUTAGE_LOG_SECONDS", 60)
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _cache_url,
+            "OPTIONS": {
+                "socket_connect_timeout": CACHE_SOCKET_TIMEOUT_SECONDS,
+                "socket_timeout": CACHE_SOCKET_TIMEOUT_SECONDS,
+            },
+        }
         if _cache_url
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )

@@ -12,15 +12,16 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import HttpRequest
 from ninja.security import HttpBearer
 
-from sessions import services
+from sessions import counters, services
 from sessions.errors import TooManyRequests, Unauthorized
 from sessions.models import KEY_PREFIX, Project
 
 UNAUTHORIZED = "Authorization: missing, unknown or revoked project key"
+# X-Sawtooth-Degraded: the allowance was counted by this web process alone (cache down).
+DEGRADED_RATE_LIMIT = "rate-limit"
 
 
 class KeyRequest(HttpRequest):
@@ -51,25 +52,25 @@ def key_authenticate(request: HttpRequest) -> Project:
     return project
 
 
-def ingest_rate_check(*, project: Project) -> None:
+def ingest_rate_check(*, project: Project, request: HttpRequest | None = None) -> None:
     """Count one upload against the project's per-minute allowance; 429 once it is spent.
 
     The count lives in Django's cache, so with ``CACHE_URL=redis://...`` every web process
-    shares it; the embedded default (local memory) counts per process.
+    shares it; the embedded default (local memory) counts per process. When the shared cache
+    is down the upload is not refused for it: this process counts alone (sessions.counters),
+    and marks ``request`` so the response says so (``X-Sawtooth-Degraded: rate-limit``).
     """
     limit = settings.INGEST_RATE_LIMIT_PER_MINUTE
     if limit <= 0:
         return
     now = time.time()
     window = int(now // 60)
-    key = f"ingest-rate:{project.pk}:{window}"
-    cache.add(key, 0, timeout=120)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=120)
-        count = 1
-    if count > limit:
+    count = counters.count_incr(
+        f"ingest-rate:{project.pk}:{window}", timeout=120, what="the ingest rate limit"
+    )
+    if not count.shared:
+        counters.degraded_mark(request, DEGRADED_RATE_LIMIT)
+    if count.value > limit:
         retry_after = max(1, int((window + 1) * 60 - now))
         raise TooManyRequests(
             f"rate limit: {limit} batches per minute for this project; retry in {retry_after}s",
@@ -80,7 +81,7 @@ def ingest_rate_check(*, project: Project) -> None:
 def ingest_authorize(request: HttpRequest) -> Project:
     """The door for uploads: a valid key (else 401), then the allowance (else 429)."""
     project = key_authenticate(request)
-    ingest_rate_check(project=project)
+    ingest_rate_check(project=project, request=request)
     return project
 
 

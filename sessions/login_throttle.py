@@ -7,6 +7,10 @@ address ``LOGIN_MAX_FAILURES_PER_ADDRESS`` (on any accounts), further attempts a
 before the password is even hashed, right password or not, until the window passes. Refusing
 early is also what keeps a password-guessing crowd from slowing every page (each hash costs
 tens of milliseconds of CPU). A successful login clears its account's count.
+
+With the shared cache down, login still works: failures are counted by this web process
+alone (``sessions.counters``), the outage is logged, and the page's response says so with
+``X-Sawtooth-Degraded: login-throttle``.
 """
 
 from __future__ import annotations
@@ -17,10 +21,15 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.signals import user_logged_in, user_login_failed
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.dispatch import receiver
 from django.http import HttpRequest
+
+from sessions import counters
+
+# X-Sawtooth-Degraded: failures were counted by this web process alone (cache down).
+DEGRADED_LOGIN_THROTTLE = "login-throttle"
+_WHAT = "login throttling"
 
 
 def _account_key(username: str) -> str:
@@ -33,26 +42,28 @@ def _address_key(request: HttpRequest | None) -> str | None:
     return f"login-failures:address:{address}" if address else None
 
 
-def _count(key: str | None) -> int:
-    return int(cache.get(key) or 0) if key else 0
+def _count(key: str | None, request: HttpRequest | None) -> int:
+    if key is None:
+        return 0
+    count = counters.count_read(key, what=_WHAT)
+    if not count.shared:
+        counters.degraded_mark(request, DEGRADED_LOGIN_THROTTLE)
+    return count.value
 
 
-def _bump(key: str | None) -> None:
+def _bump(key: str | None, request: HttpRequest | None) -> None:
     if key is None:
         return
-    timeout = settings.LOGIN_LOCKOUT_SECONDS
-    cache.add(key, 0, timeout=timeout)
-    try:
-        cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=timeout)
+    count = counters.count_incr(key, timeout=settings.LOGIN_LOCKOUT_SECONDS, what=_WHAT)
+    if not count.shared:
+        counters.degraded_mark(request, DEGRADED_LOGIN_THROTTLE)
 
 
 def login_locked(*, request: HttpRequest | None, username: str) -> bool:
     """True when this account or this address has used up its failed attempts."""
     return (
-        _count(_account_key(username)) >= settings.LOGIN_MAX_FAILURES_PER_ACCOUNT
-        or _count(_address_key(request)) >= settings.LOGIN_MAX_FAILURES_PER_ADDRESS
+        _count(_account_key(username), request) >= settings.LOGIN_MAX_FAILURES_PER_ACCOUNT
+        or _count(_address_key(request), request) >= settings.LOGIN_MAX_FAILURES_PER_ADDRESS
     )
 
 
@@ -77,10 +88,10 @@ class ThrottledModelBackend(ModelBackend):
 def _login_failed(sender: Any, credentials: dict[str, Any], request: Any = None, **_: Any) -> None:
     username = credentials.get("username")
     if username:
-        _bump(_account_key(str(username)))
-    _bump(_address_key(request))
+        _bump(_account_key(str(username)), request)
+    _bump(_address_key(request), request)
 
 
 @receiver(user_logged_in)
 def _logged_in(sender: Any, request: Any, user: Any, **_: Any) -> None:
-    cache.delete(_account_key(user.get_username()))
+    counters.count_clear(_account_key(user.get_username()), what=_WHAT)

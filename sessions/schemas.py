@@ -173,6 +173,12 @@ class Error(Schema):
         description="On a refused event batch: the indexes in messages[] that were bad; "
         "drop those and resend the others.",
     )
+    bad_compactions: list[int] | None = Field(
+        None, description="On a refused event batch: the indexes in compactions[] that were bad."
+    )
+    bad_probes: list[int] | None = Field(
+        None, description="On a refused event batch: the indexes in probes[] that were bad."
+    )
 
 
 class Deleted(Schema):

@@ -220,7 +220,8 @@ def _unique_in_batch(messages: list[MessageIn]) -> tuple[dict[int, _Incoming], i
         else:
             raise BadRequest(
                 f"messages[{index}].seq: {message.seq} appears twice in this batch "
-                f"with different content (first at messages[{seen.index}])"
+                f"with different content (first at messages[{seen.index}])",
+                bad_items={"messages": [index]},
             )
     return by_seq, repeats
 
@@ -247,7 +248,8 @@ def _new_messages(
         if seq in stored:
             if stored_differently(stored, seq, digest):
                 raise Conflict(
-                    f"messages[{incoming.index}].seq: {seq} already stored with different content"
+                    f"messages[{incoming.index}].seq: {seq} already stored with different content",
+                    bad_items={"messages": [incoming.index]},
                 )
             duplicates += 1
             continue
@@ -295,7 +297,8 @@ def _new_compactions(
             if stored_differently(stored, key, digest):
                 raise Conflict(
                     f"compactions[{index}].seq: a {event.strategy or 'compaction'} event at "
-                    f"{event.seq} is already stored with different content"
+                    f"{event.seq} is already stored with different content",
+                    bad_items={"compactions": [index]},
                 )
             continue
         stored[key] = digest

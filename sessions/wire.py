@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sessions.errors import BadMessages, BadRequest, PayloadTooLarge
+from sessions.errors import ITEM_LISTS, BadMessages, BadRequest, PayloadTooLarge
 
 _CHUNK = 64 * 1024
 EXTERNAL_ID_MAX_LENGTH = 200
@@ -181,18 +181,24 @@ def check_json(data: Any, *, max_depth: int) -> None:
 
 
 def check_batch_json(data: Any, *, max_depth: int) -> None:
-    """``check_json`` for an event batch: when the first problem is inside ``messages``, the
-    error lists every message that has one (``BadMessages``), so the rest can be resent."""
+    """``check_json`` for an event batch: when the first problem is inside ``messages``,
+    ``compactions`` or ``probes``, the error lists every item of those lists that has one
+    (``BadMessages``), so the rest can be resent."""
     try:
         check_json(data, max_depth=max_depth)
     except BadRequest as exc:
-        messages = data.get("messages") if isinstance(data, dict) else None
-        if not isinstance(messages, list) or not exc.message.startswith("messages["):
+        if not isinstance(data, dict) or not exc.message.startswith(
+            tuple(f"{name}[" for name in ITEM_LISTS)
+        ):
             raise
-        bad = []
-        for index, message in enumerate(messages):
-            try:
-                check_json(message, max_depth=max_depth - 2)
-            except BadRequest:
-                bad.append(index)
-        raise BadMessages(exc.message, indexes=bad) from None
+        bad: dict[str, list[int]] = {}
+        for name in ITEM_LISTS:
+            items = data.get(name)
+            if not isinstance(items, list):
+                continue
+            for index, item in enumerate(items):
+                try:
+                    check_json(item, max_depth=max_depth - 2)
+                except BadRequest:
+                    bad.setdefault(name, []).append(index)
+        raise BadMessages(exc.message, indexes=bad.get("messages", []), bad_items=bad) from None

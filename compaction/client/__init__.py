@@ -4,7 +4,7 @@
 --url URL --key KEY`` uploads Claude Code transcripts.
 """
 
-from compaction.client.recorder import Recorder
+from compaction.client.recorder import Recorder, Rejected
 from compaction.client.transport import Backoff, GiveUp
 
-__all__ = ["Backoff", "GiveUp", "Recorder"]
+__all__ = ["Backoff", "GiveUp", "Recorder", "Rejected"]

@@ -212,3 +212,20 @@ def test_the_session_page_ignores_a_seq_it_cannot_read(client: Client, key: str)
     for seq in ("²", "9" * 40, "0", "-1"):
         page = client.get(f"/sessions/{session.pk}/?seq={seq}")
         assert page.status_code == 200, seq
+
+
+def test_the_400_names_every_bad_compaction_too(client: Client, key: str) -> None:
+    events = [{"seq": n, "strategy": f"s{n}", "tokens_before": 10} for n in range(4)]
+    events[1]["tokens_before"] = BIG
+    events[3]["duration_ms"] = -1
+    body = refused(
+        post(client, key, {"messages": [wire_message(0)], "compactions": events}),
+        "compactions[1].tokens_before",
+    )
+    assert (body["bad_compactions"], body.get("bad_messages")) == ([1, 3], None)
+    raw = json.dumps({"messages": [wire_message(0)], "compactions": events[:1] * 3}).replace(
+        '"strategy": "s0"', '"strategy": "a\\u0000b"', 1
+    )
+    body = refused(post(client, key, raw.encode()), "compactions[0].strategy")
+    assert body["bad_compactions"] == [0], body
+    assert not Message.objects.exists()

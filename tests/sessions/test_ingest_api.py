@@ -221,7 +221,10 @@ def test_ingest_rejects_conflicting_resend_and_stores_nothing(client: Client, ke
     batch = {"messages": [wire_message(2), wire_message(1, "assistant", "something else")]}
     response = post(client, key, batch)
     assert response.status_code == 409
-    assert response.json() == {"error": "messages[1].seq: 1 already stored with different content"}
+    assert response.json() == {
+        "error": "messages[1].seq: 1 already stored with different content",
+        "bad_messages": [1],  # the Recorder drops that one and resends the others
+    }
     assert sorted(Message.objects.values_list("seq", flat=True)) == [0, 1]
 
 
@@ -233,7 +236,8 @@ def test_ingest_rejects_same_seq_twice_in_one_batch_with_other_content(
     assert response.status_code == 400
     assert response.json() == {
         "error": "messages[1].seq: 0 appears twice in this batch with "
-        "different content (first at messages[0])"
+        "different content (first at messages[0])",
+        "bad_messages": [1],
     }
     assert not AgentSession.objects.exists()
 
@@ -261,7 +265,8 @@ def test_ingest_is_atomic_when_a_compaction_conflicts(client: Client, key: str) 
     assert response.status_code == 409
     assert response.json() == {
         "error": "compactions[0].seq: a summarize event at 3 is "
-        "already stored with different content"
+        "already stored with different content",
+        "bad_compactions": [0],
     }
     assert Message.objects.count() == 2
 
@@ -383,8 +388,11 @@ def test_ingest_rejects_malformed_input_naming_the_field(
 ) -> None:
     response = post(client, key, body)
     assert response.status_code == 400, response.content
-    # a message's problem also names the message, machine-readably, for the Recorder
-    bad = {"bad_messages": [0]} if error.startswith("messages[") else {}
+    # an item's problem also names the item, machine-readably, for the Recorder
+    named = next(
+        (n for n in ("messages", "compactions", "probes") if error.startswith(n + "[")), ""
+    )
+    bad = {f"bad_{named}": [0]} if named else {}
     assert response.json() == {"error": error, **bad}
     assert not Message.objects.exists()
 

@@ -176,14 +176,15 @@ class WebhookFormat(models.TextChoices):
 
 
 class Webhook(models.Model):
-    """Where a project's new and reopened alerts are POSTed, signed with ``secret``.
+    """Where a project's new and reopened alerts are POSTed, signed with its secret.
 
-    The secret is kept as given: signing needs it, so it cannot be hashed like an API key.
+    Signing needs the secret itself, so it cannot be hashed like an API key: it is kept sealed
+    under a key derived from SECRET_KEY (compaction/webhook_secrets.py), never in clear.
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="webhooks")
     url = models.URLField(max_length=500)
-    secret = models.CharField(max_length=200)
+    secret_encrypted = models.TextField(help_text="webhook_secrets.secret_seal(secret)")
     format = models.CharField(max_length=10, choices=WebhookFormat.choices, default="json")
     rules = models.JSONField(default=list, blank=True, help_text="Empty means every rule.")
     active = models.BooleanField(default=True)

@@ -2,7 +2,9 @@
 
 A delivery row is written in the same transaction as the alert change, and its task is
 sent through the outbox on commit (a broker outage delays it, never loses it); the task makes
-one attempt and Celery retries it with exponential backoff.
+one attempt and Celery retries it with exponential backoff. Destinations are checked when a
+webhook is added and again at every attempt (compaction/webhook_destinations.py); a refused
+one fails the delivery for good.
 """
 
 from __future__ import annotations
@@ -12,16 +14,15 @@ import hmac
 import json
 import logging
 import math
-import urllib.error
 import urllib.parse
-import urllib.request
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail
 from django.utils import timezone
 
-from compaction import outbox
+from compaction import outbox, webhook_destinations, webhook_secrets
 from compaction.alert_models import (
     Alert,
     AlertEvent,
@@ -39,13 +40,25 @@ from sessions.models import AuditAction, Project
 
 logger = logging.getLogger(__name__)
 
+SECRET_MAX_LENGTH = 200
+
 SIGNATURE_HEADER = "X-Sawtooth-Signature"
 DELIVERY_HEADER = "X-Sawtooth-Delivery"
+TIMESTAMP_HEADER = "X-Sawtooth-Timestamp"
+SIGNATURE_V2_HEADER = "X-Sawtooth-Signature-V2"
 
 
 def signature(*, secret: str, body: bytes) -> str:
     """``sha256=<hex HMAC-SHA256 of the raw body>``, the value of X-Sawtooth-Signature."""
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def signature_v2(*, secret: str, timestamp: int, delivery_id: str, body: bytes) -> str:
+    """``sha256=<hex HMAC-SHA256 of "timestamp.delivery_id.body">``, the value of
+    X-Sawtooth-Signature-V2: a receiver that checks it, the timestamp's age and the delivery
+    ids it has seen cannot be fooled by a captured delivery posted again."""
+    signed = f"{timestamp}.{delivery_id}.".encode() + body
+    return "sha256=" + hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
 
 
 def webhook_create(
@@ -62,13 +75,23 @@ def webhook_create(
         raise BadRequest(f"url: expected an http:// or https:// address, got {url!r}")
     if len(secret) < 16:
         raise BadRequest("secret: use at least 16 characters")
+    if len(secret) > SECRET_MAX_LENGTH:
+        raise BadRequest(f"secret: use at most {SECRET_MAX_LENGTH} characters")
     if format not in WebhookFormat.values:
         raise BadRequest(f"format: expected one of {', '.join(WebhookFormat.values)}")
     unknown = [r for r in rules or [] if r not in RULES]
     if unknown:
         raise BadRequest(f"rules: unknown rule {unknown[0]!r}; known: {', '.join(RULES)}")
+    try:
+        webhook_destinations.destination_resolve(url)
+    except webhook_destinations.DestinationError as exc:
+        raise BadRequest(f"url: {exc}") from None
     hook = Webhook.objects.create(
-        project=project, url=url, secret=secret, format=format, rules=list(rules or [])
+        project=project,
+        url=url,
+        secret_encrypted=webhook_secrets.secret_seal(secret),
+        format=format,
+        rules=list(rules or []),
     )
     _webhook_audit(hook, "added", by=by, actor_name=actor_name)
     return hook
@@ -171,48 +194,21 @@ def alert_announce(*, alert: Alert, event: str) -> list[WebhookDelivery]:
     return deliveries
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is an answer, not an instruction: a signed POST is never re-sent elsewhere."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirect)
-
-
-def _post(url: str, *, body: bytes, headers: dict[str, str]) -> tuple[int | None, str]:
-    """One POST with the standard library: (status code or None, error text or "")."""
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")  # noqa: S310
-    try:
-        with _OPENER.open(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as response:
-            return response.status, ""
-    except urllib.error.HTTPError as exc:
-        text = exc.read(200).decode("utf-8", "replace")
-        return exc.code, f"HTTP {exc.code}: {text}"
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        return None, f"{type(exc).__name__}: {reason}"[:500]
-
-
 def webhook_delivery_attempt(*, delivery_id: int, final: bool = False) -> bool:
-    """POST the delivery once and log the attempt. True when delivered or nothing to do.
+    """POST the delivery once and log the attempt. True when nothing is left to try:
+    delivered, already finished, or failed for good.
 
-    ``final`` marks the delivery failed when this attempt fails too (the last retry).
+    ``final`` marks the delivery failed when this attempt fails too (the last retry). A
+    destination refused now (its name resolves inside, or the allowance was withdrawn) or a
+    secret this install cannot open fails it at once: retrying would not change the answer.
     """
     delivery = WebhookDelivery.objects.select_related("webhook").get(pk=delivery_id)
     if delivery.status != DeliveryStatus.PENDING:
         return True  # a redelivered task: already finished
-    body = delivery.body.encode()
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": "Sawtooth-Webhook/1",
-        SIGNATURE_HEADER: signature(secret=delivery.webhook.secret, body=body),
-        DELIVERY_HEADER: str(delivery.delivery_id),
-    }
-    status_code, error = _post(delivery.webhook.url, body=body, headers=headers)
-    ok = not error
     now = timezone.now()
+    status_code, error, for_good = _deliver(delivery, now=now)
+    ok = not error
+    final = final or for_good
     delivery.attempts += 1
     delivery.log = [
         *delivery.log,
@@ -226,7 +222,37 @@ def webhook_delivery_attempt(*, delivery_id: int, final: bool = False) -> bool:
     delivery.save()
     if not ok:
         logger.warning("webhook delivery %s attempt %s: %s", delivery.pk, delivery.attempts, error)
-    return ok
+    return ok or final
+
+
+def _deliver(delivery: WebhookDelivery, *, now: datetime) -> tuple[int | None, str, bool]:
+    """One attempt: (status code or None, error text or "", failed for good)."""
+    hook = delivery.webhook
+    try:
+        secret = webhook_secrets.secret_open(hook.secret_encrypted)
+        # Resolved and checked now, and the POST goes to the address checked (DNS rebinding).
+        destination = webhook_destinations.destination_resolve(hook.url)
+    except webhook_destinations.DestinationUnresolved as exc:
+        return None, f"not sent: {exc}", False
+    except (webhook_destinations.DestinationRefused, webhook_secrets.SecretUnreadable) as exc:
+        return None, f"refused, not retried: {exc}", True
+    body = delivery.body.encode()
+    timestamp = int(now.timestamp())
+    delivery_id = str(delivery.delivery_id)
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "Sawtooth-Webhook/1",
+        SIGNATURE_HEADER: signature(secret=secret, body=body),
+        DELIVERY_HEADER: delivery_id,
+        TIMESTAMP_HEADER: str(timestamp),
+        SIGNATURE_V2_HEADER: signature_v2(
+            secret=secret, timestamp=timestamp, delivery_id=delivery_id, body=body
+        ),
+    }
+    status_code, error = webhook_destinations.post(
+        destination, body=body, headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS
+    )
+    return status_code, error, False
 
 
 def webhook_backoff(*, attempt: int) -> float:

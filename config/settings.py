@@ -1,5 +1,6 @@
 """Settings for Sawtooth. Every knob comes from an environment variable (see README)."""
 
+import ipaddress
 from pathlib import Path
 
 import dj_database_url
@@ -367,6 +368,19 @@ SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
 WEBHOOK_BACKOFF_SECONDS = env_int("WEBHOOK_BACKOFF_SECONDS", 30)
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
+# Webhooks reach public addresses only: a destination that is (or resolves to) a private,
+# loopback, link-local, multicast or reserved address is refused when added and again at each
+# delivery, unless one of these CIDRs allows it ("127.0.0.0/8,10.1.0.0/16" for a receiver on
+# this host or the office network). Cloud metadata addresses are refused even then.
+WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS", [])
+for _network in WEBHOOK_ALLOWED_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"WEBHOOK_ALLOWED_NETWORKS: {_network!r} is not a network (write CIDRs such as "
+            "127.0.0.0/8 or fd12:3456::/48, separated by commas)"
+        ) from None
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "config.mail.MaskedConsoleEmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "sawtooth@localhost")
 

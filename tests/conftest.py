@@ -21,3 +21,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if STRICT and report.skipped and not hasattr(report, "wasxfail"):
         report.outcome = "failed"
         report.longrepr = f"skipped under SAWTOOTH_STRICT=1, which forbids skips: {report.longrepr}"
+
+
+# What names resolve to in tests: no test asks real DNS, and none reaches a private or metadata
+# address except the 127.0.0.1 receivers tests start themselves (IP literals, never resolved).
+# The documentation domains resolve to one public address, which no test delivers to.
+TEST_DNS = {"example.com": ["93.184.215.14"], "example.net": ["93.184.215.14"]}
+
+
+def resolve_in_tests(host: str, port: int) -> list[str]:
+    for domain, addresses in TEST_DNS.items():
+        if host == domain or host.endswith("." + domain):
+            return list(addresses)
+    raise OSError(f"[test resolver] no such name: {host}")
+
+
+@pytest.fixture(autouse=True)
+def _test_dns(monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction import webhook_destinations
+
+    monkeypatch.setattr(webhook_destinations, "resolve", resolve_in_tests)

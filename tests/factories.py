@@ -10,9 +10,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.utils import timezone
 
-from compaction import liveness
+from compaction import liveness, webhook_secrets
 from compaction import services as compaction_services
-from compaction.models import SweepMark
+from compaction.models import SweepMark, Webhook
 from sessions import services
 from sessions.models import AgentSession, Membership, Project, Role
 from sessions.schemas import EventBatch
@@ -39,6 +39,15 @@ def make_project(**overrides: Any) -> Project:
     fields: dict[str, Any] = {"name": f"project-{next(_counter)}"}
     fields.update(overrides)
     return Project.objects.create(**fields)
+
+
+def make_webhook(project: Project, *, secret: str = "s" * 20, **overrides: Any) -> Webhook:
+    """A webhook stored as webhook_create stores one, without its destination check (for tests
+    that never deliver)."""
+    fields = {"url": "http://127.0.0.1:9/hook", **overrides}
+    return Webhook.objects.create(
+        project=project, secret_encrypted=webhook_secrets.secret_seal(secret), **fields
+    )
 
 
 def make_key(project: Project | None = None) -> str:

@@ -10,14 +10,20 @@ import pytest
 import time_machine
 
 from compaction import alerts, services, tasks
-from compaction.alert_models import Alert, AlertSettings, AlertState, Webhook
+from compaction.alert_models import Alert, AlertSettings, AlertState
 from compaction.models import CompactionSpan
 from sessions import services as session_services
 from sessions.errors import BadRequest, Conflict
 from sessions.importers.claude_code import claude_code_import
 from sessions.models import AgentSession
 from sessions.schemas import EventBatch
-from tests.factories import coding_session_messages, make_project, make_session, make_user
+from tests.factories import (
+    coding_session_messages,
+    make_project,
+    make_session,
+    make_user,
+    make_webhook,
+)
 from tests.importers.corpus import AUTO, compaction_facts
 
 pytestmark = pytest.mark.django_db
@@ -255,15 +261,8 @@ def test_assign_comment_and_bulk_acknowledge() -> None:
 
 def test_webhooks_are_queued_on_open_and_reopen_only(django_capture_on_commit_callbacks) -> None:
     project = make_project()
-    Webhook.objects.create(
-        project=project,
-        url="http://127.0.0.1:9/hook",
-        secret="s" * 20,
-        rules=["repeated_compaction"],
-    )
-    Webhook.objects.create(
-        project=project, url="http://127.0.0.1:9/other", secret="s" * 20, rules=["overflow"]
-    )
+    make_webhook(project, url="http://127.0.0.1:9/hook", rules=["repeated_compaction"])
+    make_webhook(project, url="http://127.0.0.1:9/other", rules=["overflow"])
     with (
         mock.patch.object(tasks.webhook_deliver, "delay") as deliver,
         mock.patch.object(tasks.session_analyse, "delay"),

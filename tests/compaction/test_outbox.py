@@ -266,11 +266,12 @@ def test_the_drain_leaves_a_fresh_untried_row_to_its_request_but_not_forever():
 
 def test_webhook_deliveries_go_through_the_outbox_too(django_capture_on_commit_callbacks):
     from compaction import webhooks
-    from compaction.alert_models import Alert, Webhook
+    from compaction.alert_models import Alert
+    from tests.factories import make_webhook
 
     project = make_project()
     session = make_session(project, messages=2)
-    Webhook.objects.create(project=project, url="http://127.0.0.1:9/hook", secret="s")
+    make_webhook(project)
     alert = Alert.objects.create(
         project=project, session=session, rule="orphan_pairs", severity="warning", title="O"
     )

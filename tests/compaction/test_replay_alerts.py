@@ -6,9 +6,15 @@ import pytest
 from django.test import Client
 
 from compaction import alert_selectors, services
-from compaction.alert_models import Alert, Webhook, WebhookDelivery
+from compaction.alert_models import Alert, WebhookDelivery
 from sessions.models import AgentSession
-from tests.factories import coding_session_messages, make_project, make_session, make_user
+from tests.factories import (
+    coding_session_messages,
+    make_project,
+    make_session,
+    make_user,
+    make_webhook,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +32,7 @@ def replayed(session: AgentSession):
 @pytest.fixture
 def session() -> AgentSession:
     project = make_project()
-    Webhook.objects.create(project=project, url="http://127.0.0.1:9/", secret="s" * 20)
+    make_webhook(project)
     session = make_session(project, messages=coding_session_messages(turns=10, tool_chars=8000))
     services.session_analyse(session_id=session.pk)
     return session

@@ -18,7 +18,7 @@ from celery import Celery
 from compaction import tasks, webhooks
 from compaction.alert_models import Alert, DeliveryStatus
 from tests.compaction.test_alerts import THREE, analysed_session
-from tests.compaction.test_webhooks import SECRET, Receiver
+from tests.compaction.test_webhooks import LOCAL_RECEIVERS, SECRET, Receiver
 from tests.compaction.test_worker_integration import (  # noqa: F401 (fixture)
     Worker,
     broker,
@@ -35,11 +35,13 @@ def slow_backoff_worker(broker: tuple[Celery, str], tmp_path: Path) -> Iterator[
     _, queue = broker
     worker = Worker(queue, tmp_path / "worker.log")
     worker.env["WEBHOOK_BACKOFF_SECONDS"] = "1"
+    worker.env["WEBHOOK_ALLOWED_NETWORKS"] = "127.0.0.0/8"  # the receiver this test starts
     worker.start()
     yield worker
     worker.stop()
 
 
+@LOCAL_RECEIVERS
 def test_the_worker_retries_with_growing_delays_until_delivered(
     broker: tuple[Celery, str],  # noqa: F811
     slow_backoff_worker: Worker,

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 from io import StringIO
+from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -51,6 +56,16 @@ def test_createapikey_needs_an_existing_project() -> None:
         run("createapikey", "nope")
 
 
+@pytest.fixture
+def demo_configuration(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What demo_setup checks, as `make demo` has it: not production, no SECRET_KEY given
+    (the suite itself may run on PostgreSQL with DEBUG off, which counts as production)."""
+    settings.SAWTOOTH_PRODUCTION = False
+    monkeypatch.delenv("SECRET_KEY", raising=False)
+    monkeypatch.delenv("DJANGO_SECRET_KEY", raising=False)
+
+
+@pytest.mark.usefixtures("demo_configuration")
 def test_demo_setup_loads_every_example_session_once() -> None:
     examples = example_data.example_sessions()
     total = sum(len(batch["messages"]) for e in examples for batch in e.batches)
@@ -72,6 +87,7 @@ def test_demo_setup_loads_every_example_session_once() -> None:
     assert Membership.objects.get(user__username="demo").role == Role.ADMIN
 
 
+@pytest.mark.usefixtures("demo_configuration")
 def test_demo_setup_prints_the_url_it_is_served_on() -> None:
     assert "Log in at http://127.0.0.1:8000/ as demo" in run("demo_setup")
     output = run("demo_setup", "--url", "http://0.0.0.0:8123/")
@@ -134,6 +150,7 @@ def test_adduser_refuses_an_existing_name_and_reset_issues_a_new_link() -> None:
         run("adduser", "nobody", "--reset")
 
 
+@pytest.mark.usefixtures("demo_configuration")
 def test_addmember_example_of_the_readme_works_on_the_demo_project() -> None:
     run("demo_setup")
     run("adduser", "rita")
@@ -183,3 +200,86 @@ def test_docker_compose_gives_webhooks_a_worker_of_their_own() -> None:
         if "worker" in argv:
             consumed[name] = set(argv[argv.index("-Q") + 1].split(","))
     assert consumed == {"worker": {"analysis", "replays", "sawtooth"}, "announcer": {"webhooks"}}
+
+
+@pytest.mark.parametrize(
+    ("production", "key", "why"),
+    [
+        (True, "", "this is a production configuration (DEBUG off with DATABASE_URL set"),
+        (False, "k" * 50, "a SECRET_KEY of its own is set in the environment"),
+    ],
+    ids=["production", "own-secret-key"],
+)
+def test_demo_setup_refuses_outside_the_demo_and_says_why(
+    production: bool, key: str, why: str, demo_configuration: None, settings: Any, monkeypatch
+) -> None:
+    settings.SAWTOOTH_PRODUCTION = production
+    if key:
+        monkeypatch.setenv("SECRET_KEY", key)
+    with pytest.raises(CommandError) as refused:
+        run("demo_setup")
+    assert str(refused.value).startswith("demo_setup refused: this is not the demo configuration: ")
+    assert why in str(refused.value)
+    assert "--i-know-this-is-not-a-demo" in str(refused.value)
+    assert not get_user_model().objects.exists()
+    assert not Project.objects.exists()
+    # The flag alone does not set the published password on a real install.
+    with pytest.raises(CommandError, match="pass a --password of your own"):
+        run("demo_setup", "--i-know-this-is-not-a-demo")
+    assert not get_user_model().objects.exists()
+    output = run("demo_setup", "--i-know-this-is-not-a-demo", "--password", "a-long-own-password")
+    assert "Log in at http://127.0.0.1:8000/ as demo / a-long-own-password" in output
+    assert get_user_model().objects.get(username="demo").check_password("a-long-own-password")
+
+
+def test_demo_setup_refuses_a_production_environment_before_touching_the_database(
+    tmp_path: Path,
+) -> None:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SECRET_KEY", "DJANGO_SECRET_KEY", "SAWTOOTH_PRODUCTION", "DJANGO_DEBUG")
+    }
+    # A database nobody listens to: the refusal must come before any connection.
+    env.update(
+        DATABASE_URL="postgres://sawtooth@127.0.0.1:9/production",
+        SAWTOOTH_VAR_DIR=str(tmp_path),
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
+    refused = subprocess.run(
+        [sys.executable, "manage.py", "demo_setup"],
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 1
+    assert "demo_setup refused: this is not the demo configuration: this is a production" in (
+        refused.stderr
+    )
+    assert "connection" not in refused.stderr
+
+
+def test_demo_setup_runs_on_the_embedded_defaults_as_make_demo_does(tmp_path: Path) -> None:
+    drop = (
+        "DATABASE_URL",
+        "SECRET_KEY",
+        "DJANGO_SECRET_KEY",
+        "SAWTOOTH_PRODUCTION",
+        "DJANGO_DEBUG",
+    )
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(SAWTOOTH_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="config.settings")
+    root = Path(__file__).resolve().parents[2]
+    for args in (["migrate", "--no-input"], ["demo_setup", "--url", "http://127.0.0.1:8001/"]):
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            env=env,
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+    assert "Log in at http://127.0.0.1:8001/ as demo / demo-sawtooth" in done.stdout

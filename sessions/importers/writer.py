@@ -31,7 +31,8 @@ CHUNK_MESSAGES = 1000
 CHUNK_BYTES = 8 * 1024 * 1024
 
 
-_DROPPABLE = ("usage", "timestamp")
+# A message keeps its content when one of these cannot be stored: the field is dropped, reported.
+_DROPPABLE = ("usage", "timestamp", "model")
 
 
 def _safe_message(wire: dict[str, Any], file: FileReport, line: int | None) -> MessageIn:

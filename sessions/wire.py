@@ -135,6 +135,9 @@ def external_id_check(external_id: str, *, where: str = "external_id") -> str:
         raise BadRequest(f"{where}: required, 1 to {EXTERNAL_ID_MAX} characters")
     if len(external_id) > EXTERNAL_ID_MAX:
         raise BadRequest(f"{where}: {len(external_id)} characters, the limit is {EXTERNAL_ID_MAX}")
+    if external_id in (".", ".."):
+        # a URL cannot carry them: clients and proxies resolve the dot segment away
+        raise BadRequest(f"{where}: {external_id!r} is not an id (a path cannot carry it)")
     _check_string(external_id, where)
     return external_id
 

@@ -128,7 +128,9 @@ class ExperimentForm(forms.Form):
     unit = forms.ChoiceField(choices=UNITS, initial="step", label="Cut at")
     stages = forms.ChoiceField(choices=STAGE_CHOICES, initial=STAGE_CHOICES[0][0])
     summarizer = forms.ChoiceField(choices=SUMMARIZERS, initial="extractive")
-    agent = forms.CharField(required=False, help_text="Only sessions of this agent.")
+    agent = forms.CharField(
+        required=False, max_length=limits.AGENT_MAX, help_text="Only sessions of this agent."
+    )
     sessions = forms.IntegerField(
         min_value=1, max_value=200, initial=20, help_text="Most recent sessions to replay."
     )
@@ -180,7 +182,7 @@ class ExperimentForm(forms.Form):
 class FindingFilterForm(forms.Form):
     """Filters of the privacy review queue."""
 
-    project = forms.IntegerField(required=False, min_value=1)
+    project = forms.IntegerField(required=False, min_value=1, max_value=limits.ROW_ID_MAX)
     kind = forms.ChoiceField(required=False, choices=[("", "Any"), *[(k, k) for k in pii.KINDS]])
     where = forms.ChoiceField(required=False, choices=[("", "Anywhere"), *FindingWhere.choices])
     status = forms.ChoiceField(required=False, choices=[("", "Any"), *FindingStatus.choices])

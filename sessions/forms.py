@@ -11,7 +11,7 @@ from sessions.filters import PERIOD_LABELS, SORTS
 
 class SessionFilterForm(forms.Form):
     q = forms.CharField(required=False, label="Search", max_length=limits.SEARCH_QUERY_MAX)
-    project = forms.IntegerField(required=False, min_value=1)
+    project = forms.IntegerField(required=False, min_value=1, max_value=limits.ROW_ID_MAX)
     agent = forms.CharField(required=False, max_length=limits.AGENT_MAX)
     model = forms.CharField(required=False, max_length=limits.SESSION_MODEL_MAX)
     started_after = forms.DateField(

@@ -21,6 +21,8 @@ TOKENS_MAX = 100_000_000
 DURATION_MS_MAX = 2_147_483_647
 # the OFFSET sent to PostgreSQL (a bigint) never overflows
 OFFSET_MAX = 1_000_000_000
+# a row's id as a filter takes it: beyond it no row exists (SQLite refuses to compare past 2**63)
+ROW_ID_MAX = 2**63 - 1
 
 # --- a session and its trace -----------------------------------------------------------
 EXTERNAL_ID_MAX = 200  # the client's handle of a session, a conversation id, a sessionId

@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from compaction.alert_models import AlertRule, AlertSettings, WebhookFormat
+from sessions import limits
 
 
 class AlertSettingsForm(forms.ModelForm[AlertSettings]):
@@ -64,7 +65,7 @@ class WebhookForm(forms.Form):
 
 
 class ResolveForm(forms.Form):
-    reason = forms.CharField(max_length=2000)
+    reason = forms.CharField(max_length=limits.RESOLVE_REASON_MAX)
 
 
 class MuteForm(forms.Form):
@@ -72,7 +73,9 @@ class MuteForm(forms.Form):
 
 
 class CommentForm(forms.Form):
-    text = forms.CharField(max_length=4000, widget=forms.Textarea(attrs={"rows": 2}))
+    text = forms.CharField(
+        max_length=limits.ALERT_COMMENT_MAX, widget=forms.Textarea(attrs={"rows": 2})
+    )
 
 
 class AssignForm(forms.Form):

@@ -35,6 +35,7 @@ from compaction.alert_models import (
 from compaction.engine import alerts as engine
 from compaction.engine.messages import Orphan
 from compaction.models import CompactionSpan, ReplayRun, SpanOrigin
+from sessions import limits, wire
 from sessions.errors import BadRequest, NotFound
 from sessions.models import AgentSession, Project
 
@@ -44,6 +45,18 @@ SORTS = {
     "updated": ("-updated_at", "-pk"),
     "severity": ("-severity_rank", "-opened_at", "-pk"),
 }
+
+
+AGE_DAYS_MAX = 36_500
+USERNAME_MAX = 150  # Django's User.username
+
+
+def _text(name: str, value: str | None, limit: int) -> str | None:
+    """A free-text filter as storage can compare it: bounded, no NUL, no lone surrogate."""
+    if not value:
+        return None
+    wire.text_storable_check(limits.text_check(value, limit=limit, field=name), where=name)
+    return value
 
 
 def _choice(name: str, value: str | None, choices: list[str]) -> str | None:
@@ -70,8 +83,10 @@ class AlertFilters:
     def parse(cls, params: Any) -> AlertFilters:
         """From query parameters; an unknown value is a 400 naming the parameter."""
         age = params.get("age") or None
-        if age is not None and (not str(age).isdigit() or int(age) < 1):
-            raise BadRequest(f"age: expected a number of days (1 or more), got {age!r}")
+        if age is not None and (
+            not str(age).isdigit() or len(str(age)) > 6 or not 1 <= int(age) <= AGE_DAYS_MAX
+        ):
+            raise BadRequest(f"age: expected a number of days (1 to {AGE_DAYS_MAX})")
         sid = params.get("sid") or None
         if sid is not None and (not str(sid).isdigit() or len(str(sid)) > 18):
             raise BadRequest(f"sid: expected a session's number, got {sid!r}")
@@ -79,10 +94,10 @@ class AlertFilters:
             state=_choice("state", params.get("state"), list(AlertState.values)),
             rule=_choice("rule", params.get("rule"), list(AlertRule.values)),
             severity=_choice("severity", params.get("severity"), list(AlertSeverity.values)),
-            session=params.get("session") or None,
+            session=_text("session", params.get("session"), limits.EXTERNAL_ID_MAX),
             session_pk=int(sid) if sid is not None else None,
-            project=params.get("project") or None,
-            assignee=params.get("assignee") or None,
+            project=_text("project", params.get("project"), limits.PROJECT_NAME_MAX),
+            assignee=_text("assignee", params.get("assignee"), USERNAME_MAX),
             age_days=int(age) if age is not None else None,
             sort=_choice("sort", params.get("sort"), list(SORTS)) or "newest",
         )

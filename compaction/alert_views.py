@@ -176,7 +176,7 @@ def alert_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         if action == "acknowledge":
             alerts.alert_acknowledge(alert_id=alert.pk, actor=user)
         elif action == "resolve":
-            reason = request.POST.get("reason", "")[:2000]
+            reason = request.POST.get("reason", "")
             alerts.alert_resolve(alert_id=alert.pk, reason=reason, actor=user)
         elif action == "mute":
             mute = MuteForm(request.POST)

@@ -27,7 +27,7 @@ from compaction.alert_models import (
 from compaction.engine import alerts as engine
 from compaction.engine.messages import Message as EngineMessage
 from compaction.models import AnalysisStatus, CompactionSpan, SessionAnalysis, SpanOrigin
-from sessions import masking
+from sessions import limits, masking
 from sessions.errors import BadRequest, Conflict
 from sessions.models import AgentSession
 
@@ -208,6 +208,7 @@ def alert_resolve(*, alert_id: int, reason: str, actor: Any = None) -> Alert:
     reason = reason.strip()
     if not reason:
         raise BadRequest("reason: required; say why the alert is resolved")
+    limits.text_check(reason, limit=limits.RESOLVE_REASON_MAX, field="reason")
     return _change(
         alert_id=alert_id,
         actor=actor,
@@ -252,6 +253,7 @@ def alert_comment(*, alert_id: int, text: str, actor: Any = None) -> AlertEvent:
     text = text.strip()
     if not text:
         raise BadRequest("comment: empty")
+    limits.text_check(text, limit=limits.ALERT_COMMENT_MAX, field="comment")
     with transaction.atomic():
         alert = Alert.objects.select_for_update().get(pk=alert_id)
         alert.updated_at = timezone.now()

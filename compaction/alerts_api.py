@@ -9,10 +9,11 @@ from datetime import datetime
 from typing import Any
 
 from ninja import Router, Schema
+from pydantic import Field
 
 from compaction import alert_selectors, alerts
 from compaction.alert_models import Alert
-from sessions import masking
+from sessions import limits, masking
 from sessions import selectors as session_selectors
 from sessions.auth import KeyRequest
 from sessions.models import Project
@@ -42,7 +43,7 @@ class AlertList(Schema):
 
 
 class ResolveIn(Schema):
-    reason: str
+    reason: str = Field(max_length=limits.RESOLVE_REASON_MAX)
 
 
 class MuteIn(Schema):

@@ -30,7 +30,7 @@ from compaction.models import (
     SessionAnalysis,
     SpanOrigin,
 )
-from sessions import audit, masking, search
+from sessions import audit, limits, masking, search
 from sessions.errors import BadRequest
 from sessions.models import AgentSession, AuditAction, CompactionEvent, Message
 
@@ -278,6 +278,7 @@ def finding_redact(*, finding: Finding, user: Any, reason: str) -> Finding:
         raise BadRequest(
             f"reason: required to redact, at least {REDACT_REASON_MIN_CHARS} characters"
         )
+    limits.text_check(reason.strip(), limit=limits.REDACT_REASON_MAX, field="reason")
     key = masking.pii_key()
 
     def same_value(detection: pii.Detection) -> bool:

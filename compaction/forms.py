@@ -11,6 +11,7 @@ from compaction import selectors
 from compaction.engine import pii
 from compaction.engine.names import Stage, SummarizerName, Unit
 from compaction.models import FindingStatus, FindingWhere
+from sessions import limits
 from sessions.models import AgentSession, Project
 
 # Labels for the engine's names (compaction/engine/names.py): the values live there once.
@@ -118,7 +119,7 @@ class PolicyForm(forms.Form):
 
 class ExperimentForm(forms.Form):
     project = forms.ModelChoiceField(queryset=Project.objects.none())
-    name = forms.CharField(max_length=200, initial="Policy grid")
+    name = forms.CharField(max_length=limits.EXPERIMENT_NAME_MAX, initial="Policy grid")
     hard_limits = forms.CharField(
         initial="80000, 120000, 160000",
         help_text="Comma-separated; the soft limit is 75% of each.",
@@ -127,7 +128,9 @@ class ExperimentForm(forms.Form):
     unit = forms.ChoiceField(choices=UNITS, initial="step", label="Cut at")
     stages = forms.ChoiceField(choices=STAGE_CHOICES, initial=STAGE_CHOICES[0][0])
     summarizer = forms.ChoiceField(choices=SUMMARIZERS, initial="extractive")
-    agent = forms.CharField(required=False, help_text="Only sessions of this agent.")
+    agent = forms.CharField(
+        required=False, max_length=limits.AGENT_MAX, help_text="Only sessions of this agent."
+    )
     sessions = forms.IntegerField(
         min_value=1, max_value=200, initial=20, help_text="Most recent sessions to replay."
     )
@@ -179,7 +182,7 @@ class ExperimentForm(forms.Form):
 class FindingFilterForm(forms.Form):
     """Filters of the privacy review queue."""
 
-    project = forms.IntegerField(required=False, min_value=1)
+    project = forms.IntegerField(required=False, min_value=1, max_value=limits.ROW_ID_MAX)
     kind = forms.ChoiceField(required=False, choices=[("", "Any"), *[(k, k) for k in pii.KINDS]])
     where = forms.ChoiceField(required=False, choices=[("", "Anywhere"), *FindingWhere.choices])
     status = forms.ChoiceField(required=False, choices=[("", "Any"), *FindingStatus.choices])
@@ -194,10 +197,13 @@ class SubjectForm(forms.Form):
 
     project = forms.ModelChoiceField(queryset=Project.objects.none(), empty_label=None)
     identifier = forms.CharField(
-        max_length=200, help_text="CPF, CNPJ, e-mail or phone, in any format."
+        max_length=limits.SUBJECT_IDENTIFIER_MAX,
+        help_text="CPF, CNPJ, e-mail or phone, in any format.",
     )
     reason = forms.CharField(
-        max_length=500, required=False, widget=forms.Textarea(attrs={"rows": 2})
+        max_length=limits.SUBJECT_REASON_MAX,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
     )
     delete_sessions = forms.BooleanField(
         required=False, label="Delete every session holding it (instead of anonymizing)"

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from compaction.engine.analysis import policy_key
 from compaction.engine.evals import SpanVerdict, span_verdict
+from sessions import limits
 from sessions.models import AgentSession, CompactionEvent, Message, Project
 
 
@@ -136,7 +137,7 @@ class Experiment(models.Model):
     """One policy, or a grid of them, replayed over many sessions of a project."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="experiments")
-    name = models.CharField(max_length=200)
+    name = models.CharField(max_length=limits.EXPERIMENT_NAME_MAX)
     policies = models.JSONField(help_text="A list of policy dicts.")
     status = models.CharField(
         max_length=10, choices=ReplayStatus.choices, default=ReplayStatus.QUEUED
@@ -227,7 +228,8 @@ class CompactionSpan(models.Model):
     )
     index = models.PositiveIntegerField(help_text="Order of this span within its session/run.")
     seq = models.PositiveIntegerField(help_text="First message sent after the compaction.")
-    stage = models.CharField(max_length=30)
+    # an observed span's stage is its compaction's strategy, so it holds as much
+    stage = models.CharField(max_length=limits.STRATEGY_MAX)
     trigger = models.CharField(max_length=20, blank=True)
     tokens_before = models.PositiveIntegerField(null=True, blank=True)
     tokens_after = models.PositiveIntegerField(null=True, blank=True)

@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from compaction.engine.names import Stage, SummarizerName, Unit
+from sessions import limits
 
 # Policy numbers are bounded so no client-chosen value can overflow a column or a loop.
 _INT_MAX = 1_000_000_000
@@ -182,9 +183,12 @@ class ReplayOut(Schema):
 
 
 class ExperimentIn(Schema):
-    name: str = Field("experiment", max_length=200)
+    name: str = Field("experiment", max_length=limits.EXPERIMENT_NAME_MAX)
     policies: list[PolicyIn] = Field(..., min_length=1, max_length=50)
-    sessions: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] | None = Field(
+    sessions: (
+        list[Annotated[str, StringConstraints(min_length=1, max_length=limits.EXTERNAL_ID_MAX)]]
+        | None
+    ) = Field(
         None,
         max_length=1000,
         description="External ids; default: the project's 50 most recent sessions.",

@@ -14,14 +14,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from compaction.models import CompactionSpan
-from compaction.team_models import (
-    COMMENT_MAX_CHARS,
-    FILTER_NAME_MAX_CHARS,
-    Comment,
-    CommentRevision,
-    SavedFilter,
-)
-from sessions import masking
+from compaction.team_models import Comment, CommentRevision, SavedFilter
+from sessions import limits, masking
 from sessions.errors import BadRequest
 from sessions.models import AgentSession
 
@@ -45,9 +39,7 @@ def _body(text: str) -> str:
     body = text.strip()
     if not body:
         raise BadRequest("body: write something")
-    if len(body) > COMMENT_MAX_CHARS:
-        raise BadRequest(f"body: at most {COMMENT_MAX_CHARS} characters")
-    return body
+    return limits.text_check(body, limit=limits.COMMENT_MAX, field="body")
 
 
 def comment_create(
@@ -104,8 +96,7 @@ def saved_filter_save(*, user: Any, name: str, query: str) -> SavedFilter:
     name = name.strip()
     if not name:
         raise BadRequest("name: give the filter a name")
-    if len(name) > FILTER_NAME_MAX_CHARS:
-        raise BadRequest(f"name: at most {FILTER_NAME_MAX_CHARS} characters")
+    limits.text_check(name, limit=limits.FILTER_NAME_MAX, field="name")
     if masking.holds_personal_data(name):
         raise BadRequest("name: holds personal data; a filter's name is kept as typed")
     cleaned = filter_query_clean(query)

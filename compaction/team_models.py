@@ -12,10 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from sessions import limits
 from sessions.models import AgentSession
-
-COMMENT_MAX_CHARS = 5000
-FILTER_NAME_MAX_CHARS = 80
 
 
 class Comment(models.Model):
@@ -32,7 +30,7 @@ class Comment(models.Model):
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
-    body = models.TextField(max_length=COMMENT_MAX_CHARS)
+    body = models.TextField(max_length=limits.COMMENT_MAX)
     created_at = models.DateTimeField(default=timezone.now)
     edited_at = models.DateTimeField(null=True, blank=True)
 
@@ -64,7 +62,7 @@ class SavedFilter(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saved_filters"
     )
-    name = models.CharField(max_length=FILTER_NAME_MAX_CHARS)
+    name = models.CharField(max_length=limits.FILTER_NAME_MAX)
     query = models.TextField(help_text="The list's query string, without page.")
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -15,7 +15,8 @@ import orjson
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DataError, InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
@@ -177,6 +178,18 @@ def _bad_items(errors: list[dict[str, Any]]) -> dict[str, list[int]]:
         if len(loc) >= 2 and loc[0] in ITEM_LISTS and isinstance(loc[1], int):
             bad.setdefault(loc[0], set()).add(loc[1])
     return {name: sorted(indexes) for name, indexes in bad.items()}
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's 404 for a path no route matches (``handler404``): JSON under the API's paths,
+    as every other API answer, and the HTML page elsewhere. An id holding "/" (even sent as
+    %2F, which is decoded before routing) or a dot segment lands here."""
+    if request.path_info.startswith(("/api/", "/v1/")):
+        return JsonResponse(
+            {"error": "path: no such endpoint (an id holding '/' cannot be part of a path)"},
+            status=404,
+        )
+    return defaults.page_not_found(request, exception)
 
 
 api.add_router("/", sessions_api.router)

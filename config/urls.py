@@ -6,6 +6,8 @@ from config.api import api
 from sessions import otlp_api
 from sessions import views as session_views
 
+handler404 = "config.api.not_found"
+
 urlpatterns = [
     path("healthz", session_views.healthz, name="healthz"),
     path("v1/traces", otlp_api.traces, name="otlp-traces"),

@@ -14,8 +14,9 @@ from pydantic import Field
 
 from compaction import known_clean
 from compaction import selectors as compaction_selectors
-from sessions import auth, masking, search, selectors, services
+from sessions import auth, limits, masking, search, selectors, services
 from sessions.auth import KeyRequest, ProjectKey
+from sessions.limits import OFFSET_MAX
 from sessions.models import AgentSession, Message
 from sessions.schemas import (
     Accepted,
@@ -32,7 +33,6 @@ from sessions.schemas import (
 )
 
 router = Router()
-OFFSET_MAX = 1_000_000_000
 
 
 def _session_out(session: AgentSession, cost: compaction_selectors.SessionCost) -> SessionOut:
@@ -70,11 +70,12 @@ def _message_out(message: Message, clean: known_clean.CleanRange) -> MessageOut:
 
 
 class DeleteParams(Schema):
-    reason: str = Field("deleted through the API", min_length=1, max_length=500)
+    reason: str = Field(
+        "deleted through the API", min_length=1, max_length=limits.DELETE_REASON_MAX
+    )
 
 
 class PageParams(Schema):
-    # bounded so the OFFSET sent to PostgreSQL (a bigint) never overflows
     offset: int = Field(0, ge=0, le=OFFSET_MAX)
     limit: int = Field(100, ge=1, le=1000)
 
@@ -145,7 +146,7 @@ def delete_session(request: KeyRequest, external_id: str, params: Query[DeletePa
 
 
 class SearchParams(Schema):
-    q: str = Field(min_length=1, max_length=200)
+    q: str = Field(min_length=1, max_length=limits.SEARCH_QUERY_MAX)
     kind: Literal["message", "summary", "session"] = "message"
     offset: int = Field(0, ge=0, le=OFFSET_MAX)
     limit: int = Field(20, ge=1, le=100)

@@ -5,15 +5,15 @@ from __future__ import annotations
 from django import forms
 from django.http import QueryDict
 
-from sessions import masking
+from sessions import limits, masking
 from sessions.filters import PERIOD_LABELS, SORTS
 
 
 class SessionFilterForm(forms.Form):
-    q = forms.CharField(required=False, label="Search", max_length=200)
-    project = forms.IntegerField(required=False, min_value=1)
-    agent = forms.CharField(required=False, max_length=200)
-    model = forms.CharField(required=False, max_length=200)
+    q = forms.CharField(required=False, label="Search", max_length=limits.SEARCH_QUERY_MAX)
+    project = forms.IntegerField(required=False, min_value=1, max_value=limits.ROW_ID_MAX)
+    agent = forms.CharField(required=False, max_length=limits.AGENT_MAX)
+    model = forms.CharField(required=False, max_length=limits.SESSION_MODEL_MAX)
     started_after = forms.DateField(
         required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
     )
@@ -71,9 +71,13 @@ class SessionFilterForm(forms.Form):
 class SessionDeleteForm(forms.Form):
     """The confirm step of deleting a session: the external id typed again, and why."""
 
-    confirm = forms.CharField(label="Type the session's external id to confirm", max_length=200)
+    confirm = forms.CharField(
+        label="Type the session's external id to confirm", max_length=limits.EXTERNAL_ID_MAX
+    )
     reason = forms.CharField(
-        label="Reason", max_length=500, widget=forms.Textarea(attrs={"rows": 2})
+        label="Reason",
+        max_length=limits.DELETE_REASON_MAX,
+        widget=forms.Textarea(attrs={"rows": 2}),
     )
 
     def __init__(self, *args: object, external_id: str, **kwargs: object) -> None:

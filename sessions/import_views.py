@@ -14,6 +14,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from sessions import access, selectors
+from sessions.errors import ApiError
 from sessions.import_api import report_relative, uploads_save
 from sessions.importers import claude_code
 from sessions.models import AgentSession, Project, Role
@@ -53,12 +54,17 @@ def transcript_upload(request: HttpRequest) -> HttpResponse:
         return _error(
             request, f"file: {', '.join(map(str, wrong))} is not a .jsonl or .jsonl.gz transcript"
         )
-    with tempfile.TemporaryDirectory(prefix="sawtooth-upload-") as tmp:
-        folder = Path(tmp)
-        paths = uploads_save(folder, [(f.name or "", f.chunks(_CHUNK)) for f in files])
-        report = report_relative(
-            claude_code.claude_code_import(project=project, paths=paths), folder
-        )
+    try:
+        with tempfile.TemporaryDirectory(prefix="sawtooth-upload-") as tmp:
+            folder = Path(tmp)
+            # A corrupt or oversized .jsonl.gz (a gzip bomb too) stops here, before anything
+            # is stored, with the same answer the API gives (400 or 413).
+            paths = uploads_save(folder, [(f.name or "", f.chunks(_CHUNK)) for f in files])
+            report = report_relative(
+                claude_code.claude_code_import(project=project, paths=paths), folder
+            )
+    except ApiError as exc:
+        return _error(request, exc.message, status=exc.status)
     stored = {
         s.external_id: s
         for s in AgentSession.objects.filter(project=project, external_id__in=report.sessions)

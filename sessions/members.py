@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from sessions import audit, services
+from sessions import audit, limits, services
 from sessions.errors import BadRequest, NotFound
 from sessions.models import ApiKey, AuditAction, Membership, Project, Role
 
@@ -103,8 +103,7 @@ def project_key_create(*, actor: Actor, project: Project, name: str) -> services
     name = name.strip()
     if not name:
         raise BadRequest("name: required, a label for the key")
-    if len(name) > 100:
-        raise BadRequest("name: at most 100 characters")
+    limits.text_check(name, limit=limits.API_KEY_NAME_MAX, field="name")
     issued = services.api_key_create(project=project, name=name)
     audit.audit_record(
         actor=actor,

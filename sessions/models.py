@@ -17,10 +17,11 @@ from django.utils import timezone
 from compaction.engine import tokens
 from compaction.engine.messages import NOT_A_MODEL, usage_from_wire
 from compaction.engine.names import Trigger
+from sessions import limits
 
 
 class Project(models.Model):
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=limits.PROJECT_NAME_MAX, unique=True)
     allow_external_models = models.BooleanField(
         default=False,
         help_text="Allow sending trace content to an external model (e.g. the Anthropic API) "
@@ -85,7 +86,7 @@ def api_key_hash(raw_key: str) -> str:
 
 class ApiKey(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="api_keys")
-    name = models.CharField(max_length=100)
+    name = models.CharField(max_length=limits.API_KEY_NAME_MAX)
     prefix = models.CharField(max_length=16, unique=True, help_text="Shown to identify the key.")
     hashed_key = models.CharField(max_length=64)
     created_at = models.DateTimeField(default=timezone.now)
@@ -111,15 +112,15 @@ class ApiKey(models.Model):
 
 class AgentSession(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sessions")
-    external_id = models.CharField(max_length=200)
+    external_id = models.CharField(max_length=limits.EXTERNAL_ID_MAX)
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
     )
-    agent = models.CharField(max_length=200, blank=True)
-    model = models.CharField(max_length=200, blank=True)
+    agent = models.CharField(max_length=limits.AGENT_MAX, blank=True)
+    model = models.CharField(max_length=limits.SESSION_MODEL_MAX, blank=True)
     # The metadata's title, else the first real prompt (``compaction.engine.titles``); set at
     # ingest when empty and corrected by the analysis, which sees every message.
-    title = models.CharField(max_length=200, blank=True)
+    title = models.CharField(max_length=limits.TITLE_MAX, blank=True)
     context_window = models.PositiveIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -196,7 +197,7 @@ class Message(models.Model):
     content_hash = models.CharField(max_length=64)
     # The model of an assistant message when the trace names it per message ("" when it does
     # not: the session's model applies). "<synthetic>": a failed request, not a call.
-    model = models.CharField(max_length=100, blank=True, default="")
+    model = models.CharField(max_length=limits.MESSAGE_MODEL_MAX, blank=True, default="")
     # What search reads: the text a reader sees with personal data masked, written by the
     # findings step of the analysis pass (sessions/search.py). Null until then: not searchable.
     search_text = models.TextField(null=True, blank=True, editable=False)  # noqa: DJ001 - null: not yet
@@ -254,7 +255,7 @@ class CompactionEvent(models.Model):
         choices=[(t.value, t.value.capitalize()) for t in Trigger],
         default=Trigger.UNKNOWN.value,
     )
-    strategy = models.CharField(max_length=50, blank=True)
+    strategy = models.CharField(max_length=limits.STRATEGY_MAX, blank=True)
     tokens_before = models.PositiveIntegerField(null=True, blank=True)
     tokens_after = models.PositiveIntegerField(null=True, blank=True)
     summary = models.TextField(blank=True)
@@ -337,7 +338,7 @@ class AuditEvent(models.Model):
     project = models.ForeignKey(
         Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events"
     )
-    project_name = models.CharField(max_length=100, blank=True)
+    project_name = models.CharField(max_length=limits.PROJECT_NAME_MAX, blank=True)
     target = models.CharField(max_length=300, help_text="What was acted on, e.g. message:12#3.")
     reason = models.TextField(blank=True)
     detail = models.JSONField(default=dict, blank=True)

@@ -20,7 +20,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from compaction.models import CompactionSpan
-from sessions import access, audit, masking, selectors
+from sessions import access, audit, limits, masking, selectors
 from sessions.errors import BadRequest, NotFound
 from sessions.models import AgentSession, AuditAction, Project, Role
 from sessions.templatetags.traces import block_text, pretty_json
@@ -81,6 +81,7 @@ def value_reveal(
         raise PermissionDenied("Revealing a value needs the privacy reviewer role in the project.")
     if len(reason) < REASON_MIN_CHARS:
         raise BadRequest(f"reason: required, at least {REASON_MIN_CHARS} characters")
+    limits.text_check(reason, limit=limits.REVEAL_REASON_MAX, field="reason")
     found = masking.occurrence_value(text, index)
     if found is None:
         raise NotFound("index: no such masked value in this text")

@@ -12,15 +12,12 @@ from ninja import Schema
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from compaction.engine.names import Trigger
+from sessions import limits
+from sessions.limits import DURATION_MS_MAX, MESSAGE_MODEL_MAX, SEQ_MAX, TOKENS_MAX
 
 Role = Literal["system", "user", "assistant"]
 
-# What the integer columns hold (PostgreSQL ``integer``), with room for sums: a count of
-# tokens above the largest context window accepted is refused with the field named, so the
-# analysis, which adds a call's input, cache read and cache write, never overflows either.
-SEQ_MAX = 2_000_000_000
-TOKENS_MAX = 100_000_000
-DURATION_MS_MAX = 2_147_483_647
+# Every limit below is read from sessions/limits.py, as the models' columns are.
 
 # Required fields per known block type; unknown block types are kept as sent.
 _BLOCK_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
@@ -74,15 +71,12 @@ class Usage(Schema):
 
 
 class SessionIn(Schema):
-    agent: str | None = Field(None, max_length=200)
-    model: str | None = Field(None, max_length=200)
+    agent: str | None = Field(None, max_length=limits.AGENT_MAX)
+    model: str | None = Field(None, max_length=limits.SESSION_MODEL_MAX)
     context_window: int | None = Field(None, gt=0, le=TOKENS_MAX)
     started_at: datetime | None = None
     ended_at: datetime | None = None
     metadata: dict[str, Any] | None = None
-
-
-MESSAGE_MODEL_MAX = 100
 
 
 class MessageIn(Schema):
@@ -132,7 +126,7 @@ class CompactionIn(Schema):
         ..., ge=0, le=SEQ_MAX, description="First message the agent sent after compacting."
     )
     trigger: Trigger = Trigger.UNKNOWN
-    strategy: str = Field("", max_length=50)
+    strategy: str = Field("", max_length=limits.STRATEGY_MAX)
     tokens_before: int | None = Field(None, ge=0, le=TOKENS_MAX)
     tokens_after: int | None = Field(None, ge=0, le=TOKENS_MAX)
     summary: str = ""
@@ -150,8 +144,8 @@ class CompactionIn(Schema):
 
 class ProbeIn(Schema):
     seq: int = Field(..., ge=0, le=SEQ_MAX)
-    text: str = Field(..., min_length=1, max_length=10_000)
-    check: str = Field("", max_length=10_000)
+    text: str = Field(..., min_length=1, max_length=limits.PROBE_TEXT_MAX)
+    check: str = Field("", max_length=limits.PROBE_CHECK_MAX)
 
 
 class EventBatch(Schema):

@@ -7,11 +7,25 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from sessions import search, selectors
+from sessions import limits, search, selectors
 from sessions.forms import SessionFilterForm
 
 HITS_PER_PAGE = 50
 OTHER_HITS = 10
+
+
+def _page_number(raw: str) -> int:
+    """The page asked for, 1 when it is not a page number; never so far that the OFFSET sent
+    to PostgreSQL (a bigint) overflows: a page past the hits is just empty.
+
+    >>> _page_number("3"), _page_number("-1"), _page_number(str(2**63))
+    (3, 1, 20000000)
+    """
+    last = limits.OFFSET_MAX // HITS_PER_PAGE
+    digits = raw.lstrip("0")
+    if not raw.isascii() or not raw.isdecimal() or not digits:
+        return 1
+    return last if len(digits) > 12 else min(int(digits), last)
 
 
 @login_required
@@ -27,8 +41,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
         sessions = selectors.session_search(
             projects=projects, filters={**filters, "subagents": True}
         )
-        number = request.GET.get("page", "1")
-        page_number = int(number) if number.isdigit() and int(number) > 0 else 1
+        page_number = _page_number(request.GET.get("page", "1"))
         messages = search.message_hits(
             sessions=sessions,
             q=q,

@@ -20,7 +20,7 @@ from django.utils import timezone
 from compaction import services as compaction_services
 from compaction.engine import pii, titles
 from compaction.engine.messages import message_from_wire
-from sessions import audit, search, wire
+from sessions import audit, limits, search, wire
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
@@ -54,6 +54,10 @@ def _aware(moment: datetime | None) -> datetime | None:
 
 
 def project_create(*, name: str, allow_external_models: bool = False) -> Project:
+    if not name.strip():
+        raise BadRequest("name: required")
+    limits.text_check(name, limit=limits.PROJECT_NAME_MAX, field="name")
+    wire.text_storable_check(name, where="name")
     return Project.objects.create(name=name, allow_external_models=allow_external_models)
 
 

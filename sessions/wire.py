@@ -14,9 +14,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sessions.errors import ITEM_LISTS, BadMessages, BadRequest, PayloadTooLarge
+from sessions.limits import EXTERNAL_ID_MAX
 
 _CHUNK = 64 * 1024
-EXTERNAL_ID_MAX_LENGTH = 200
 
 
 def decode_body(raw: bytes, *, content_encoding: str, max_bytes: int) -> bytes:
@@ -132,13 +132,20 @@ def loads_strict(text: str | bytes) -> Any:
 def external_id_check(external_id: str, *, where: str = "external_id") -> str:
     """An external id as storage holds it: 1 to 200 characters, no NUL, valid UTF-8."""
     if not external_id:
-        raise BadRequest(f"{where}: required, 1 to 200 characters")
-    if len(external_id) > EXTERNAL_ID_MAX_LENGTH:
-        raise BadRequest(
-            f"{where}: {len(external_id)} characters, the limit is {EXTERNAL_ID_MAX_LENGTH}"
-        )
+        raise BadRequest(f"{where}: required, 1 to {EXTERNAL_ID_MAX} characters")
+    if len(external_id) > EXTERNAL_ID_MAX:
+        raise BadRequest(f"{where}: {len(external_id)} characters, the limit is {EXTERNAL_ID_MAX}")
+    if external_id in (".", ".."):
+        # a URL cannot carry them: clients and proxies resolve the dot segment away
+        raise BadRequest(f"{where}: {external_id!r} is not an id (a path cannot carry it)")
     _check_string(external_id, where)
     return external_id
+
+
+def text_storable_check(value: str, *, where: str) -> str:
+    """``value`` when PostgreSQL can store it (no NUL, no lone surrogate); else a 400."""
+    _check_string(value, where)
+    return value
 
 
 def _path(parent: str, key: str | int) -> str:

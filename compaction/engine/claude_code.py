@@ -164,6 +164,9 @@ def _is_blank(line: str | bytes) -> bool:
 _SUSPECT_ESCAPES = re.compile(rb"\\u0000|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
+_ID_KEYS = ("sessionId", "agentId")
+
+
 def _repair(value: Any) -> tuple[Any, int]:
     """Replace NUL characters and lone UTF-16 surrogates with U+FFFD; return (value, count)."""
     if isinstance(value, str):
@@ -266,7 +269,11 @@ def _parse_line(n: int, line: str | bytes, *, last: bool, repair: bool) -> Recor
     if repair:
         raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
         if _SUSPECT_ESCAPES.search(raw):
-            data, repaired = _repair(data)
+            # Ids are never repaired: two sessions would merge into one; the importer refuses
+            # an id storage cannot hold, naming it.
+            ids = {k: data[k] for k in _ID_KEYS if k in data}
+            fixed, repaired = _repair({k: v for k, v in data.items() if k not in _ID_KEYS})
+            data = {**fixed, **ids}
     kind = data.get("type")
     return Record(n, kind if isinstance(kind, str) else "unknown", data, repaired)
 

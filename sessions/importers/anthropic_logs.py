@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from compaction.engine.messages import WireError, content_from_wire
+from sessions import wire
+from sessions.errors import BadRequest
 from sessions.importers.calls import Call, context_tokens, conversation_ingest
 from sessions.importers.report import FileReport, ImportReport
 from sessions.models import Project
@@ -221,7 +223,7 @@ def _reported_compactions(
         events.append(
             {
                 "trigger": "threshold",
-                "strategy": str(edit.get("type") or "context_edit")[:50],
+                "strategy": str(edit.get("type") or "context_edit"),
                 "tokens_before": context + cleared if context is not None else None,
                 "tokens_after": context,
                 "kept": {k: v for k, v in edit.items() if k != "type"},
@@ -287,9 +289,14 @@ def anthropic_logs_import(
             file.error = "no request or response with messages"
             continue
         external_id = session or path.name.split(".")[0]
+        try:
+            wire.external_id_check(external_id, where="session id")
+        except BadRequest as exc:
+            file.error = exc.message  # never cut: two logs would merge into one session
+            continue
         conversation_ingest(
             project=project,
-            external_id=external_id[:200],
+            external_id=external_id,
             calls=calls,
             file=file,
             report=report,

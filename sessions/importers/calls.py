@@ -240,10 +240,10 @@ def conversation_ingest(
         metadata["source"] = metadata.get("source") or source
         fields: dict[str, Any] = {"metadata": metadata}
         if extra.get("agent") and (existing is None or not existing.agent):
-            fields["agent"] = str(extra["agent"])[:200]
+            fields["agent"] = str(extra["agent"])
         model = next((c.model for c in reversed(calls) if c.model), None)
         if model:
-            fields["model"] = model[:200]
+            fields["model"] = model
         if (existing is None or existing.started_at is None) and calls[0].start_ns:
             fields["started_at"] = iso(calls[0].start_ns)
         end = max(c.end_ns for c in calls)

@@ -310,7 +310,7 @@ class _Stream:
             "ended_at": a.ended_at,
         }
         if models:
-            fields["model"] = models[0][:200]
+            fields["model"] = models[0]
         return fields
 
     def finish(self) -> None:

@@ -27,12 +27,11 @@ from typing import Any
 
 from django.db import DataError
 
-from sessions import masking, wire
+from sessions import limits, masking, wire
 from sessions.errors import ApiError, BadRequest
 from sessions.importers.calls import Call, conversation_ingest
 from sessions.importers.report import ImportReport
 from sessions.models import Project
-from sessions.schemas import TOKENS_MAX
 
 FORMAT = "otlp"
 _MAX_DEPTH = 64
@@ -70,13 +69,18 @@ class Span:
     where: str = ""
 
     def attr(self, *keys: str) -> Any:
+        return self.attr_named(*keys)[1]
+
+    def attr_named(self, *keys: str) -> tuple[str, Any]:
+        """(the key found, its value): the span's own attributes first, then its resource's;
+        ("", None) when neither has any of ``keys``."""
         for key in keys:
             if key in self.attributes:
-                return self.attributes[key]
+                return key, self.attributes[key]
         for key in keys:
             if key in self.resource:
-                return self.resource[key]
-        return None
+                return key, self.resource[key]
+        return "", None
 
     @property
     def is_genai(self) -> bool:
@@ -567,9 +571,9 @@ def _int_attr(span: Span, *keys: str) -> int | None:
         return None
     except OverflowError:
         raise SpanError(f"{span.where or span.span_id}: {keys[0]}: not a finite number") from None
-    if not 0 <= number <= TOKENS_MAX:
+    if not 0 <= number <= limits.TOKENS_MAX:
         raise SpanError(
-            f"{span.where or span.span_id}: {keys[0]}: {number} is outside 0..{TOKENS_MAX}"
+            f"{span.where or span.span_id}: {keys[0]}: {number} is outside 0..{limits.TOKENS_MAX}"
         )
     return number
 
@@ -670,8 +674,15 @@ def call_from_span(span: Span) -> Call | None:
 
 
 def conversation_id(span: Span) -> str:
-    value = span.attr("gen_ai.conversation.id", "session.id")
-    return str(value)[:200] if value else f"trace-{span.trace_id}"
+    """The session's external id; one storage cannot hold refuses the span (cutting it would
+    merge two conversations that share their first 200 characters)."""
+    key, value = span.attr_named("gen_ai.conversation.id", "session.id")
+    if not value:
+        return f"trace-{span.trace_id}"
+    try:
+        return wire.external_id_check(str(value), where=f"{span.where or span.span_id}: {key}")
+    except BadRequest as exc:
+        raise SpanError(exc.message) from None
 
 
 @dataclass
@@ -708,6 +719,8 @@ def spans_ingest(
             call = call_from_span(item) if item.is_genai else None
             if call is not None:
                 _check_storable(call, item)
+                _check_session_fields(item)
+                key = conversation_id(item)
         except SpanError as exc:
             result.rejected += 1
             result.errors.append(str(exc))
@@ -717,7 +730,6 @@ def spans_ingest(
         if call is None:
             file.ignored[str(item.attr("gen_ai.operation.name") or "not a model call")] += 1
             continue
-        key = conversation_id(item)
         by_conversation.setdefault(key, []).append(call)
         first_span.setdefault(key, item)
     for external_id, calls in by_conversation.items():
@@ -745,6 +757,31 @@ def spans_ingest(
             result.errors.append(message)
             file.skip(None, message)
     return result
+
+
+# What a span names of its session, and how long each may be (the columns' limits).
+_SESSION_FIELDS = (
+    (("gen_ai.agent.name", "service.name"), limits.AGENT_MAX),
+    (
+        ("gen_ai.response.model", "gen_ai.request.model", "ai.model.id", "llm.model_name"),
+        limits.SESSION_MODEL_MAX,
+    ),
+)
+
+
+def _check_session_fields(span: Span) -> None:
+    """Refuse the span whose agent or model name storage cannot hold, rather than cut it."""
+    for keys, limit in _SESSION_FIELDS:
+        key, value = span.attr_named(*keys)
+        if not value:
+            continue
+        where = f"{span.where or span.span_id}: {key}"
+        try:
+            wire.text_storable_check(
+                limits.text_check(str(value), limit=limit, field=where), where=where
+            )
+        except BadRequest as exc:
+            raise SpanError(exc.message) from None
 
 
 def _check_storable(call: Call, span: Span) -> None:

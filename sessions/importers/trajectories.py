@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sessions import wire
+from sessions.errors import BadRequest
 from sessions.importers.otlp import chat_message
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import SessionWriter
@@ -273,10 +275,16 @@ def trajectories_import(
                     file.kind = agent
                     for kind, count in (metadata.pop("ignored", None) or {}).items():
                         file.ignored[kind] += count
+                    try:
+                        wire.external_id_check(external_id, where="session id")
+                    except BadRequest as exc:
+                        # never cut: two trajectories would merge into one session
+                        file.skip(None, exc.message)
+                        continue
                     writer = SessionWriter(
                         project=project,
-                        external_id=external_id[:200],
-                        session=report.session(external_id[:200]),
+                        external_id=external_id,
+                        session=report.session(external_id),
                         file=file,
                     )
                     for seq, message in enumerate(messages):
@@ -288,7 +296,7 @@ def trajectories_import(
                         | {k: v for k, v in metadata.items() if v},
                     }
                     if isinstance(model, str) and model:
-                        fields["model"] = model[:200]
+                        fields["model"] = model
                     writer.flush(session=fields)
         except (OSError, UnicodeDecodeError, EOFError, TrajectoryError) as exc:
             file.error = str(exc)

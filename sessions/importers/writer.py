@@ -22,7 +22,7 @@ from django.db.models import Max
 from pydantic import ValidationError
 
 from compaction.engine.names import trigger_name
-from sessions import services
+from sessions import services, wire
 from sessions.importers.report import FileReport, SessionReport
 from sessions.models import AgentSession, Message, MessageRole, Project
 from sessions.schemas import CompactionIn, EventBatch, MessageIn, SessionIn
@@ -31,7 +31,8 @@ CHUNK_MESSAGES = 1000
 CHUNK_BYTES = 8 * 1024 * 1024
 
 
-_DROPPABLE = ("usage", "timestamp")
+# A message keeps its content when one of these cannot be stored: the field is dropped, reported.
+_DROPPABLE = ("usage", "timestamp", "model")
 
 
 def _safe_message(wire: dict[str, Any], file: FileReport, line: int | None) -> MessageIn:
@@ -115,7 +116,9 @@ class SessionWriter:
         replace_open_tail: bool = False,
     ) -> None:
         self.project = project
-        self.external_id = external_id
+        # Refused before any query reads it (a lone surrogate cannot even be sent to the
+        # database): a 400 naming the id, never an id cut or repaired into another session's.
+        self.external_id = wire.external_id_check(external_id)
         self.report = session
         self.file = file
         self.chunk_messages = chunk_messages

@@ -33,7 +33,7 @@ FUZZ = settings(
 FIELD = re.compile(
     r"^(body|messages|compactions|probes|session|external_id|offset|limit|policy|policies|"
     r"name|sessions|Content-Encoding|Content-Type|Authorization|file|resourceSpans|"
-    r"conversation|\[\d+\]|[\w.-]+\.jsonl(\.gz)?)\b"
+    r"conversation|path|\[\d+\]|[\w.-]+\.jsonl(\.gz)?)\b"
 )
 
 # --- hostile values ------------------------------------------------------------------------
@@ -129,8 +129,6 @@ def assert_answered(response: Any, *, ok: tuple[int, ...]) -> None:
     assert response.status_code < 500, response.content[:500]
     if response.status_code in ok:
         return
-    if response.status_code == 404 and not response["Content-Type"].startswith("application/"):
-        return  # an id holding "/" matches no route at all: Django's own 404 page
     assert response["Content-Type"].startswith("application/json"), response.content[:200]
     body = response.json()
     message = body.get("error", body.get("message"))
@@ -473,3 +471,259 @@ def test_replay_and_experiment_forms(client: Client, replay: Any, experiment: An
     assert response.status_code < 500
     response = client.post("/experiments/new/", experiment)
     assert response.status_code < 500
+
+
+# --- every page and GET endpoint: hostile query values and ids --------------------------
+#
+# The URL patterns are enumerated from the resolver, ids filled in from a labelled project
+# (tests/privacy/doors.py); each page is asked once with a recorder on its query, which finds
+# the parameters it reads, and each of those (plus page/offset/limit) is then sent with hostile
+# values. SAWTOOTH_FUZZ_PAGE_VALUES values per parameter are sampled (all with "all").
+
+HOSTILE_QUERY_VALUES = [
+    str(2**63),
+    str(2**64 + 1),
+    "-1",
+    str(-(2**63) - 1),
+    "0",
+    "abc",
+    "NaN",
+    "inf",
+    "1e999",
+    "1.5",
+    "%ED%A0%80",  # a lone surrogate, as UTF-8 bytes
+    "%00",  # NUL
+    "a%00b",
+    "x" * 5000,
+    "%2F..%2F..",
+    "",
+]
+ALWAYS_TRIED = ("page", "offset", "limit", "q")
+PAGE_VALUES = os.environ.get("SAWTOOTH_FUZZ_PAGE_VALUES", "4")
+
+
+def _routes() -> list[str]:
+    """Every URL pattern as a route string, includes flattened, the admin left out."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    found: list[str] = []
+
+    def walk(patterns: Any, prefix: str) -> None:
+        for pattern in patterns:
+            route = prefix + str(pattern.pattern)
+            if isinstance(pattern, URLResolver):
+                if not route.startswith("admin/"):
+                    walk(pattern.url_patterns, route)
+            elif isinstance(pattern, URLPattern):
+                found.append(route)
+
+    walk(get_resolver().url_patterns, "")
+    return found
+
+
+def _fill(route: str, door: Any) -> str | None:
+    """The route with its parameters set to ids of the labelled project; None when a
+    parameter has no sample (a one-time password link)."""
+    from compaction.alert_models import Alert
+    from compaction.models import Finding
+
+    head = route.split("/", 1)[0]
+    alert = Alert.objects.filter(session__project=door.project).first()
+    finding = Finding.objects.filter(session__project=door.project).first()
+    pk = {
+        "sessions": door.session.pk,
+        "replays": door.replay.pk,
+        "experiments": door.experiment.pk,
+        "projects": door.project.pk,
+        "alerts": alert.pk if alert else 1,
+        "privacy": finding.pk if finding else 1,
+    }.get(head, 1)
+    values = {
+        "pk": pk,
+        "span_pk": door.span.pk,
+        "seq": door.span.seq,
+        "index": 0,
+        "fmt": "csv",
+        "action": "redact",
+        "external_id": door.session.external_id,
+        "replay_id": door.replay.pk,
+        "experiment_id": door.experiment.pk,
+        "alert_id": alert.pk if alert else 1,
+        "membership_pk": 1,
+        "key_pk": 1,
+        "hook_pk": 1,
+        "comment_pk": 1,
+        "filter_pk": 1,
+    }
+    missing: list[str] = []
+
+    def put(match: re.Match[str]) -> str:
+        name = match.group(2)
+        if name not in values:
+            missing.append(name)
+            return ""
+        return urllib.parse.quote(str(values[name]), safe="")
+
+    path = "/" + re.sub(r"<(?:(\w+):)?(\w+)>", put, route).replace("^", "").replace("$", "")
+    return None if missing else path
+
+
+class _Recorder:
+    """Which query parameters a page reads: QueryDict lookups, recorded while it renders."""
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+
+    def __enter__(self) -> _Recorder:
+        from unittest import mock
+
+        from django.http import QueryDict
+
+        keys = self.keys
+        originals = {n: getattr(QueryDict, n) for n in ("get", "getlist", "__getitem__")}
+
+        def wrap(name: str) -> Any:
+            def recorded(qd: Any, key: Any, *args: Any, **kwargs: Any) -> Any:
+                if isinstance(key, str):
+                    keys.add(key)
+                return originals[name](qd, key, *args, **kwargs)
+
+            return recorded
+
+        self._patches = [mock.patch.object(QueryDict, n, wrap(n)) for n in originals]
+        for patch in self._patches:
+            patch.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for patch in self._patches:
+            patch.stop()
+
+
+def _sample(values: list[str], key: str, path: str) -> list[str]:
+    if PAGE_VALUES == "all":
+        return values
+    import random
+
+    # Seeded by the page and the parameter: the same sample each run, a different one per pair.
+    return random.Random(f"{path}?{key}").sample(values, min(int(PAGE_VALUES), len(values)))
+
+
+def test_no_page_or_get_endpoint_answers_a_5xx_to_hostile_query_values(client: Client) -> None:
+    from django.db import transaction
+
+    from tests.privacy.doors import labelled_project
+
+    door = labelled_project(name="fuzz-pages")
+    client.force_login(door.users["admin"])
+    headers = {"Authorization": f"Bearer {make_key(door.project)}"}
+    asked, failed = 0, []
+    for route in _routes():
+        path = _fill(route, door)
+        if path is None or path.startswith(("/logout", "/api/v1/docs")):
+            continue
+        with _Recorder() as recorder:
+            first = client.get(path, headers=headers)
+        if first.status_code >= 500:
+            failed.append(f"{path} answered {first.status_code}")
+        for key in sorted(recorder.keys | set(ALWAYS_TRIED)):
+            # A page that searches reads its other parameters only with a query (?q=...&page=).
+            searched = "q" in recorder.keys and key != "q"
+            for raw in _sample(HOSTILE_QUERY_VALUES, key, path):
+                for url in [f"{path}?{key}={raw}"] + [f"{path}?q=pedido&{key}={raw}"] * searched:
+                    try:
+                        with transaction.atomic():  # a failed query spoils only its request
+                            response = client.get(url, headers=headers)
+                    except Exception as exc:  # the test client re-raises what a 500 hides
+                        failed.append(f"{url[:200]} raised {type(exc).__name__}: {exc}"[:400])
+                        continue
+                    asked += 1
+                    if response.status_code >= 500:
+                        failed.append(f"{url[:200]} answered {response.status_code}")
+    assert not failed, "\n".join(failed)
+    assert asked > 200  # the walk reached the pages, not only their login redirects
+
+
+@pytest.mark.parametrize(
+    "external_id",
+    ["a%00b", "a%2Fb", "..", "a%2F..%2Fb", "%2E%2E", "a/b", "."],
+    ids=["nul", "slash", "dotdot", "slash-dotdot", "encoded-dotdot", "raw-slash", "dot"],
+)
+def test_hostile_ids_on_api_paths_get_a_json_4xx(
+    client: Client, key: str, external_id: str
+) -> None:
+    for path in (
+        f"/api/v1/sessions/{external_id}",
+        f"/api/v1/sessions/{external_id}/messages",
+        f"/api/v1/sessions/{external_id}/curve",
+        f"/api/v1/sessions/{external_id}/compactions",
+        f"/api/v1/sessions/{external_id}/findings",
+    ):
+        response = client.get(path, headers=_auth(key))
+        assert 400 <= response.status_code < 500, (path, response.status_code)
+        assert response["Content-Type"].startswith("application/json"), (path, response.content)
+        assert "error" in response.json(), (path, response.content)
+    response = client.post(
+        f"/api/v1/sessions/{external_id}/events",
+        data=dumps({"messages": [wire_message(0)]}),
+        content_type="application/json",
+        headers=_auth(key),
+    )
+    assert 400 <= response.status_code < 500, response.content
+    assert response["Content-Type"].startswith("application/json"), response.content
+    from sessions.models import AgentSession
+
+    assert not AgentSession.objects.exists()
+
+
+def test_bytes_that_are_not_utf8_in_a_path_id_stay_percent_escaped(
+    client: Client, key: str
+) -> None:
+    """%ED%A0%80 would decode to a lone surrogate: Django keeps it as the literal text
+    "%ED%A0%80", which storage holds and the same path reads back; no surrogate is stored."""
+    path = "/api/v1/sessions/a%ED%A0%80b"
+    response = client.post(
+        f"{path}/events",
+        data=dumps({"messages": [wire_message(0)]}),
+        content_type="application/json",
+        headers=_auth(key),
+    )
+    assert response.status_code == 202, response.content
+    assert client.get(path, headers=_auth(key)).json()["external_id"] == "a%ED%A0%80b"
+
+
+@pytest.mark.parametrize("bad", ["\ud800", "a\x00b"], ids=["surrogate", "nul"])
+def test_ids_inside_bodies_refuse_nul_and_lone_surrogates_on_every_door(
+    client: Client, key: str, bad: str
+) -> None:
+    from sessions.models import AgentSession
+    from tests.importers.test_otlp import call, export, text
+
+    span = call("00f067aa0ba902b7", [text("user", "hi")], "hello", start=1, tokens=5)
+    for item in span["attributes"]:
+        if item["key"] == "gen_ai.conversation.id":
+            item["value"] = {"stringValue": bad}
+    otlp = client.post(
+        "/v1/traces", data=dumps(export(span)), content_type="application/json", headers=_auth(key)
+    )
+    assert otlp.status_code == 200, otlp.content
+    answer = otlp.json()["partialSuccess"]
+    assert int(answer["rejectedSpans"]) == 1, answer
+    assert "gen_ai.conversation.id" in answer["errorMessage"], answer
+    record = {"type": "user", "sessionId": bad, "uuid": "u", "message": {"role": "user"}}
+    record["message"]["content"] = "hi"
+    imported = client.post(
+        "/api/v1/imports/claude-code?name=t.jsonl",
+        data=dumps(record) + b"\n",
+        content_type="application/x-ndjson",
+        headers=_auth(key),
+    )
+    assert 400 <= imported.status_code < 500, imported.content
+    experiment = client.post(
+        "/api/v1/experiments",
+        data=dumps({"policies": [{}], "sessions": [bad]}),
+        content_type="application/json",
+        headers=_auth(key),
+    )
+    assert 400 <= experiment.status_code < 500, experiment.content
+    assert not AgentSession.objects.exists()

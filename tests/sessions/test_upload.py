@@ -119,3 +119,36 @@ def test_upload_page_needs_login_and_post(client: Client) -> None:
     assert client.post("/imports/claude-code/").status_code == 302
     client.force_login(make_user(project=make_project()))
     assert client.get("/imports/claude-code/").status_code == 405
+
+
+GOOD = SHORT.read_bytes() if SHORT.exists() else b""
+
+
+@pytest.mark.parametrize(
+    ("data", "status", "message"),
+    [
+        (b"\x1f\x8b\x08\x00garbage, not deflate", 400, "not valid gzip"),
+        (gzip.compress(GOOD)[:-12], 400, "truncated gzip stream"),
+        (gzip.compress(b"\n" * (len(GOOD) + 4096)), 413, "-byte limit after decompression"),
+    ],
+    ids=["corrupt", "truncated", "bomb"],
+)
+def test_a_bad_jsonl_gz_is_answered_on_the_page_and_nothing_is_stored(
+    client: Client, settings, data: bytes, status: int, message: str
+) -> None:
+    settings.IMPORT_MAX_BYTES = len(GOOD) + 1024  # the good file fits, the bomb does not
+    project = make_project()
+    client.force_login(make_user(project=project, role=Role.ENGINEER))
+    response = client.post(
+        "/imports/claude-code/",
+        {
+            "project": project.pk,
+            # a good transcript first: refused with the bad one, never stored half-way
+            "file": [_upload("good.jsonl", GOOD), _upload("bad.jsonl.gz", data)],
+        },
+    )
+    assert response.status_code == status
+    body = response.content.decode()
+    assert "file bad.jsonl.gz: " in body
+    assert message in body
+    assert not AgentSession.objects.exists()

@@ -3,6 +3,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from sessions import services
+from sessions.errors import BadRequest
 from sessions.models import Project
 
 
@@ -20,5 +21,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, name: str, allow_external_models: bool, **options: Any) -> None:
         if Project.objects.filter(name=name).exists():
             raise CommandError(f"project {name!r} already exists")
-        project = services.project_create(name=name, allow_external_models=allow_external_models)
+        try:
+            project = services.project_create(
+                name=name, allow_external_models=allow_external_models
+            )
+        except BadRequest as exc:
+            raise CommandError(exc.message) from None
         self.stdout.write(f"Created project {project.name!r} (id {project.pk})")

@@ -26,6 +26,8 @@ from typing import Any
 from _scratch import drop_database, fresh_database
 from replay import generate
 
+from compaction import pipeline
+
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_analysis"
 BATCH = 200  # messages in the batch that arrives after the first pass
@@ -102,7 +104,6 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
-    from compaction import services as compaction_services
     from compaction.engine.messages import message_to_wire
     from compaction.models import CompactionSpan
     from sessions.models import AgentSession, Project
@@ -125,7 +126,7 @@ def main() -> None:
             started = time.perf_counter()
             if profiler:
                 profiler.enable()
-            compaction_services.session_analyse(session_id=session.pk)
+            pipeline.session_analyse(session_id=session.pk)
             seconds = time.perf_counter() - started
             if profiler:
                 profiler.disable()
@@ -134,7 +135,7 @@ def main() -> None:
             assert spans == len(compactions), (spans, len(compactions))
             ingest(project, external_id, messages[cut:], [])
             started = time.perf_counter()
-            compaction_services.session_analyse(session_id=session.pk)
+            pipeline.session_analyse(session_id=session.pk)
             next_batch = time.perf_counter() - started
             figures[f"calls_{calls}_compactions"] = len(compactions)
             figures[f"calls_{calls}_seconds"] = round(seconds, 2)

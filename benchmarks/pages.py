@@ -23,6 +23,8 @@ from pathlib import Path
 
 from _scratch import fresh_database
 
+from compaction import pipeline
+
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_pages"
 
@@ -68,7 +70,6 @@ def main() -> None:
     from django.test import Client
     from django.utils import timezone
 
-    from compaction import services as compaction_services
     from compaction.models import CompactionSpan, SessionAnalysis
     from sessions import services
     from sessions.models import AgentSession, Membership, Project
@@ -108,7 +109,7 @@ def main() -> None:
         )
     big = AgentSession.objects.get(external_id="big-session")
     started = time.perf_counter()
-    compaction_services.session_analyse(session_id=big.pk)
+    pipeline.session_analyse(session_id=big.pk)
     analysis_seconds = time.perf_counter() - started
     largest = max(
         CompactionSpan.objects.filter(session=big),

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from _scratch import fresh_database
 
+from compaction import pipeline
+
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_subjects"
 CPF = "530.582.439-79"
@@ -42,7 +44,6 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
-    from compaction import services as compaction_services
     from compaction import subjects
     from sessions import services
     from sessions.models import AgentSession, Project
@@ -77,7 +78,7 @@ def main() -> None:
         )
         session = AgentSession.objects.get(project=project, external_id="big")
         started = time.perf_counter()
-        compaction_services.session_analyse(session_id=session.pk)
+        pipeline.session_analyse(session_id=session.pk)
         analysis_seconds += time.perf_counter() - started
     subjects.subject_index_session = real_index  # type: ignore[assignment]
 
@@ -90,7 +91,7 @@ def main() -> None:
     subjects.subject_erase(project=project, subject=subject, by=None, reason="benchmark")
     erase_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     rebuild_seconds = time.perf_counter() - started
     assert not subjects.subject_find(project=project, subject=subject)["sessions"]
 

@@ -16,7 +16,7 @@ from typing import Any
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from compaction import alert_selectors, selectors, services, webhooks
+from compaction import alert_selectors, message_scan, selectors, webhooks
 from compaction import findings as personal_data
 from compaction.alert_models import (
     Alert,
@@ -52,7 +52,7 @@ def alert_inputs(
         for span in sorted(spans, key=lambda span: span.index)
     )
     if messages is None:
-        messages = services.engine_messages(session)
+        messages = message_scan.engine_messages(session)
     return engine.SessionInputs(
         context_window=selectors.session_window(session)[0],
         calls=tuple(

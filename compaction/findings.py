@@ -1,6 +1,6 @@
 """Writes for personal data findings: the scan step of the analysis pass, review, redaction.
 
-Kept apart from services.py (the analysis and replay writes) so neither passes ~600 lines;
+Called by the analysis pass (pipeline.py) for its scan step, and by the review pages;
 the reads are in selectors.py. The detection rules are in the engine (compaction/engine/pii.py).
 
 A finding never stores the value it found: only a masked preview and a keyed hash

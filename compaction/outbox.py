@@ -32,16 +32,29 @@ ALERT_EMAIL_SEND = "alert_email_send"
 UNTRIED_GRACE = timedelta(seconds=10)
 
 
-def _senders() -> dict[str, Callable[[list[Any]], object]]:
-    # tasks imports services, which imports this module: look the tasks up when sending.
-    from compaction import tasks
+def _task(name: str) -> Any:
+    """A task of compaction/tasks.py, by name: work is sent by name, never by importing the
+    tasks (which import the services that write these rows)."""
+    from config.celery import app
 
+    return app.tasks[f"compaction.tasks.{name}"]
+
+
+def experiment_fan_out(run_ids: list[int]) -> None:
+    """One replay turn per run of an experiment, sent together."""
+    from celery import group
+
+    task = _task(REPLAY_RUN_EXECUTE)
+    group(task.si(run_id) for run_id in run_ids).apply_async()
+
+
+def _senders() -> dict[str, Callable[[list[Any]], object]]:
     return {
-        SESSION_ANALYSE: lambda args: tasks.session_analyse.delay(*args),
-        REPLAY_RUN_EXECUTE: lambda args: tasks.replay_run_execute.delay(*args),
-        REPLAY_RUNS_EXECUTE: lambda args: tasks.experiment_fan_out(list(args)),
-        WEBHOOK_DELIVER: lambda args: tasks.webhook_deliver.delay(*args),
-        ALERT_EMAIL_SEND: lambda args: tasks.alert_email_send.delay(*args),
+        SESSION_ANALYSE: lambda args: _task(SESSION_ANALYSE).delay(*args),
+        REPLAY_RUN_EXECUTE: lambda args: _task(REPLAY_RUN_EXECUTE).delay(*args),
+        REPLAY_RUNS_EXECUTE: lambda args: experiment_fan_out(list(args)),
+        WEBHOOK_DELIVER: lambda args: _task(WEBHOOK_DELIVER).delay(*args),
+        ALERT_EMAIL_SEND: lambda args: _task(ALERT_EMAIL_SEND).delay(*args),
     }
 
 

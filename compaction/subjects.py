@@ -21,14 +21,13 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any, TypedDict
 
 from django.db import DEFAULT_DB_ALIAS, models, transaction
 from django.db.models import F, Q
 from django.db.models.deletion import Collector
 
-from compaction import findings, known_clean, message_scan, services, tasks
+from compaction import findings, known_clean, message_scan, outbox, services
 from compaction.alert_models import WebhookDelivery
 from compaction.engine import pii
 from compaction.message_scan import MessageHit, MessageScan, Scan
@@ -669,7 +668,7 @@ def _replays_requeue(session: AgentSession) -> list[int]:
     )
     ReplayRun.objects.filter(pk__in=runs).update(status=ReplayStatus.QUEUED, progress=0.0)
     for run_id in runs:
-        transaction.on_commit(partial(tasks.replay_run_execute.delay, run_id))
+        outbox.outbox_add(kind=outbox.REPLAY_RUN_EXECUTE, args=[run_id])
     return runs
 
 

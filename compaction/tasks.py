@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import Task, group
+from celery import Task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from compaction import alerts, outbox, recovery, rescan, services, webhooks
+from compaction import alerts, outbox, pipeline, recovery, rescan, webhooks
 from config.celery import app
 
 TRANSIENT = (OperationalError, InterfaceError)
@@ -18,13 +18,13 @@ TRANSIENT = (OperationalError, InterfaceError)
 def session_analyse(session_id: int) -> None:
     """A turn of analysis, sent by each request: it analyses the waiting session whose
     project's turn it is (compaction/fair.py), which may be another than ``session_id``."""
-    services.analysis_next()
+    pipeline.analysis_next()
 
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=5)
 def replay_run_execute(run_id: int) -> None:
     """A turn of replay, one per queued run: runs the queued run whose project's turn it is."""
-    services.replay_run_next()
+    pipeline.replay_run_next()
 
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
@@ -50,11 +50,6 @@ def stale_findings_rescan() -> int:
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
 def outbox_drain() -> int:
     return outbox.outbox_drain()
-
-
-def experiment_fan_out(run_ids: list[int]) -> None:
-    """One task per replay run; the last run to finish aggregates the experiment."""
-    group(replay_run_execute.si(run_id) for run_id in run_ids).apply_async()
 
 
 @app.task(bind=True, acks_late=True, max_retries=settings.WEBHOOK_MAX_ATTEMPTS - 1)

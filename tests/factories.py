@@ -10,8 +10,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.utils import timezone
 
-from compaction import liveness, webhook_secrets
-from compaction import services as compaction_services
+from compaction import liveness, pipeline, webhook_secrets
 from compaction.models import SweepMark, Webhook
 from sessions import services
 from sessions.models import AgentSession, Membership, Project, Role
@@ -103,7 +102,7 @@ def make_searchable_session(project: Project | None = None, **kwargs: Any) -> Ag
     """``make_session``, then analysed as the worker does after an upload: search reads the
     masked text the analysis pass writes (sessions/search.py)."""
     session = make_session(project, **kwargs)
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     session.refresh_from_db()
     return session
 
@@ -130,5 +129,5 @@ def make_long_compacted_session(
         ],
         **batch,
     )
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session

@@ -52,7 +52,8 @@ from compaction.engine.names import Stage, SummarizerName, Trigger, Unit
 from compaction.engine.replay import ReplayResult
 from compaction.engine.sections import summary_sections
 from compaction.engine.strategies import Policy, PolicyError, compact
-from compaction.engine.summarizers import Summary, summarizer_from_name
+from compaction.engine.summarizer_choice import summarizer_from_name
+from compaction.engine.summarizers import Summary
 from compaction.engine.tokens import (
     CharCounter,
     CurvePoint,

@@ -7,9 +7,9 @@ compaction), :func:`count_with_context_editing` (``clear_tool_uses_20250919`` as
 it), :class:`AnthropicCounter` (``count_tokens``) and :class:`AnthropicJudge` (retention).
 
 The rest of the engine is offline and deterministic and never imports this module at import
-time: :func:`compaction.engine.summarizers.summarizer_from_name` imports it when a policy names
-an Anthropic summarizer. The SDK itself is imported only when a client is built, on the first
-call, so even importing this module stays offline.
+time: :func:`compaction.engine.summarizer_choice.summarizer_from_name` imports it when a
+policy names an Anthropic summarizer. The SDK itself is imported only when a client is built,
+on the first call, so even importing this module stays offline.
 
 The pinned SDK (anthropic 2.x) speaks ``httpx2``: ``http_client`` is an ``httpx2.Client``
 (tests give it an ``httpx2.MockTransport``; the SDK refuses a plain ``httpx`` object).

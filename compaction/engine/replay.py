@@ -41,7 +41,8 @@ from compaction.engine.strategies import (
     compact,
     seq_ranges,
 )
-from compaction.engine.summarizers import Summarizer, summarizer_from_name
+from compaction.engine.summarizer_choice import summarizer_from_name
+from compaction.engine.summarizers import Summarizer
 from compaction.engine.tokens import (
     MESSAGE_OVERHEAD,
     Attribution,

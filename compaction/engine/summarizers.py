@@ -1,9 +1,9 @@
-"""Summaries: the schema, the offline extractive summarizer (the default), and the factory.
+"""Summaries: the schema and the offline extractive summarizer (the default).
 
 Also what a trace's server-side compactions (``compact_20260112``: ``compaction`` blocks and
 ``usage.iterations``) did to its history. The summarizers that call the Anthropic API live in
-:mod:`compaction.engine.anthropic`; :func:`summarizer_from_name` imports that module only when
-a policy names one, so the offline engine never loads the SDK.
+:mod:`compaction.engine.anthropic`, which builds on this module; a policy's summarizer is
+chosen by name in :mod:`compaction.engine.summarizer_choice`.
 """
 
 from __future__ import annotations
@@ -530,21 +530,3 @@ def server_compactions(messages: Sequence[Message]) -> list[ObservedCompaction]:
         if m.usage is not None:
             last_ctx = context_size(m.usage)
     return out
-
-
-def summarizer_from_name(name: str, **options: Any) -> Summarizer:
-    """The summarizer a policy names: ``extractive``, ``anthropic`` or ``server_compaction``.
-
-    >>> summarizer_from_name("extractive").name
-    'extractive'
-    """
-    if name == "extractive":
-        return ExtractiveSummarizer(**options)
-    if name in ("anthropic", "server_compaction"):
-        # the only door to the network; imported here so the offline engine never loads it
-        from compaction.engine import anthropic
-
-        if name == "anthropic":
-            return anthropic.AnthropicSummarizer(**options)
-        return anthropic.ServerCompactionSummarizer(**options)
-    raise ValueError(f"policy.summarizer: unknown summarizer {name!r}")

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
-from compaction import services
+from compaction import pipeline
 from compaction.alert_models import Alert, AlertState
 from compaction.webhooks import webhook_create
 from sessions.models import AgentSession, Membership, Project, Role
@@ -52,7 +52,7 @@ def troubled_session(project: Project, external_id: str) -> AgentSession:
         ],
         probes=[{"seq": 8, "text": "do not change the public API"}],
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session
 
 
@@ -63,7 +63,7 @@ def repeated_session(project: Project, external_id: str) -> AgentSession:
         messages=coding_session_messages(turns=40),
         compactions=[compaction(4), compaction(52), compaction(100)],
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session
 
 

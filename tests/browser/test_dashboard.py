@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Dialog, Page, expect
 
-from compaction import services
+from compaction import pipeline, services
 from compaction.models import CompactionSpan, ReplayRun
 from sessions.models import AgentSession, Project
 from tests.factories import (
@@ -116,7 +116,7 @@ def test_replay_page_updates_until_the_run_is_done(
     expect(logged_in.locator("#replay-body")).to_contain_text("30 of 60 model calls replayed")
 
     ReplayRun.objects.filter(pk=run.pk).update(status="queued")
-    services.replay_run_execute(run_id=run.pk)  # what the worker does
+    pipeline.replay_run_execute(run_id=run.pk)  # what the worker does
     expect(logged_in.get_by_role("heading", name="Observed vs replayed context")).to_be_visible()
     logged_in.wait_for_selector('[data-chart="replay-curve"][data-points]')
     assert logged_in.locator("#replay-body[hx-trigger]").count() == 0
@@ -146,12 +146,12 @@ def test_hostile_content_never_runs_on_any_dashboard_page(
         ],
         probes=[{"seq": 0, "text": PAYLOAD}],
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     span = CompactionSpan.objects.get(session=session)
     run = services.replay_run_start(
         session=session, policy={"soft_limit": 6000, "hard_limit": 9000}
     )
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     for path in (
         "/",
         f"/sessions/{session.pk}/",

@@ -17,7 +17,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page
 
-from compaction import services
+from compaction import pipeline, services
 from compaction.alert_models import Alert
 from compaction.models import Experiment, Finding, ReplayRun
 from sessions import members
@@ -83,15 +83,15 @@ def site(project: Project) -> Site:
     session = troubled_session(project, "billing-run-7-with-a-long-external-identifier")
     for n in range(3):
         other = make_session(project, external_id=f"run-{n}")
-        services.session_analyse(session_id=other.pk)
+        pipeline.session_analyse(session_id=other.pk)
     customer = make_session(
         project,
         external_id="support-1",
         messages=[{"seq": 0, "role": "user", "content": "Meu CPF é 530.582.439-79."}],
     )
-    services.session_analyse(session_id=customer.pk)
+    pipeline.session_analyse(session_id=customer.pk)
     replay = services.replay_run_start(session=session, policy=POLICY)
-    services.replay_run_execute(run_id=replay.pk)  # what the worker does
+    pipeline.replay_run_execute(run_id=replay.pk)  # what the worker does
     experiment = services.experiment_start(
         project=project,
         name="soft limits",
@@ -99,7 +99,7 @@ def site(project: Project) -> Site:
         sessions=[session],
     )
     for run in experiment.runs.all():
-        services.replay_run_execute(run_id=run.pk)
+        pipeline.replay_run_execute(run_id=run.pk)
     return Site(
         project=project,
         session=session,

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
-from compaction import services
+from compaction import pipeline
 from compaction.models import Finding, FindingStatus
 from sessions.models import CompactionEvent, Membership, Project, Role
 from tests.browser.conftest import PASSWORD
@@ -32,7 +32,7 @@ def log_in(page: Page, live_server, project: Project, role: str) -> None:
 
 def test_a_reviewer_walks_the_queue(page: Page, live_server, project: Project) -> None:
     chat = support_chat(project)
-    services.session_analyse(session_id=chat.pk)
+    pipeline.session_analyse(session_id=chat.pk)
     log_in(page, live_server, project, Role.PRIVACY_REVIEWER)
 
     page.get_by_role("link", name="Privacy").click()

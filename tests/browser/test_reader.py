@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from compaction import services
+from compaction import pipeline, services
 from compaction.models import CompactionSpan, ReplayRun
 from sessions.models import AgentSession, Project
 from tests.factories import CONSTRAINT, coding_session_messages, conversation, make_session
@@ -53,7 +53,7 @@ def long_span_session(project: Project) -> AgentSession:
         ],
         probes=[{"seq": HIDDEN_SEQ, "text": "do not change the public API"}],
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session
 
 
@@ -220,7 +220,7 @@ def test_two_replays_compare_side_by_side(logged_in: Page, live_server, project:
         {"hard_limit": 20000, "soft_limit": 12000, "keep_last": 2},
     ):
         run = services.replay_run_start(session=session, policy=policy)
-        services.replay_run_execute(run_id=run.pk)
+        pipeline.replay_run_execute(run_id=run.pk)
         runs.append(ReplayRun.objects.get(pk=run.pk))
     first, second = runs
     assert first.policy_label != second.policy_label

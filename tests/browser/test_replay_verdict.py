@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from compaction import services
+from compaction import pipeline
 from compaction.models import ReplayRun
 from sessions.models import Project
 from tests.compaction.test_replay_verdicts import one_prompt_messages
@@ -24,7 +24,7 @@ def start_replay(page: Page, url: str, *, fallback: bool) -> ReplayRun:
     page.get_by_role("button", name="Start replay").click()
     run = ReplayRun.objects.latest("pk")
     page.wait_for_url(f"**/replays/{run.pk}/")
-    services.replay_run_execute(run_id=run.pk)  # what the worker does
+    pipeline.replay_run_execute(run_id=run.pk)  # what the worker does
     return run
 
 
@@ -34,7 +34,7 @@ def test_the_replay_page_says_a_turns_only_policy_overflowed_and_the_default_hel
     session = make_session(
         project, messages=one_prompt_messages(calls=40), session={"context_window": 12_000}
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     form_url = f"{live_server.url}/sessions/{session.pk}/replay/"
 
     start_replay(logged_in, form_url, fallback=False)

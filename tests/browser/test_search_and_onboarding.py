@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from compaction import services as compaction_services
+from compaction import pipeline
 from sessions.importers.writer import session_parent_set
 from sessions.models import AgentSession, Project
 from tests.factories import make_session, wire_message
@@ -97,7 +97,7 @@ def _billing_family(project: Project) -> AgentSession:
     )
     # As the worker does after an upload: search reads what the analysis pass masked.
     for session in AgentSession.objects.filter(project=project):
-        compaction_services.session_analyse(session_id=session.pk)
+        pipeline.session_analyse(session_id=session.pk)
     return parent
 
 

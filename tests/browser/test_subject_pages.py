@@ -8,7 +8,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
-from compaction import services
+from compaction import pipeline
 from sessions import example_data
 from sessions.models import AgentSession, Membership, Message, Project, Role
 from sessions.schemas import EventBatch
@@ -31,7 +31,7 @@ def test_a_reviewer_finds_and_erases_a_subject(
             batch=EventBatch.model_validate(batch),
         )
     session = AgentSession.objects.get(project=project)
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
 
     page = logged_in
     page.goto(f"{live_server.url}/privacy/subjects/")

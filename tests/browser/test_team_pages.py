@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from compaction import services
+from compaction import pipeline
 from sessions.models import Project
 from tests.factories import coding_session_messages, make_session
 
@@ -39,7 +39,7 @@ def test_copy_link_puts_the_messages_permalink_on_the_clipboard(
     logged_in: Page, live_server, project: Project
 ) -> None:
     session = make_session(project, messages=coding_session_messages(turns=4))
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     page = logged_in
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.goto(f"{live_server.url}/sessions/{session.pk}/")

@@ -9,7 +9,7 @@ from unittest import mock
 import pytest
 import time_machine
 
-from compaction import alerts, services, tasks
+from compaction import alerts, pipeline, tasks
 from compaction.alert_models import Alert, AlertSettings, AlertState
 from compaction.models import CompactionSpan
 from sessions import services as session_services
@@ -51,13 +51,13 @@ def add_batch(session: AgentSession, **batch: Any) -> None:
         external_id=session.external_id,
         batch=EventBatch.model_validate(batch),
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
 
 
 def analysed_session(**batch: Any) -> AgentSession:
     batch.setdefault("messages", coding_session_messages(turns=40))
     session = make_session(**batch)
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session
 
 
@@ -186,7 +186,7 @@ def test_a_rule_that_raises_leaves_the_analysis_done_and_logs_it(caplog) -> None
 def test_a_real_claude_code_session_with_one_healthy_auto_compaction_raises_no_alert() -> None:
     claude_code_import(project=make_project(), paths=[AUTO])
     session = AgentSession.objects.get(external_id=compaction_facts(AUTO)["boundary"]["sessionId"])
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     assert CompactionSpan.objects.filter(session=session, origin="observed").count() == 1
     assert list(Alert.objects.filter(session=session).values_list("rule", flat=True)) == []
 

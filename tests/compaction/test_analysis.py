@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from compaction import services, tasks
+from compaction import pipeline, services, tasks
 from compaction.engine import evals
 from compaction.models import AnalysisStatus, CompactionSpan, SessionAnalysis
 from sessions import services as session_services
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 
 
 def analysed(session_id: int) -> SessionAnalysis:
-    services.session_analyse(session_id=session_id)
+    pipeline.session_analyse(session_id=session_id)
     return SessionAnalysis.objects.get(session_id=session_id)
 
 
@@ -156,9 +156,9 @@ def test_analysis_is_idempotent_and_skips_when_current() -> None:
     session = make_session(
         messages=coding_session_messages(turns=8), compactions=[summary_compaction("Goal")]
     )
-    first = services.session_analyse(session_id=session.pk)
+    first = pipeline.session_analyse(session_id=session.pk)
     assert first is not None
-    assert services.session_analyse(session_id=session.pk) is None
+    assert pipeline.session_analyse(session_id=session.pk) is None
     assert CompactionSpan.objects.filter(session=session).count() == 1
 
 
@@ -171,7 +171,7 @@ def test_a_pass_reads_the_session_its_events_and_messages_once_for_all_its_steps
         probes=[{"seq": 8, "text": "do not change the public API"}],
     )
     with CaptureQueriesContext(connection) as queries:
-        services.session_analyse(session_id=session.pk)
+        pipeline.session_analyse(session_id=session.pk)
     reads: Counter[str] = Counter()
     for query in queries.captured_queries:
         table = re.match(r'SELECT .*? FROM "(\w+)"', query["sql"])

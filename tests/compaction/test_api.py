@@ -8,7 +8,7 @@ from unittest import mock
 import pytest
 from django.test import Client
 
-from compaction import services, tasks
+from compaction import pipeline, services, tasks
 from compaction.models import Experiment, ReplayRun
 from tests.factories import coding_session_messages, make_key, make_project, make_session
 
@@ -49,7 +49,7 @@ def test_curve_is_pending_until_analysed_then_lists_points(client: Client, auth,
     pending = client.get("/api/v1/sessions/run-1/curve", headers=auth).json()
     assert pending["points"] == []
     assert pending["current"] is False
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     curve = client.get("/api/v1/sessions/run-1/curve", headers=auth).json()
     assert curve["status"] == "done"
     assert curve["current"] is True
@@ -65,7 +65,7 @@ def test_curve_is_pending_until_analysed_then_lists_points(client: Client, auth,
 
 
 def test_compactions_list_observed_spans_with_their_verdict(client: Client, auth, session):
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     [event] = client.get("/api/v1/sessions/run-1/compactions", headers=auth).json()
     assert event["seq"] == 24
     assert event["trigger"] == "auto"
@@ -94,7 +94,7 @@ def test_replay_is_queued_then_readable(
     assert queued["status"] == "queued"
     url = f"/api/v1/replays/{queued['id']}"
     assert client.get(url, headers=auth).json()["curve"] is None
-    services.replay_run_execute(run_id=queued["id"])
+    pipeline.replay_run_execute(run_id=queued["id"])
     done = client.get(url, headers=auth).json()
     assert done["status"] == "done"
     assert done["progress"] == 1.0

@@ -13,7 +13,7 @@ import time_machine
 from django.db import OperationalError
 from django.utils import timezone
 
-from compaction import fair, recovery, services
+from compaction import fair, pipeline, recovery, services
 from compaction.models import (
     AnalysisStatus,
     ReplayRun,
@@ -63,7 +63,7 @@ def test_one_session_of_a_quiet_project_waits_one_turn_behind_another_projects_f
     late = make_session(quiet, external_id="q-1", messages=4)  # asked for after all 20
     # One turn goes to the flood (it waits longest), the next to the quiet project, whose
     # turn has come: not the 21st, as on one first-in first-out queue.
-    assert _turns_until(lambda: _analysed(late), services.analysis_next) == 2
+    assert _turns_until(lambda: _analysed(late), pipeline.analysis_next) == 2
     assert SessionAnalysis.objects.filter(session__project=flood, status="done").count() == 1
 
 
@@ -74,11 +74,11 @@ def test_turns_go_round_the_projects_with_waiting_work():
             make_session(project, external_id=f"{project.name}-{n}", messages=4)
     served = []
     for _ in range(9):
-        analysis = services.analysis_next()
+        analysis = pipeline.analysis_next()
         assert analysis is not None
         served.append(analysis.session.project.name)
     assert served == ["a", "b", "c"] * 3
-    assert services.analysis_next() is None  # nothing waits: a spare turn does nothing
+    assert pipeline.analysis_next() is None  # nothing waits: a spare turn does nothing
 
 
 def test_a_project_running_work_already_waits_for_one_that_runs_none():
@@ -88,7 +88,7 @@ def test_a_project_running_work_already_waits_for_one_that_runs_none():
     make_session(busy, external_id="next", messages=4)
     mine = make_session(idle, external_id="mine", messages=4)
     WorkShare.objects.create(project=idle, analysis_served_at=timezone.now())  # served last
-    assert _turns_until(lambda: _analysed(mine), services.analysis_next) == 1
+    assert _turns_until(lambda: _analysed(mine), pipeline.analysis_next) == 1
 
 
 def test_a_waiting_analysis_is_taken_up_once():
@@ -101,27 +101,27 @@ def test_a_waiting_analysis_is_taken_up_once():
 
 def test_a_batch_landing_while_its_session_is_analysed_gets_a_turn_of_its_own(monkeypatch):
     session = make_session(external_id="growing", messages=4)
-    run = services._session_analyse_running
+    run = pipeline._session_analyse_running
 
     def with_a_batch_meanwhile(row, session_id, generation):
         make_session(session.project, external_id="growing", messages=8)  # 4 more
         return run(row, session_id, generation)
 
-    monkeypatch.setattr(services, "_session_analyse_running", with_a_batch_meanwhile)
+    monkeypatch.setattr(pipeline, "_session_analyse_running", with_a_batch_meanwhile)
     turns = []
     monkeypatch.setattr(
         services.outbox,
         "outbox_add",
         lambda *, kind, args: turns.append((kind, args)),
     )
-    services.analysis_next()
+    pipeline.analysis_next()
     analysis = SessionAnalysis.objects.get(session=session)
     assert not analysis.is_current
     assert analysis.queued_at is not None
     # the batch's own turn, and one more sent when the pass ended (the batch's may be spent)
     assert turns == [("session_analyse", [session.pk])] * 2
-    monkeypatch.setattr(services, "_session_analyse_running", run)
-    services.analysis_next()
+    monkeypatch.setattr(pipeline, "_session_analyse_running", run)
+    pipeline.analysis_next()
     analysis.refresh_from_db()
     assert analysis.is_current
     assert analysis.message_count == 8
@@ -130,9 +130,9 @@ def test_a_batch_landing_while_its_session_is_analysed_gets_a_turn_of_its_own(mo
 
 def test_an_analysis_analysed_directly_meanwhile_is_not_run_again_by_its_turn():
     session = make_session(messages=4)
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     assert SessionAnalysis.objects.get(session=session).queued_at is None
-    assert services.analysis_next() is None
+    assert pipeline.analysis_next() is None
 
 
 def _lost_memory(*args, **kwargs):
@@ -141,8 +141,8 @@ def _lost_memory(*args, **kwargs):
 
 def test_results_too_big_for_the_database_fail_the_analysis_for_good(monkeypatch):
     session = make_session(messages=4)
-    monkeypatch.setattr(services, "_analysis_store", _lost_memory)
-    assert services.analysis_next() is None  # not raised: the task does not retry it
+    monkeypatch.setattr(pipeline, "_analysis_store", _lost_memory)
+    assert pipeline.analysis_next() is None  # not raised: the task does not retry it
     analysis = SessionAnalysis.objects.get(session=session)
     assert analysis.status == AnalysisStatus.FAILED
     assert analysis.error == (
@@ -150,7 +150,7 @@ def test_results_too_big_for_the_database_fail_the_analysis_for_good(monkeypatch
         "(too big for the database; a retry would fail alike)"
     )
     assert analysis.queued_at is None  # and no turn takes it up again
-    assert services.analysis_next() is None
+    assert pipeline.analysis_next() is None
 
 
 def test_a_lost_connection_is_retried_and_the_analysis_waits_for_the_retry(monkeypatch):
@@ -159,14 +159,14 @@ def test_a_lost_connection_is_retried_and_the_analysis_waits_for_the_retry(monke
     def restarted(*args, **kwargs):
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(services, "_analysis_store", restarted)
+    monkeypatch.setattr(pipeline, "_analysis_store", restarted)
     with pytest.raises(OperationalError):
-        services.analysis_next()  # the task retries
+        pipeline.analysis_next()  # the task retries
     analysis = SessionAnalysis.objects.get(session=session)
     assert analysis.status == AnalysisStatus.PENDING
     assert analysis.queued_at is not None
     monkeypatch.undo()
-    assert services.analysis_next() is not None
+    assert pipeline.analysis_next() is not None
     assert _analysed(session)
 
 
@@ -180,7 +180,7 @@ def test_a_lost_connection_is_retried_and_the_analysis_waits_for_the_retry(monke
     ],
 )
 def test_which_database_errors_a_retry_would_meet_again(message, lasting):
-    assert services.lasting(OperationalError(message)) is lasting
+    assert pipeline.lasting(OperationalError(message)) is lasting
 
 
 def _experiment(project, sessions: int) -> None:
@@ -199,12 +199,12 @@ def test_one_replay_of_a_quiet_project_waits_one_turn_behind_another_projects_ba
     def done() -> bool:
         return ReplayRun.objects.get(pk=mine.pk).status == ReplayStatus.DONE
 
-    assert _turns_until(done, services.replay_run_next) == 2
+    assert _turns_until(done, pipeline.replay_run_next) == 2
     assert ReplayRun.objects.filter(session__project=grid, status="done").count() == 1
 
 
 def test_a_spare_replay_turn_does_nothing():
-    assert services.replay_run_next() is None
+    assert pipeline.replay_run_next() is None
     assert not WorkShare.objects.exists()
 
 

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 
-from compaction import findings, selectors, services
+from compaction import findings, pipeline, selectors
 from compaction.models import CompactionSpan, Finding, FindingStatus, SessionAnalysis
 from sessions import selectors as session_selectors
 from sessions.models import AgentSession, CompactionEvent, Message
@@ -63,7 +63,7 @@ def project():
 @pytest.fixture
 def chat(project):
     session = support_chat(project)
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session
 
 
@@ -117,7 +117,7 @@ def test_a_second_pass_changes_nothing_and_keeps_review_decisions(chat):
     confirmed = Finding.objects.get(session=chat, where="summary", masked="***.***.***-25")
     findings.finding_review(finding=confirmed, status=FindingStatus.CONFIRMED, user=None)
     make_session(chat.project, external_id="chat-1", messages=[wire_message(6, "user", "ok")])
-    services.session_analyse(session_id=chat.pk)
+    pipeline.session_analyse(session_id=chat.pk)
     assert rows(chat) == before
     again = Finding.objects.get(session=chat, where="summary", masked="***.***.***-25")
     assert again.status == FindingStatus.CONFIRMED
@@ -129,7 +129,7 @@ def test_only_new_messages_are_scanned_again(chat):
         external_id="chat-1",
         messages=[wire_message(6, "user", "tel (11) 98765-4321")],
     )
-    services.session_analyse(session_id=chat.pk)
+    pipeline.session_analyse(session_id=chat.pk)
     phones = Finding.objects.filter(session=chat, kind="phone")
     assert [(f.where, f.seq) for f in phones] == [("message", 6)]
     assert Finding.objects.filter(session=chat, where="message").count() == 4
@@ -154,7 +154,7 @@ def test_the_api_lists_findings_masked_and_scoped_to_the_key(client: Client, pro
 def test_summary_personal_data_is_what_the_alert_rule_and_the_list_filter_read(project, chat):
     assert selectors.session_has_summary_personal_data(session_id=chat.pk)
     clean = make_session(project, external_id="clean", messages=[wire_message(0, "user", "oi")])
-    services.session_analyse(session_id=clean.pk)
+    pipeline.session_analyse(session_id=clean.pk)
     assert not selectors.session_has_summary_personal_data(session_id=clean.pk)
     listed = session_selectors.session_search(
         projects=session_selectors.projects_for_user(make_user(is_superuser=True)),
@@ -172,7 +172,7 @@ def test_a_name_alone_in_a_summary_is_for_review_not_an_alert(project):
         messages=[wire_message(0, "user", "oi")],
         compactions=[{"seq": 1, "summary": "Atendimento de Maria Souza: pediu reembolso."}],
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     (name,) = Finding.objects.filter(session=session)
     assert (name.kind, name.confidence) == ("person_name", "review")
     assert not selectors.session_has_summary_personal_data(session_id=session.pk)
@@ -184,7 +184,7 @@ def test_a_name_a_cue_marks_as_a_customers_in_a_summary_is_sure_and_alerts(proje
         messages=[wire_message(0, "user", "oi")],
         compactions=[{"seq": 1, "summary": "Cliente: Maria Souza pediu reembolso."}],
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     (name,) = Finding.objects.filter(session=session)
     assert (name.kind, name.confidence, name.masked) == ("person_name", "high", "M*** S***")
     assert selectors.session_has_summary_personal_data(session_id=session.pk)
@@ -201,7 +201,7 @@ def test_redact_rewrites_the_summary_and_its_span_and_nothing_else(chat):
     assert CPF in json.dumps(Message.objects.get(session=chat, seq=2).content)
     finding.refresh_from_db()
     assert finding.status == FindingStatus.REDACTED
-    services.session_analyse(session_id=chat.pk)  # a later pass keeps the record
+    pipeline.session_analyse(session_id=chat.pk)  # a later pass keeps the record
     assert Finding.objects.get(pk=finding.pk).status == FindingStatus.REDACTED
 
 
@@ -245,7 +245,7 @@ def test_a_failing_scan_does_not_undo_the_analysis(project, monkeypatch):
         raise ValueError("detector bug")
 
     monkeypatch.setattr(findings, "session_findings_scan", broken)
-    analysis = services.session_analyse(session_id=session.pk)
+    analysis = pipeline.session_analyse(session_id=session.pk)
     assert analysis is not None
     assert analysis.status == "done"
     assert not Finding.objects.filter(session=session).exists()
@@ -295,5 +295,5 @@ def test_a_summary_without_personal_data_raises_no_alert(project):
         messages=[wire_message(0, "user", "Migrate billing."), wire_message(1, "assistant", "ok")],
         compactions=[{"seq": 2, "trigger": "auto", "summary": "Goal: migrate billing."}],
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     assert not Alert.objects.filter(session=session, rule="personal_data").exists()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from django.db import InterfaceError, OperationalError, connection
 
-from compaction import services
+from compaction import pipeline
 from compaction.models import AnalysisStatus, SessionAnalysis
 from sessions import services as session_services
 from sessions.models import Message
@@ -60,14 +60,14 @@ def test_a_batch_written_while_its_sessions_analysis_is_stored_does_not_deadlock
     )
     storing = threading.Event()  # the analysis holds its row and is about to insert spans
     go_on = threading.Event()
-    span_row = services._observed_span_row
+    span_row = pipeline._observed_span_row
 
     def paused_span_row(*args: Any) -> Any:
         storing.set()
         go_on.wait(timeout=30)
         return span_row(*args)
 
-    monkeypatch.setattr(services, "_observed_span_row", paused_span_row)
+    monkeypatch.setattr(pipeline, "_observed_span_row", paused_span_row)
     errors: list[BaseException] = []
 
     def in_thread(work: Any) -> threading.Thread:
@@ -83,7 +83,7 @@ def test_a_batch_written_while_its_sessions_analysis_is_stored_does_not_deadlock
         thread.start()
         return thread
 
-    analyser = in_thread(lambda: services.session_analyse(session_id=session.pk))
+    analyser = in_thread(lambda: pipeline.session_analyse(session_id=session.pk))
     assert storing.wait(timeout=30)
     writer = in_thread(
         lambda: session_services.events_ingest(
@@ -123,19 +123,19 @@ def test_deleting_a_session_stops_the_pass_storing_its_analysis_instead_of_waiti
     )
     storing = threading.Event()
     never = threading.Event()  # the storing pass would hold its rows until the end of the test
-    span_row = services._observed_span_row
+    span_row = pipeline._observed_span_row
 
     def paused_span_row(*args: Any) -> Any:
         storing.set()
         never.wait(timeout=60)
         return span_row(*args)
 
-    monkeypatch.setattr(services, "_observed_span_row", paused_span_row)
+    monkeypatch.setattr(pipeline, "_observed_span_row", paused_span_row)
     outcome: dict[str, BaseException | None] = {}
 
     def analyse() -> None:
         try:
-            services.session_analyse(session_id=session.pk)
+            pipeline.session_analyse(session_id=session.pk)
             outcome["analysis"] = None
         except BaseException as exc:  # reported below, in the test thread
             outcome["analysis"] = exc

@@ -15,7 +15,7 @@ from unittest import mock
 import pytest
 from django.test import Client
 
-from compaction import selectors, tasks
+from compaction import outbox, pipeline, selectors
 from compaction import services as compaction_services
 from compaction.models import CompactionSpan, ReplayRun
 from sessions.models import AgentSession
@@ -59,7 +59,7 @@ def fallback_session() -> AgentSession:
         messages=messages,
         compactions=[{"seq": 8, "trigger": "auto", "summary": "Goal: steps.", "tokens_after": 900}],
     )
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session
 
 
@@ -164,7 +164,7 @@ def test_the_api_gives_the_window_and_size_before_the_page_uses_with_their_sourc
         messages=[{"seq": 0, "role": "user", "content": "x"}],
         compactions=[{"seq": 1, "tokens_before": 31_000, "summary": "s"}],
     )
-    compaction_services.session_analyse(session_id=sent.pk)
+    pipeline.session_analyse(session_id=sent.pk)
     answer = client.get("/api/v1/sessions/sent", **auth).json()
     assert (answer["context_window"], answer["context_window_source"]) == (32_000, "sent")
     [compaction] = client.get("/api/v1/sessions/sent/compactions", **auth).json()
@@ -185,7 +185,7 @@ def test_a_replay_is_priced_call_by_call_at_each_calls_model_and_so_is_the_obser
     run = compaction_services.replay_run_start(
         session=session, policy={"soft_limit": 25_000, "hard_limit": 50_000, "keep_last": 1}
     )
-    compaction_services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == "done", run.error
     opus = {"input": 15.0, "output": 75.0}
@@ -216,7 +216,7 @@ def test_a_replay_with_a_call_of_an_unpriced_model_has_no_figure(client: Client)
     session = fallback_session()
     session.messages.filter(seq=7).update(model="gpt-9")
     run = compaction_services.replay_run_start(session=session, policy={"soft_limit": 25_000})
-    compaction_services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
 
     money = selectors.replay_money(run, selectors.analysis_for(session))
@@ -228,7 +228,7 @@ def test_a_replay_with_a_call_of_an_unpriced_model_has_no_figure(client: Client)
 
 def test_the_experiment_table_gives_the_money_each_policy_saved(client: Client) -> None:
     session = fallback_session()
-    with mock.patch.object(tasks, "experiment_fan_out"):
+    with mock.patch.object(outbox, "experiment_fan_out"):
         experiment = compaction_services.experiment_start(
             project=session.project,
             name="money",
@@ -240,7 +240,7 @@ def test_the_experiment_table_gives_the_money_each_policy_saved(client: Client) 
         )
     runs = list(experiment.runs.order_by("pk"))
     for run in runs:
-        compaction_services.replay_run_execute(run_id=run.pk)
+        pipeline.replay_run_execute(run_id=run.pk)
     analysis = selectors.analysis_for(session)
     tight, loose = [selectors.replay_money(ReplayRun.objects.get(pk=r.pk), analysis) for r in runs]
     assert tight is not None
@@ -263,7 +263,7 @@ def test_the_compare_page_sets_two_replays_costs_side_by_side(client: Client) ->
         run = compaction_services.replay_run_start(
             session=session, policy={"soft_limit": soft, "hard_limit": hard}
         )
-        compaction_services.replay_run_execute(run_id=run.pk)
+        pipeline.replay_run_execute(run_id=run.pk)
         runs.append(ReplayRun.objects.get(pk=run.pk))
     analysis = selectors.analysis_for(session)
     first, second = (selectors.replay_money(run, analysis) for run in runs)
@@ -284,7 +284,7 @@ def test_the_replay_api_gives_the_same_money_as_the_page(client: Client) -> None
     run = compaction_services.replay_run_start(
         session=session, policy={"soft_limit": 25_000, "hard_limit": 50_000}
     )
-    compaction_services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     money = selectors.replay_money(
         ReplayRun.objects.get(pk=run.pk), selectors.analysis_for(session)
     )

@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerDown
 
-from compaction import outbox, recovery, services, tasks
+from compaction import outbox, pipeline, recovery, services, tasks
 from compaction.models import (
     AnalysisStatus,
     OutboxTask,
@@ -99,7 +99,7 @@ def test_an_experiment_is_one_outbox_row_sending_every_run(
     for n in range(2):
         make_session(project, external_id=f"run-{n}", messages=6)
     with (
-        mock.patch.object(tasks, "experiment_fan_out", side_effect=DOWN),
+        mock.patch.object(outbox, "experiment_fan_out", side_effect=DOWN),
         django_capture_on_commit_callbacks(execute=True),
     ):
         response = client.post(
@@ -111,7 +111,7 @@ def test_an_experiment_is_one_outbox_row_sending_every_run(
     assert response.status_code == 202
     row = OutboxTask.objects.get(kind="replay_runs_execute")
     assert sorted(row.args) == sorted(ReplayRun.objects.values_list("pk", flat=True))
-    with mock.patch.object(tasks, "experiment_fan_out") as up:
+    with mock.patch.object(outbox, "experiment_fan_out") as up:
         outbox.outbox_drain()
     up.assert_called_once_with(row.args)
 
@@ -160,7 +160,7 @@ def test_an_analysis_left_running_without_heartbeats_is_queued_again_after_its_s
         sent.assert_called_once_with(session.pk)
         assert recovery.abandoned_work_requeue() == 0  # not twice
         assert recovery.analyses_requeue_stuck() == 0  # nor by the sweep for lost tasks
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     analysis = SessionAnalysis.objects.get(session=session)
     assert analysis.status == AnalysisStatus.DONE
     assert analysis.is_current
@@ -170,7 +170,7 @@ def test_an_analysis_asked_for_but_never_started_is_queued_again(settings):
     settings.ANALYSIS_STALE_SECONDS = 60
     session = make_session(messages=4)  # its task: lost (never sent in this test)
     done = make_session(messages=4)
-    services.session_analyse(session_id=done.pk)
+    pipeline.session_analyse(session_id=done.pk)
     with time_machine.travel(timezone.now() + timedelta(seconds=61), tick=False):
         assert recovery.analyses_requeue_stuck() == 1
     assert OutboxTask.objects.filter(args=[session.pk]).count() == 2  # ingest's, the sweep's
@@ -192,8 +192,8 @@ def test_a_queued_replay_whose_task_was_lost_is_sent_again_once_per_period(
             assert recovery.replay_runs_requeue_stuck() == 1
             assert recovery.replay_runs_requeue_stuck() == 0
         sent.assert_called_once_with(run.pk)
-    services.replay_run_execute(run_id=run.pk)
-    services.replay_run_execute(run_id=run.pk)  # the duplicate does nothing
+    pipeline.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)  # the duplicate does nothing
     run.refresh_from_db()
     assert (run.status, run.attempts) == (ReplayStatus.DONE, 1)
 
@@ -246,7 +246,7 @@ def test_results_the_database_refuses_fail_the_analysis_instead_of_leaving_it_ru
         "bulk_create",
         side_effect=DataError("value too long for type character varying(30)"),
     ):
-        assert services.session_analyse(session_id=session.pk) is None
+        assert pipeline.session_analyse(session_id=session.pk) is None
     analysis = SessionAnalysis.objects.get(session=session)
     assert analysis.status == AnalysisStatus.FAILED
     assert analysis.error == "DataError: the results could not be stored"

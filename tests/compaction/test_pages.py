@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.utils.html import escape
 
-from compaction import services
+from compaction import pipeline, services
 from compaction.models import CompactionSpan, ReplayRun
 from sessions.models import Role
 from tests.factories import (
@@ -166,7 +166,7 @@ def test_replay_status_polls_while_active_and_stops_when_done(viewer: Client, se
     )
     polling = viewer.get(f"/replays/{run.pk}/status/").content.decode()
     assert 'hx-trigger="every 1s"' in polling
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     finished = viewer.get(f"/replays/{run.pk}/status/").content.decode()
     assert "hx-trigger" not in finished
     assert "Observed vs replayed context" in finished

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from compaction import services
+from compaction import pipeline
 from compaction.models import Finding, FindingStatus
 from sessions import example_data
 from sessions import services as session_services
@@ -25,7 +25,7 @@ def project():
 @pytest.fixture
 def chat(project):
     session = support_chat(project)
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session
 
 
@@ -108,7 +108,7 @@ def test_a_value_repeated_in_one_message_is_one_row_and_one_decision(project):
         external_id="tracking",
         messages=[wire_message(0, "user", listing), wire_message(1, "user", "CEP 01310-200")],
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     ceps = Finding.objects.filter(session=session, kind="cep").order_by("pk")
     assert [f.seq for f in ceps] == [0] * 12 + [1]
     client = logged_in(project, Role.PRIVACY_REVIEWER)
@@ -142,7 +142,7 @@ def test_the_session_page_shows_its_findings_masked(project, chat):
 
 def test_the_sessions_list_filters_personal_data_in_summaries(project, chat):
     clean = make_session(project, external_id="clean-run", messages=[wire_message(0, "user", "oi")])
-    services.session_analyse(session_id=clean.pk)
+    pipeline.session_analyse(session_id=clean.pk)
     client = logged_in(project, Role.VIEWER)
     body = client.get("/?problems=pii").content.decode()
     assert "chat-1" in body
@@ -161,7 +161,7 @@ def test_the_example_support_chat_shows_its_findings():
             external_id=example.external_id,
             batch=EventBatch.model_validate(batch),
         )
-    services.session_analyse(session_id=result.session.pk)
+    pipeline.session_analyse(session_id=result.session.pk)
     summary = Finding.objects.filter(session=result.session, where="summary")
     kinds = {f.kind for f in summary}
     assert {"cpf", "email", "person_name"} <= kinds

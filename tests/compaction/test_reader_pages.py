@@ -9,7 +9,7 @@ import pytest
 from django.template import Context, Template
 from django.test import Client
 
-from compaction import selectors, services
+from compaction import pipeline, selectors, services
 from compaction.models import CompactionSpan, ReplayRun
 from sessions import selectors as session_selectors
 from tests.factories import (
@@ -50,7 +50,7 @@ def viewer(client: Client, project) -> Client:
 
 def finished_replay(session, **policy: Any) -> ReplayRun:
     run = services.replay_run_start(session=session, policy=policy)
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == "done", run.error
     return run

@@ -13,7 +13,7 @@ from django.db import connection
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from compaction import liveness, recovery, services, tasks
+from compaction import liveness, pipeline, recovery, services, tasks
 from compaction.models import (
     AnalysisStatus,
     ReplayRun,
@@ -79,7 +79,7 @@ def test_an_analysis_whose_worker_stopped_beating_is_queued_again_once_and_compl
     sent.assert_called_once_with(row.session_id)
     row.refresh_from_db()
     assert row.status == AnalysisStatus.PENDING
-    services.session_analyse(session_id=row.session_id)
+    pipeline.session_analyse(session_id=row.session_id)
     row.refresh_from_db()
     assert row.status == AnalysisStatus.DONE
     assert row.is_current
@@ -93,8 +93,8 @@ def test_an_analysis_silent_for_less_than_the_dead_time_is_left_alone():
 def test_starting_an_analysis_counts_as_its_first_beat():
     row = _running_analysis(beaten=_ago(3600), started=_ago(3600))
     SessionAnalysis.objects.filter(pk=row.pk).update(requested_generation=5)
-    with mock.patch.object(services, "_session_analyse_running") as run:
-        services.session_analyse(session_id=row.session_id)
+    with mock.patch.object(pipeline, "_session_analyse_running") as run:
+        pipeline.session_analyse(session_id=row.session_id)
         run.assert_called_once()
     assert recovery.abandoned_work_requeue() == 0
 
@@ -110,8 +110,8 @@ def test_a_replay_whose_worker_stopped_beating_is_queued_again_once_and_complete
         assert recovery.abandoned_work_requeue() == 1
         assert recovery.abandoned_work_requeue() == 0
     sent.assert_called_once_with(run.pk)
-    services.replay_run_execute(run_id=run.pk)
-    services.replay_run_execute(run_id=run.pk)  # the duplicate does nothing
+    pipeline.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)  # the duplicate does nothing
     run.refresh_from_db()
     assert (run.status, run.attempts) == (ReplayStatus.DONE, 2)
 
@@ -121,14 +121,14 @@ def test_a_replay_its_worker_beats_for_is_neither_requeued_nor_taken_over():
     # heartbeat says it is alive.
     run = _running_replay(beaten=_ago(1))
     assert recovery.abandoned_work_requeue() == 0
-    services.replay_run_execute(run_id=run.pk)  # a redelivered task
+    pipeline.replay_run_execute(run_id=run.pk)  # a redelivered task
     run.refresh_from_db()
     assert (run.status, run.attempts) == (ReplayStatus.RUNNING, 1)
 
 
 def test_a_redelivered_replay_takes_over_a_run_whose_worker_stopped_beating():
     run = _running_replay(beaten=_ago(11))
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert (run.status, run.attempts) == (ReplayStatus.DONE, 2)
 
@@ -136,7 +136,7 @@ def test_a_redelivered_replay_takes_over_a_run_whose_worker_stopped_beating():
 def test_a_replay_finished_by_a_worker_presumed_dead_does_not_overwrite_the_new_attempt():
     run = _running_replay(beaten=_ago(11))
     assert recovery.abandoned_work_requeue() == 1
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert (run.status, run.attempts) == (ReplayStatus.DONE, 2)
     # The first worker was only paused: its rows (attempt 1) match nothing any more, so
@@ -231,7 +231,7 @@ def test_after_a_database_outage_live_work_is_kept_and_dead_work_waits_the_dead_
     # Live workers beat again within a heartbeat or two; the dead one never does.
     SessionAnalysis.objects.filter(pk=live.pk).update(heartbeat_at=Now())
     ReplayRun.objects.filter(pk=live_replay.pk).update(heartbeat_at=Now())
-    services.replay_run_execute(run_id=live_replay.pk)  # a redelivered task takes nothing
+    pipeline.replay_run_execute(run_id=live_replay.pk)  # a redelivered task takes nothing
     # Sweeps every two seconds since: 9 s after the outage the dead one still waits, at 11 s
     # it has been silent for WORKER_DEAD_SECONDS with the database up, and is queued again.
     _sweeps_last_ran(seconds_ago=2, gap_ended=9)
@@ -276,6 +276,6 @@ def test_an_analysis_computed_through_a_database_restart_stores_its_result_at_on
         return compute(*args, **kwargs)
 
     monkeypatch.setattr(services.analysis, "analyse", analyse_while_the_server_restarts)
-    services.session_analyse(session_id=session.pk)  # no OperationalError for Celery to retry
+    pipeline.session_analyse(session_id=session.pk)  # no OperationalError for Celery to retry
     row = SessionAnalysis.objects.get(session=session)
     assert (row.status, row.is_current, row.message_count) == (AnalysisStatus.DONE, True, 8)

@@ -9,7 +9,7 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from compaction import recovery, services, tasks
+from compaction import outbox, pipeline, recovery, services, tasks
 from compaction.engine import analysis
 from compaction.models import CompactionSpan, Experiment, ReplayRun, ReplayStatus, SpanOrigin
 from sessions.errors import BadRequest
@@ -79,7 +79,7 @@ def test_external_summarizer_needs_a_key_even_when_allowed():
 
 def test_executing_a_replay_stores_curve_spans_totals_and_evals(session):
     run = services.replay_run_start(session=session, policy=SMALL_POLICY)
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == ReplayStatus.DONE, run.error
     assert run.progress == 1.0
@@ -95,9 +95,9 @@ def test_executing_a_replay_stores_curve_spans_totals_and_evals(session):
 
 def test_a_replay_delivered_twice_runs_once(session):
     run = services.replay_run_start(session=session, policy=SMALL_POLICY)
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     spans = CompactionSpan.objects.filter(replay=run).count()
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.attempts == 1
     assert CompactionSpan.objects.filter(replay=run).count() == spans
@@ -108,7 +108,7 @@ def test_a_running_replay_with_a_fresh_heartbeat_is_not_taken_over(session):
     ReplayRun.objects.filter(pk=run.pk).update(
         status=ReplayStatus.RUNNING, heartbeat_at=timezone.now(), attempts=1
     )
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == ReplayStatus.RUNNING
     assert run.attempts == 1
@@ -130,7 +130,7 @@ def test_a_stale_running_replay_is_requeued_and_completes_once(
     ):
         assert recovery.abandoned_work_requeue() == 1
     delay.assert_called_once_with(run.pk)
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == ReplayStatus.DONE
     assert run.attempts == 2
@@ -139,7 +139,7 @@ def test_a_stale_running_replay_is_requeued_and_completes_once(
 def test_an_engine_error_fails_the_run_with_its_message(session):
     run = services.replay_run_start(session=session, policy=SMALL_POLICY)
     with mock.patch.object(analysis.replay, "replay", side_effect=ValueError("boom at seq 7")):
-        services.replay_run_execute(run_id=run.pk)
+        pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == ReplayStatus.FAILED
     assert run.error == "ValueError: boom at seq 7"
@@ -151,7 +151,7 @@ def test_experiment_replays_each_policy_over_each_session_and_aggregates():
         make_session(project, messages=coding_session_messages(turns=10, tool_chars=8000))
         for _ in range(2)
     ]
-    with mock.patch.object(tasks, "experiment_fan_out") as fan_out:
+    with mock.patch.object(outbox, "experiment_fan_out") as fan_out:
         experiment = services.experiment_start(
             project=project,
             name="limits",
@@ -164,7 +164,7 @@ def test_experiment_replays_each_policy_over_each_session_and_aggregates():
     runs = list(experiment.runs.order_by("pk"))
     assert len(runs) == 4
     for run in runs:
-        services.replay_run_execute(run_id=run.pk)
+        pipeline.replay_run_execute(run_id=run.pk)
     experiment.refresh_from_db()
     assert experiment.status == ReplayStatus.DONE
     rows = experiment.aggregate["policies"]
@@ -186,12 +186,12 @@ def test_experiment_needs_a_policy_and_a_session():
 
 
 def test_a_replay_that_never_compacts_reproduces_the_observed_curve(session):
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     run = services.replay_run_start(
         session=session,
         policy={"soft_limit": 900_000, "hard_limit": 900_000, "context_window": 1_000_000},
     )
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     observed = [(p["seq"], p["context_tokens"]) for p in session.analysis.curve]
     assert [(p["seq"], p["context_tokens"]) for p in run.curve] == observed
@@ -200,7 +200,7 @@ def test_a_replay_that_never_compacts_reproduces_the_observed_curve(session):
 
 def test_clearing_tool_results_is_not_judged_a_failed_splice(session):
     run = services.replay_run_start(session=session, policy=SMALL_POLICY)
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     clears = CompactionSpan.objects.filter(replay=run, stage="clear_tool_results")
     assert clears.exists()
     assert not clears.filter(failed=True).exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from compaction import alert_selectors, services
+from compaction import alert_selectors, pipeline, services
 from compaction.alert_models import Alert, WebhookDelivery
 from sessions.models import AgentSession
 from tests.factories import (
@@ -24,7 +24,7 @@ TIGHT = {"soft_limit": 6000, "hard_limit": 9000, "keep_last": 2, "stages": ["sum
 
 def replayed(session: AgentSession):
     run = services.replay_run_start(session=session, policy=TIGHT)
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     return run
 
@@ -34,7 +34,7 @@ def session() -> AgentSession:
     project = make_project()
     make_webhook(project)
     session = make_session(project, messages=coding_session_messages(turns=10, tool_chars=8000))
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session
 
 

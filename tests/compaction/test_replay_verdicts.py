@@ -8,7 +8,7 @@ from unittest import mock
 import pytest
 from django.test import Client
 
-from compaction import services, tasks
+from compaction import outbox, pipeline, services
 from compaction.models import ReplayRun
 from tests.factories import coding_session_messages, make_project, make_session, make_user
 
@@ -76,14 +76,14 @@ def viewer(client: Client, project) -> Client:
 
 def replayed(session, policy: dict[str, Any]) -> ReplayRun:
     run = services.replay_run_start(session=session, policy=policy)
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     return run
 
 
 def test_a_replay_that_overflowed_is_not_presented_as_healthy(viewer: Client, project):
     session = make_session(project, messages=one_prompt_messages())
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     run = replayed(session, {**ONE_PROMPT_POLICY, "step_fallback": False})
     assert run.totals["overflow_calls"] > 0
     assert run.totals["verdict"]["status"] == "overflow"
@@ -102,7 +102,7 @@ def test_a_replay_that_overflowed_is_not_presented_as_healthy(viewer: Client, pr
 
 def test_the_default_policy_keeps_a_one_prompt_session_healthy(viewer: Client, project):
     session = make_session(project, messages=one_prompt_messages())
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     run = replayed(session, ONE_PROMPT_POLICY)
     assert run.policy["step_fallback"] is True
     assert run.totals["overflow_calls"] == 0
@@ -131,7 +131,7 @@ def test_the_page_says_extractive_retention_cannot_be_compared_with_a_models(
             }
         ],
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     run = replayed(session, {"soft_limit": 6000, "hard_limit": 9000})
     page = viewer.get(f"/replays/{run.pk}/")
     assert page.context["health"].comparable is False
@@ -142,7 +142,7 @@ def test_the_page_says_extractive_retention_cannot_be_compared_with_a_models(
 
 def test_a_session_without_an_observed_summary_has_nothing_to_compare(viewer: Client, project):
     session = make_session(project, messages=one_prompt_messages())
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     run = replayed(session, ONE_PROMPT_POLICY)
     body = viewer.get(f"/replays/{run.pk}/").content.decode()
     assert "The session has no observed summary to compare the replayed ones with." in body
@@ -170,7 +170,7 @@ def test_the_replay_form_offers_clearing_only(viewer: Client, project):
     run = ReplayRun.objects.get()
     assert run.policy["stages"] == ["clear_tool_results"]
     assert run.policy["step_fallback"] is True
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.totals["clears"] > 0
     assert run.totals["compactions"] == 0
@@ -178,7 +178,7 @@ def test_the_replay_form_offers_clearing_only(viewer: Client, project):
 
 def test_the_experiment_form_offers_clearing_only(viewer: Client, project):
     make_session(project, messages=one_prompt_messages())
-    with mock.patch.object(tasks, "experiment_fan_out"):
+    with mock.patch.object(outbox, "experiment_fan_out"):
         response = viewer.post(
             "/experiments/new/",
             {
@@ -199,7 +199,7 @@ def test_the_experiment_form_offers_clearing_only(viewer: Client, project):
 
 def test_the_experiment_table_counts_overflow_per_policy_and_per_run(viewer: Client, project):
     sessions = [make_session(project, messages=one_prompt_messages()) for _ in range(2)]
-    with mock.patch.object(tasks, "experiment_fan_out"):
+    with mock.patch.object(outbox, "experiment_fan_out"):
         experiment = services.experiment_start(
             project=project,
             name="fallback",
@@ -210,7 +210,7 @@ def test_the_experiment_table_counts_overflow_per_policy_and_per_run(viewer: Cli
             sessions=sessions,
         )
     for run in experiment.runs.all():
-        services.replay_run_execute(run_id=run.pk)
+        pipeline.replay_run_execute(run_id=run.pk)
     experiment.refresh_from_db()
     strict, fallback = experiment.aggregate["policies"]
     overflowed = [r for r in experiment.runs.all() if r.policy["step_fallback"] is False]

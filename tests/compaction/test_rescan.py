@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from compaction import findings, rescan, services, subjects
+from compaction import findings, pipeline, rescan, subjects
 from compaction.engine import pii
 from compaction.models import (
     Finding,
@@ -49,7 +49,7 @@ def scanned_by_the_older_detector(project, external_id="old-1"):
             wire_message(2, "user", f"CPF {CPF} de novo, at {TIMESTAMP}"),
         ],
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     SessionAnalysis.objects.filter(session=session).update(pii_scanned_message_pk=0)
     Finding.objects.filter(session=session).delete()
     SubjectToken.objects.filter(session=session).delete()
@@ -114,7 +114,7 @@ def test_a_rescan_rebuilds_the_subject_index_of_the_messages(project):
 def test_the_next_analysis_pass_rescans_a_stale_session(project):
     session = scanned_by_the_older_detector(project)
     make_session(project, external_id="old-1", messages=[wire_message(3, "user", "ok")])
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     assert "phone" not in {k for _, k, _ in kinds(session)}
     assert not SubjectToken.objects.filter(session=session, kind="phone").exists()
     assert SessionAnalysis.objects.get(session=session).pii_clean_detector == (pii.DETECTOR_VERSION)
@@ -125,7 +125,7 @@ def test_the_sweep_rescans_a_batch_newest_first_and_the_command_the_rest(project
     current = make_session(
         project, external_id="current", messages=[wire_message(0, "user", TIMESTAMP)]
     )
-    services.session_analyse(session_id=current.pk)
+    pipeline.session_analyse(session_id=current.pk)
     assert list(rescan.stale_sessions()) == [s.pk for s in reversed(old)]
     assert rescan.stale_sessions_rescan(limit=2) == 2
     assert list(rescan.stale_sessions()) == [old[0].pk]

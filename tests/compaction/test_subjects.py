@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from compaction import services, subjects, tasks
+from compaction import pipeline, services, subjects, tasks
 from compaction.engine import pii
 from compaction.models import (
     CompactionSpan,
@@ -43,7 +43,7 @@ def support_chat(project: Project) -> AgentSession:
     for batch in example.batches:
         events_ingest(project=project, external_id=SUPPORT, batch=EventBatch.model_validate(batch))
     session = AgentSession.objects.get(project=project, external_id=SUPPORT)
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session
 
 
@@ -54,7 +54,7 @@ def replayed(session: AgentSession) -> ReplayRun:
         session=session,
         policy={"soft_limit": 20_300, "hard_limit": 20_600, "keep_last": 1, "unit": "step"},
     )
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == ReplayStatus.DONE, run.error
     span = CompactionSpan.objects.filter(replay=run, stage="summarize").order_by("seq").first()
@@ -142,8 +142,8 @@ def test_erase_subject_leaves_no_copy_of_the_identifier_in_any_table(
     assert EMAIL in str(message.content)
 
     # Derived data rebuilt from the anonymized history holds no copy either.
-    services.session_analyse(session_id=session.pk)
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.session_analyse(session_id=session.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == ReplayStatus.DONE
     assert CompactionSpan.objects.filter(replay=run).exists()
@@ -317,7 +317,7 @@ def test_the_subject_page_escapes_what_it_shows(client: Client) -> None:
         external_id=f"run-{payload}",
         messages=[{"seq": 0, "role": "user", "content": f"{payload} CPF {CPF} {payload}"}],
     )
-    services.session_analyse(session_id=AgentSession.objects.get(project=project).pk)
+    pipeline.session_analyse(session_id=AgentSession.objects.get(project=project).pk)
     client.force_login(make_user(project=project, role=Role.PRIVACY_REVIEWER))
     body = client.post(
         "/privacy/subjects/", {"project": project.pk, "identifier": CPF, "action": "find"}
@@ -330,7 +330,7 @@ def test_the_index_scans_each_raw_message_once(monkeypatch: pytest.MonkeyPatch) 
     project = make_project()
     first = f"Meu CPF é {CPF}"
     session = make_session(project, messages=[{"seq": 0, "role": "user", "content": first}])
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     scanned: list[str] = []
 
     class CountingMemo(pii.ScanMemo):
@@ -350,7 +350,7 @@ def test_the_index_scans_each_raw_message_once(monkeypatch: pytest.MonkeyPatch) 
             {"messages": [{"seq": 1, "role": "assistant", "content": f"Anotei {EMAIL}"}]}
         ),
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     assert f"Anotei {EMAIL}" in scanned
     assert first not in scanned
     places = set(SubjectToken.objects.filter(session=session).values_list("kind", "where", "seq"))
@@ -378,7 +378,7 @@ def test_a_replay_running_during_an_erasure_writes_nothing_and_runs_again(
         return outcome
 
     monkeypatch.setattr(services.analysis, "replay_session", erase_mid_replay)
-    services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == ReplayStatus.QUEUED
     assert queued == [run.pk]

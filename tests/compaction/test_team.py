@@ -13,7 +13,7 @@ from django.test import Client, RequestFactory
 from django.utils import timezone
 from django.views.defaults import server_error
 
-from compaction import services, team
+from compaction import pipeline, team
 from compaction.models import CompactionSpan
 from compaction.team_models import Comment, SavedFilter
 from sessions.errors import BadRequest
@@ -51,7 +51,7 @@ def session(project):
             }
         ],
     )
-    services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session
 
 

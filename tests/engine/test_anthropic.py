@@ -19,11 +19,11 @@ from compaction.engine.anthropic import (
 )
 from compaction.engine.evals import Probe, retention
 from compaction.engine.messages import Message, TextBlock
+from compaction.engine.summarizer_choice import summarizer_from_name
 from compaction.engine.summarizers import (
     SummarizerError,
     Summary,
     SummaryError,
-    summarizer_from_name,
 )
 from compaction.engine.tokens import billed_tokens, context_size
 from tests.engine.builders import History

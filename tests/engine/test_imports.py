@@ -25,7 +25,7 @@ def test_engine_does_not_import_the_anthropic_sdk_until_a_model_is_called():
 
 def test_naming_an_anthropic_summarizer_loads_the_adapter_but_not_the_sdk_until_it_is_called():
     code = (
-        "import sys; from compaction.engine.summarizers import summarizer_from_name; "
+        "import sys; from compaction.engine.summarizer_choice import summarizer_from_name; "
         "s = summarizer_from_name('anthropic', api_key='k'); "
         "assert 'compaction.engine.anthropic' in sys.modules; "
         "assert 'anthropic' not in sys.modules; s.client(); assert 'anthropic' in sys.modules"

@@ -21,7 +21,7 @@ from django.contrib.messages import get_messages
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from compaction import services as compaction_services
+from compaction import pipeline
 from compaction.alert_models import Alert, AlertEvent
 from compaction.models import AnalysisStatus, CompactionSpan, Experiment, Finding, SessionAnalysis
 from compaction.team_models import Comment, SavedFilter
@@ -323,7 +323,7 @@ def filter_name(ctx: Ctx, v: str) -> Outcome:
 
 def _personal_session(ctx: Ctx) -> AgentSession:
     session = make_session(ctx.project, messages=[wire_message(0, content=f"Meu CPF é {CPF}.")])
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session
 
 
@@ -432,7 +432,7 @@ def test_a_value_at_its_limit_is_stored_and_analysed(ctx: Ctx, door: Door) -> No
     if door.analysed:
         assert ctx.sessions
         for session_id in ctx.sessions:
-            compaction_services.session_analyse(session_id=session_id)
+            pipeline.session_analyse(session_id=session_id)
             analysis = SessionAnalysis.objects.get(session_id=session_id)
             assert analysis.status == AnalysisStatus.DONE, analysis.error
         if door.send is events_strategy:

@@ -17,7 +17,7 @@ from django.core.cache import cache
 from django.db import DataError
 from django.test import Client, override_settings
 
-from compaction import services as compaction_services
+from compaction import pipeline
 from compaction.engine import analysis
 from sessions import services
 from sessions.models import AgentSession
@@ -267,7 +267,7 @@ def test_no_trace_content_reaches_the_log_when_a_write_fails(
         raise ValueError(f"cannot split message {PRIVATE!r}")
 
     monkeypatch.setattr(analysis, "analyse", failing_analysis)
-    compaction_services.session_analyse(session_id=AgentSession.objects.get().pk)
+    pipeline.session_analyse(session_id=AgentSession.objects.get().pk)
 
     # an unexpected error in a request: Django logs it with its traceback
     client.raise_request_exception = False

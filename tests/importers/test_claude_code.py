@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from compaction import pipeline
 from compaction import services as compaction_services
 from compaction.engine.messages import check_pairs
 from sessions.importers.claude_code import claude_code_import
@@ -289,8 +290,8 @@ def test_a_live_transcript_imported_twice_equals_one_import_of_the_whole_file(
     assert report.kept_stored == []
     assert any(f"message seq {cut_call.seq}" in text for text in report.replaced)
 
-    analysed = compaction_services.session_analyse(session_id=growing.pk)
-    single = compaction_services.session_analyse(session_id=once.pk)
+    analysed = pipeline.session_analyse(session_id=growing.pk)
+    single = pipeline.session_analyse(session_id=once.pk)
     assert analysed is not None
     assert single is not None
     assert analysed.orphans == single.orphans == []
@@ -463,7 +464,7 @@ def test_the_analysis_of_an_imported_spotter_session_sees_the_same_numbers(path:
     session = AgentSession.objects.get(external_id=facts["boundary"]["sessionId"])
     event = CompactionEvent.objects.get(session=session)
 
-    analysis = compaction_services.session_analyse(session_id=session.pk)
+    analysis = pipeline.session_analyse(session_id=session.pk)
 
     assert analysis is not None
     assert analysis.orphans == []
@@ -552,6 +553,6 @@ def test_each_response_keeps_its_model_and_an_api_error_is_a_failed_request(
         (5, "claude-sonnet-4-20250514"),
     ]
     assert session.messages.get(seq=3).is_failed_request
-    analysis = compaction_services.session_analyse(session_id=session.pk)
+    analysis = pipeline.session_analyse(session_id=session.pk)
     assert analysis is not None
     assert [p["seq"] for p in analysis.curve] == [1, 5]

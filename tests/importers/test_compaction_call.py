@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from compaction import selectors
+from compaction import pipeline, selectors
 from compaction import services as compaction_services
 from compaction.models import CompactionSpan
 from sessions.importers.claude_code import claude_code_import
@@ -161,7 +161,7 @@ def test_billed_tokens_count_the_summary_call_and_the_context_series_does_not(
     project = make_project()
     claude_code_import(project=project, paths=[AUTO])
     session = AgentSession.objects.get(project=project, parent__isnull=True)
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     summary = _expected(AUTO)
 
     curve = client.get(
@@ -191,7 +191,7 @@ def test_the_span_page_shows_the_summary_call_and_its_doubtful_output(client: Cl
     project = make_project()
     claude_code_import(project=project, paths=[MANUAL])
     session = AgentSession.objects.get(project=project, parent__isnull=True)
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     span = CompactionSpan.objects.get(session=session, origin="observed")
     summary = _expected(MANUAL)
     client.force_login(make_user(project=project))
@@ -210,9 +210,9 @@ def test_the_replay_comparison_counts_the_observed_summary_call(client: Client) 
     project = make_project()
     claude_code_import(project=project, paths=[MANUAL])
     session = AgentSession.objects.get(project=project, parent__isnull=True)
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     run = compaction_services.replay_run_start(session=session, policy={})
-    compaction_services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     summary = _expected(MANUAL)
     client.force_login(make_user(project=project))
@@ -253,7 +253,7 @@ def test_the_session_and_span_pages_show_the_cost_in_money(client: Client) -> No
     project = make_project()
     claude_code_import(project=project, paths=[MANUAL])
     session = AgentSession.objects.get(project=project, parent__isnull=True)
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     assert session.model == "claude-opus-4-6"
     # Priced by hand from the transcript: each response (its last line's usage) at the model
     # that wrote it, and the summary call at its own.

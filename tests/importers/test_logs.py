@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from compaction import pipeline
 from compaction import services as compaction_services
 from compaction.engine.messages import check_pairs
 from sessions.importers import otlp
@@ -128,7 +129,7 @@ def test_the_compaction_iteration_is_the_summary_call_and_is_billed_once(tmp_pat
     project = make_project()
     anthropic_logs_import(project=project, paths=[_log(tmp_path, response)])
     session = AgentSession.objects.get()
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     auth = {"Authorization": f"Bearer {make_key(project)}"}
     base = f"/api/v1/sessions/{session.external_id}"
 

@@ -18,8 +18,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
+from compaction import pipeline, team, webhooks
 from compaction import services as compaction_services
-from compaction import team, webhooks
 from compaction.alert_models import AlertSettings
 from compaction.models import CompactionSpan, Experiment, ReplayRun
 from compaction.team_models import SavedFilter
@@ -179,14 +179,14 @@ def labelled_project(*, name: str = "casa-aurora") -> Door:
     session = services.events_ingest(
         project=project, external_id=EXTERNAL_ID, batch=EventBatch.model_validate(labelled_batch())
     ).session
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     span = CompactionSpan.objects.filter(session=session, replay=None).order_by("seq").first()
     assert span is not None
 
     replay = compaction_services.replay_run_start(
         session=session, policy={"soft_limit": 1500, "hard_limit": 2500, "keep_last": 1}
     )
-    compaction_services.replay_run_execute(run_id=replay.pk)
+    pipeline.replay_run_execute(run_id=replay.pk)
     experiment = compaction_services.experiment_start(
         project=project,
         name=f"grade para {EXTERNAL_ID}",
@@ -194,7 +194,7 @@ def labelled_project(*, name: str = "casa-aurora") -> Door:
         sessions=[session],
     )
     for run in experiment.runs.all():
-        compaction_services.replay_run_execute(run_id=run.pk)
+        pipeline.replay_run_execute(run_id=run.pk)
 
     team.comment_create(
         session=session, author=users[Role.ENGINEER.value], body=f"Cliente {NAME}, CPF {CPF}."

@@ -3,7 +3,7 @@ it holds in clear: what no viewer, engineer or ingest key may ever read back."""
 
 from __future__ import annotations
 
-from compaction import services as compaction_services
+from compaction import pipeline
 from sessions import example_data, services
 from sessions.models import AgentSession, Project
 from sessions.schemas import EventBatch
@@ -26,7 +26,7 @@ def support_session(project: Project) -> AgentSession:
             batch=EventBatch.model_validate(batch),
         ).session
     assert session is not None
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session
 
 

@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client, RequestFactory
 
+from compaction import pipeline
 from sessions import audit
 from sessions.models import ApiKey, AuditAction, AuditEvent, Membership, Project, Role
 from tests.factories import make_project, make_user
@@ -222,14 +223,13 @@ def test_exports_by_any_member_are_audited(client: Client, project: Project) -> 
 
 def test_review_decisions_are_audited(project: Project) -> None:
     from compaction import findings
-    from compaction import services as compaction_services
     from compaction.models import Finding
     from tests.factories import make_session
 
     session = make_session(
         project, messages=[{"seq": 0, "role": "user", "content": "CPF 530.582.439-79"}]
     )
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     finding = Finding.objects.get(session=session)
     reviewer = make_user(project=project, role=Role.PRIVACY_REVIEWER)
     findings.finding_review(finding=finding, status="false_positive", user=reviewer)

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
+from compaction import pipeline, subjects
 from compaction import services as compaction_services
-from compaction import subjects
 from compaction.alert_models import Alert, Webhook, WebhookDelivery
 from compaction.engine import analysis as engine_analysis
 from compaction.models import AnalysisStatus, ReplayRun, SessionAnalysis
@@ -75,9 +75,9 @@ def erase_all(door: Door) -> list[subjects.SubjectRequest]:
 def run_queued_work(door: Door) -> None:
     """What the worker does after an erasure: every session analysed, every replay rebuilt."""
     for session in AgentSession.objects.filter(project=door.project):
-        compaction_services.session_analyse(session_id=session.pk)
+        pipeline.session_analyse(session_id=session.pk)
     for run in ReplayRun.objects.filter(session__project=door.project, status="queued"):
-        compaction_services.replay_run_execute(run_id=run.pk)
+        pipeline.replay_run_execute(run_id=run.pk)
 
 
 def test_the_dump_holds_copies_everywhere_before_the_erasure() -> None:
@@ -131,7 +131,7 @@ def test_a_pass_that_read_before_the_erasure_stores_nothing(
         return result
 
     monkeypatch.setattr(engine_analysis, "analyse", erased_meanwhile)
-    assert compaction_services.session_analyse(session_id=session.pk) is None
+    assert pipeline.session_analyse(session_id=session.pk) is None
     monkeypatch.setattr(engine_analysis, "analyse", real)
     assert cells_holding(ERASED_FORMS) == []
     run_queued_work(door)

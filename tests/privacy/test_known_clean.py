@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from compaction import findings, known_clean, message_scan, subjects
+from compaction import findings, known_clean, message_scan, pipeline, subjects
 from compaction import services as compaction_services
 from compaction.engine import pii
 from compaction.known_clean import CleanRange
@@ -32,7 +32,7 @@ def _chat(project: Project, *, with_cpf_at: int = 3, n: int = 6) -> AgentSession
     ]
     messages[with_cpf_at]["content"] = f"o CPF do cliente é {CPF}"
     session = make_session(project, messages=messages)
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     return session
 
 
@@ -117,7 +117,7 @@ def test_a_key_holding_a_value_is_masked_in_a_clean_message() -> None:
     project = make_project()
     call = {"type": "tool_use", "id": "t1", "name": "lookup", "input": {CPF: "ok"}}
     session = make_session(project, messages=[wire_message(0, "assistant", [call])])
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     assert known_clean.clean_range(session).holds(Message.objects.get(session=session).pk)
     content = _read(project, session)[0]["content"]
     assert content[0]["input"] == {MASKED_CPF: "ok"}

@@ -8,6 +8,7 @@ import json
 import pytest
 from django.test import Client
 
+from compaction import pipeline
 from compaction import services as compaction_services
 from compaction.models import CompactionSpan, ReplayRun
 from sessions import masking
@@ -33,7 +34,7 @@ def replay(session: AgentSession) -> ReplayRun:
     run = compaction_services.replay_run_start(
         session=session, policy={"hard_limit": 9000, "soft_limit": 6000, "keep_last": 2}
     )
-    compaction_services.replay_run_execute(run_id=run.pk)
+    pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == "done", run.error
     return run

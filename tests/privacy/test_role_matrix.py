@@ -20,6 +20,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from compaction import pipeline
 from compaction import services as compaction_services
 from compaction.alert_models import Alert
 from compaction.models import CompactionSpan, Experiment, Finding, ReplayRun
@@ -62,7 +63,7 @@ def world() -> World:
             }
         ],
     )
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     run = compaction_services.replay_run_start(session=session, policy={})
     experiment = compaction_services.experiment_start(
         project=project, name="grid", policies=[{}], sessions=[session]

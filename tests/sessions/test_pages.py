@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from compaction import pipeline
 from sessions.models import Role
 from tests.factories import make_project, make_session, make_user, wire_message
 
@@ -119,7 +120,6 @@ def test_healthz_answers_without_login(client: Client) -> None:
 
 
 def test_session_list_filters_and_sorts(client: Client) -> None:
-    from compaction import services as compaction_services
 
     project = make_project()
     quiet = make_session(project, external_id="quiet", session={"agent": "tutor"})
@@ -134,7 +134,7 @@ def test_session_list_filters_and_sorts(client: Client) -> None:
         compactions=[{"seq": 2, "summary": "", "error": "timed out"}],
     )
     for session in (quiet, busy):
-        compaction_services.session_analyse(session_id=session.pk)
+        pipeline.session_analyse(session_id=session.pk)
     client.force_login(make_user(project=project))
 
     def ids(query: str) -> list[str]:
@@ -200,15 +200,13 @@ def test_session_page_draws_the_limits_the_agent_declares(client: Client) -> Non
         messages=messages,
         session={"metadata": {"compaction_policy": {"soft_limit": 90000, "hard_limit": 150000}}},
     )
-    from compaction import services as compaction_services
 
-    compaction_services.session_analyse(session_id=near.pk)
+    pipeline.session_analyse(session_id=near.pk)
     layout = client.get(f"/sessions/{near.pk}/").context["figure"]["layout"]
     assert sorted(shape["y0"] for shape in layout["shapes"]) == [90000, 150000, 200000]
 
 
 def test_a_summary_written_into_the_trace_is_labelled_as_such(client: Client) -> None:
-    from compaction import services as compaction_services
 
     project = make_project()
     session = make_session(
@@ -221,7 +219,7 @@ def test_a_summary_written_into_the_trace_is_labelled_as_such(client: Client) ->
         ],
         compactions=[{"seq": 2, "trigger": "auto", "summary_seq": 2, "summary": "Summary: ..."}],
     )
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     client.force_login(make_user(project=project))
     entries = client.get(f"/sessions/{session.pk}/").context["entries"]
     assert [(e.message.seq, e.is_prompt, e.is_summary) for e in entries] == [

@@ -12,7 +12,7 @@ import time_machine
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from compaction import services as compaction_services
+from compaction import pipeline
 from compaction.models import CompactionSpan, ReplayRun, SessionAnalysis, SubjectToken
 from config.settings import CELERY_BEAT_SCHEDULE
 from sessions import services, tasks
@@ -36,7 +36,7 @@ def session_with_derived_rows(project=None, external_id: str = "run-1") -> Agent
         ],
         compactions=[{"seq": 1, "summary": f"Cliente com CPF {CPF}."}],
     )
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     ReplayRun.objects.create(session=session, policy={})
     return session
 
@@ -76,7 +76,7 @@ def test_session_delete_needs_a_reason() -> None:
 def test_an_analysis_queued_before_the_delete_does_nothing() -> None:
     session = make_session()
     services.session_delete(session=session, by=None, reason="test")
-    assert compaction_services.session_analyse(session_id=session.pk) is None
+    assert pipeline.session_analyse(session_id=session.pk) is None
 
 
 def test_retention_purge_deletes_only_sessions_older_than_their_projects_retention() -> None:

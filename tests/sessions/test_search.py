@@ -8,6 +8,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from compaction import pipeline
 from sessions import search
 from sessions.models import AgentSession, Message, Role
 from tests.factories import (
@@ -347,9 +348,8 @@ def test_a_message_is_searchable_once_analysed_and_the_page_says_how_many_are_no
     body = client.get("/search/", {"q": "needle"}).content.decode()
     assert "1 message of these sessions is not searchable yet" in body
     assert 'Messages <span class="muted">1 match' in body  # the session's title is found
-    from compaction import services as compaction_services
 
-    compaction_services.session_analyse(session_id=pending.pk)
+    pipeline.session_analyse(session_id=pending.pk)
     body = client.get("/search/", {"q": "needle"}).content.decode()
     assert "not searchable yet" not in body
     assert 'Messages <span class="muted">2 matches' in body

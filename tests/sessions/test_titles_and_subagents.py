@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from compaction import services as compaction_services
+from compaction import pipeline
 from sessions.importers.claude_code import claude_code_import
 from sessions.importers.writer import session_parent_set
 from sessions.models import AgentSession, Role
@@ -45,7 +45,7 @@ def test_analysis_corrects_a_title_when_an_earlier_prompt_arrives_later() -> Non
     make_session(project, external_id="late", messages=[wire_message(4, content="Second ask")])
     session = make_session(project, external_id="late", messages=[wire_message(0, content="First")])
     assert session.title == "Second ask"  # set at ingest from what it had
-    compaction_services.session_analyse(session_id=session.pk)
+    pipeline.session_analyse(session_id=session.pk)
     assert AgentSession.objects.get(pk=session.pk).title == "First"
 
 

@@ -34,18 +34,24 @@ UNTRIED_GRACE = timedelta(seconds=10)
 
 def _task(name: str) -> Any:
     """A task of compaction/tasks.py, by name: work is sent by name, never by importing the
-    tasks (which import the services that write these rows)."""
+    tasks (which import the services that write these rows). A web process never loads them,
+    so there it is a signature of the name; where the task is loaded (a worker, a test that
+    watches it) the task itself. The message sent, and its queue (CELERY_TASK_ROUTES, by
+    name), are the same."""
     from config.celery import app
 
-    return app.tasks[f"compaction.tasks.{name}"]
+    full_name = f"compaction.tasks.{name}"
+    return app.tasks[full_name] if full_name in app.tasks else app.signature(full_name)
 
 
 def experiment_fan_out(run_ids: list[int]) -> None:
     """One replay turn per run of an experiment, sent together."""
     from celery import group
 
-    task = _task(REPLAY_RUN_EXECUTE)
-    group(task.si(run_id) for run_id in run_ids).apply_async()
+    from config.celery import app
+
+    name = f"compaction.tasks.{REPLAY_RUN_EXECUTE}"
+    group(app.signature(name, args=(run_id,), immutable=True) for run_id in run_ids).apply_async()
 
 
 def _senders() -> dict[str, Callable[[list[Any]], object]]:

@@ -10,8 +10,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from compaction.engine.analysis import policy_key
 from compaction.engine.evals import SpanVerdict, span_verdict
+from compaction.engine.experiments import policy_key
 from sessions import limits
 from sessions.models import AgentSession, CompactionEvent, Message, Project
 

@@ -49,7 +49,7 @@ from compaction import (
     services,
     subjects,
 )
-from compaction.engine import analysis, pii, summarizer_choice, titles
+from compaction.engine import analysis, experiments, pii, session_replay, summarizer_choice, titles
 from compaction.engine.names import EXTERNAL_SUMMARIZERS
 from compaction.engine.strategies import Policy
 from compaction.models import (
@@ -345,7 +345,7 @@ def _summarizer_model(run: ReplayRun) -> str | None:
     return settings.ANTHROPIC_MODEL if run.summarizer in EXTERNAL_SUMMARIZERS else None
 
 
-def _replayed_span_row(run: ReplayRun, span: analysis.ReplayedSpan) -> CompactionSpan:
+def _replayed_span_row(run: ReplayRun, span: session_replay.ReplayedSpan) -> CompactionSpan:
     return CompactionSpan(
         session_id=run.session_id,
         origin=SpanOrigin.REPLAYED,
@@ -404,7 +404,7 @@ def _replay_run_claimed(run: ReplayRun, mine: QuerySet[ReplayRun]) -> None:
         )
 
     try:
-        outcome = analysis.replay_session(
+        outcome = session_replay.replay_session(
             services.engine_messages(session),
             [services.observed_compaction(e) for e in services.session_events(session)],
             Policy.from_dict(run.policy),
@@ -465,11 +465,11 @@ def _experiment_maybe_finish(experiment_id: int | None) -> None:
         experiment.save(update_fields=["aggregate", "status", "finished_at"])
 
 
-def experiment_aggregate(runs: Sequence[ReplayRun]) -> analysis.ExperimentAggregate:
+def experiment_aggregate(runs: Sequence[ReplayRun]) -> experiments.ExperimentAggregate:
     """Per policy: input tokens saved, compactions per session, retention, failed splices."""
-    return analysis.experiment_aggregate(
+    return experiments.experiment_aggregate(
         [
-            analysis.RunOutcome(
+            experiments.RunOutcome(
                 policy=run.policy,
                 done=run.status == ReplayStatus.DONE,
                 failed=run.status == ReplayStatus.FAILED,

@@ -12,17 +12,13 @@ from django.urls import reverse
 
 from compaction.engine import pricing
 from compaction.engine import replay as replay_engine
-from compaction.engine.analysis import (
-    PolicyRow,
-    ReplayEvals,
-    WindowSource,
-    policy_key,
-    window_for,
-)
+from compaction.engine.analysis import WindowSource, window_for
 from compaction.engine.evals import RetentionItemDict
+from compaction.engine.experiments import PolicyRow, policy_key
 from compaction.engine.messages import NOT_A_MODEL, is_prompt, message_from_wire
 from compaction.engine.names import Unit
 from compaction.engine.replay import TotalsDict
+from compaction.engine.session_replay import ReplayEvals
 from compaction.engine.summary_call import (
     SummaryCall,
     output_tokens_note,

@@ -10,20 +10,7 @@ The names below are its public face; everything else is reachable through the su
 0.1
 """
 
-from compaction.engine.analysis import (
-    DEFAULT_WINDOW,
-    Analysis,
-    ExperimentAggregate,
-    ObservedSpan,
-    ReplayedSpan,
-    ReplayEvals,
-    RunOutcome,
-    SessionReplay,
-    analyse,
-    experiment_aggregate,
-    policy_key,
-    replay_session,
-)
+from compaction.engine.analysis import DEFAULT_WINDOW, Analysis, ObservedSpan, analyse
 from compaction.engine.claude_code import Transcript, parse_transcript
 from compaction.engine.evals import (
     Probe,
@@ -32,6 +19,12 @@ from compaction.engine.evals import (
     retention,
     rework_signals,
     splice_effectiveness,
+)
+from compaction.engine.experiments import (
+    ExperimentAggregate,
+    RunOutcome,
+    experiment_aggregate,
+    policy_key,
 )
 from compaction.engine.messages import (
     Message,
@@ -51,6 +44,12 @@ from compaction.engine.messages import (
 from compaction.engine.names import Stage, SummarizerName, Trigger, Unit
 from compaction.engine.replay import ReplayResult
 from compaction.engine.sections import summary_sections
+from compaction.engine.session_replay import (
+    ReplayedSpan,
+    ReplayEvals,
+    SessionReplay,
+    replay_session,
+)
 from compaction.engine.strategies import Policy, PolicyError, compact
 from compaction.engine.summarizer_choice import summarizer_from_name
 from compaction.engine.summarizers import Summary

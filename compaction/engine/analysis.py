@@ -1,27 +1,24 @@
-"""The recipes the dashboard runs, as plain functions an agent harness can call too.
+"""The analysis of an observed session, as a plain function an agent harness can call too.
 
-* :func:`analyse`: a session's token curve, tool-pair check, and one evaluated span per
-  compaction its harness reported (retention, rework, the failure rules).
-* :func:`replay_session`: the session replayed under a policy, next to what really happened.
-* :func:`experiment_aggregate`: many replays summed up per policy.
+:func:`analyse` draws a session's token curve, checks its tool pairs, and evaluates one span
+per compaction its harness reported (retention, rework, the failure rules). The other recipes
+build on what is here (the window a session is measured against, the calibration on its usage,
+what a judge has spent): :mod:`compaction.engine.session_replay` replays a session under a
+policy, :mod:`compaction.engine.experiments` sums many replays up per policy.
 
 They take engine dataclasses (messages, :class:`ObservedCompaction`, probes), never database
-rows, and return dataclasses whose ``to_dict()`` shapes are the TypedDicts below: the JSON the
-dashboard stores, so a renamed key is a type error rather than a blank cell on a page.
-
-(About 770 lines, over the usual 600: the three recipes share the stored shapes, the
-calibration and the chained contexts, and a third of the file is docstring examples. Split per
-recipe if it grows.)
+rows, and return dataclasses whose ``to_dict()`` shapes are the TypedDicts beside them: the
+JSON the dashboard stores, so a renamed key is a type error rather than a blank cell on a page.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
-from compaction.engine import evals, replay, tokens
+from compaction.engine import evals, tokens
 from compaction.engine.facts import RULE_KINDS
 from compaction.engine.messages import (
     Message,
@@ -34,8 +31,6 @@ from compaction.engine.messages import (
     check_pairs,
 )
 from compaction.engine.names import Stage
-from compaction.engine.strategies import Policy, seq_ranges
-from compaction.engine.summarizers import Summarizer, SummaryDict
 
 __all__ = [
     "DEFAULT_WINDOW",
@@ -43,27 +38,12 @@ __all__ = [
     "SPARK_BUCKETS",
     "Analysis",
     "EarlierRetention",
-    "ExperimentAggregate",
     "ObservedDetails",
     "ObservedSpan",
-    "ObservedTotals",
-    "PolicyRow",
-    "ReplayEvals",
-    "ReplayedDetails",
-    "ReplayedSpan",
-    "RunOutcome",
-    "SessionReplay",
-    "SpanKept",
     "analyse",
     "calibrated_counter",
-    "experiment_aggregate",
     "nearest_points",
     "observed_failure",
-    "observed_totals",
-    "policy_key",
-    "replay_evals",
-    "replay_session",
-    "replayed_failure",
     "span_inputs_key",
     "sparkline",
 ]
@@ -124,75 +104,6 @@ class ObservedDetails(TypedDict):
     orphans_after: list[OrphanDict]
     inputs_key: str
     judge_cost: NotRequired[UsageDict]
-
-
-class ReplayedDetails(TypedDict):
-    """``CompactionSpan.details`` of a replayed span."""
-
-    splice: evals.SpliceDict
-    pairs: evals.PairsDict
-    removed: list[list[int]]
-    changed: list[list[int]]
-    cleared: int
-    rounds: int
-    cost: UsageDict | None
-
-
-class SpanKept(TypedDict):
-    """``CompactionSpan.kept`` of a replayed span: the seqs kept verbatim at each end."""
-
-    head: list[int] | None
-    tail: list[int] | None
-
-
-class ObservedTotals(TypedDict):
-    """What the agent really did, in a replay's terms (``ReplayRun.evals["observed"]``)."""
-
-    calls: int
-    input_tokens: int
-    billed_tokens: int
-    compactions: int
-    peak_context: int
-
-
-class Difference(TypedDict):
-    input_tokens: int
-    compactions: int
-    peak_context: int
-
-
-class ReplayEvals(TypedDict):
-    """``ReplayRun.evals``."""
-
-    retention_score: float | None
-    mean_retention_score: float | None
-    lost_facts: list[str]
-    failed_splices: int
-    orphan_pairs: int
-    observed: ObservedTotals
-    difference: Difference
-    judge_cost: NotRequired[UsageDict]
-
-
-class PolicyRow(TypedDict):
-    """One row of ``Experiment.aggregate["policies"]``."""
-
-    policy: dict[str, Any]
-    label: str
-    sessions: int
-    failed_runs: int
-    input_tokens_saved: int
-    compactions_per_session: float | None
-    retention_score: float | None
-    failed_splices: int
-    overflow_calls: int
-    overflowed_runs: int
-
-
-class ExperimentAggregate(TypedDict):
-    """``Experiment.aggregate``."""
-
-    policies: list[PolicyRow]
 
 
 # --- calibration and the context after a compaction ---------------------------------------------
@@ -308,11 +219,6 @@ def produced_nothing(compaction: ObservedCompaction) -> bool:
     """A compaction that reported an error or, summarizing, wrote no summary: it has no
     retention figure (a "100 %" of an untouched history would be a false green)."""
     return bool(compaction.error) or _empty_summary(compaction)
-
-
-def replayed_failure(span: replay.Span) -> str:
-    """Why a replayed step failed, or "": the replay engine's rule (``Span.failure``)."""
-    return span.failure
 
 
 # --- analysis ----------------------------------------------------------------------------------
@@ -623,24 +529,6 @@ def analyse(
     )
 
 
-# --- replays -----------------------------------------------------------------------------------
-
-
-def observed_totals(curve: Sequence[tokens.CurvePoint], compactions: int) -> ObservedTotals:
-    """What the agent really did, in the replay's terms, for the difference.
-
-    >>> observed_totals([tokens.CurvePoint(1, 100, 120, 0.1, False)], compactions=0)["peak_context"]
-    100
-    """
-    return {
-        "calls": len(curve),
-        "input_tokens": sum(p.context_tokens for p in curve),
-        "billed_tokens": sum(p.billed_tokens for p in curve),
-        "compactions": compactions,
-        "peak_context": max((p.context_tokens for p in curve), default=0),
-    }
-
-
 def judge_cost(judge: evals.Judge | None) -> Usage:
     """What a judge has spent so far (an offline judge, or none, spends nothing).
 
@@ -650,227 +538,3 @@ cache_creation_input_tokens=0, iterations=())
     """
     spent = getattr(judge, "cost", None)
     return spent if isinstance(spent, Usage) else Usage()
-
-
-def replay_evals(
-    result: replay.ReplayResult, observed: ObservedTotals, *, judge_spent: Usage | None = None
-) -> ReplayEvals:
-    """A replay's retention, failures and difference from what really happened, and what the
-    LLM judge of its retention cost when one was asked."""
-    spans = result.spans
-    scores = [s.retention.score for s in spans if s.retention is not None and s.retention.items]
-    evals_out: ReplayEvals = {
-        "retention_score": min(scores) if scores else None,
-        "mean_retention_score": sum(scores) / len(scores) if scores else None,
-        "lost_facts": sorted({f.text for s in spans if s.retention for f in s.retention.lost}),
-        "failed_splices": sum(1 for s in spans if replayed_failure(s)),
-        "orphan_pairs": result.totals.orphan_pairs,
-        "observed": observed,
-        "difference": {
-            "input_tokens": result.totals.input_tokens - observed["input_tokens"],
-            "compactions": result.totals.compactions - observed["compactions"],
-            "peak_context": result.totals.peak_context - observed["peak_context"],
-        },
-    }
-    if judge_spent is not None:
-        evals_out["judge_cost"] = judge_spent.to_dict()
-    return evals_out
-
-
-@dataclass(frozen=True)
-class ReplayedSpan:
-    """One step of a replay, in the shape the dashboard stores beside observed spans."""
-
-    index: int
-    span: replay.Span
-    failure_reason: str
-
-    @property
-    def seq(self) -> int:
-        return self.span.seq
-
-    @property
-    def stage(self) -> str:
-        return self.span.stage
-
-    @property
-    def trigger(self) -> str:
-        return self.span.trigger
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.failure_reason)
-
-    @property
-    def replaced_from_seq(self) -> int | None:
-        removed = seq_ranges(self.span.result.removed)
-        return removed[0][0] if removed else None
-
-    @property
-    def replaced_to_seq(self) -> int | None:
-        removed = seq_ranges(self.span.result.removed)
-        return removed[-1][-1] if removed else None
-
-    @property
-    def summary_text(self) -> str:
-        return self.span.result.summary_text or ""
-
-    @property
-    def retention_score(self) -> float | None:
-        return self.span.retention.score if self.span.retention else None
-
-    def kept(self) -> SpanKept:
-        r = self.span.result
-        return {
-            "head": list(r.kept_head) if r.kept_head else None,
-            "tail": list(r.kept_tail) if r.kept_tail else None,
-        }
-
-    def summary_sections(self) -> SummaryDict | None:
-        summary = self.span.result.summary
-        return summary.to_dict() if summary is not None else None
-
-    def retention_items(self) -> list[evals.RetentionItemDict]:
-        report = self.span.retention
-        return [item.to_dict() for item in report.items] if report else []
-
-    def details(self) -> ReplayedDetails:
-        r = self.span.result
-        return {
-            "splice": self.span.splice.to_dict(),
-            "pairs": self.span.pairs.to_dict(),
-            "removed": seq_ranges(r.removed),
-            "changed": seq_ranges(r.changed),
-            "cleared": r.cleared,
-            "rounds": r.rounds,
-            "cost": r.cost.to_dict() if r.cost is not None else None,
-        }
-
-
-@dataclass(frozen=True)
-class SessionReplay:
-    """A replay of one session next to what its harness really did."""
-
-    result: replay.ReplayResult
-    observed: ObservedTotals
-    evals: ReplayEvals
-    spans: tuple[ReplayedSpan, ...]
-
-
-def replay_session(
-    messages: Sequence[Message],
-    compactions: Sequence[ObservedCompaction],
-    policy: Policy,
-    *,
-    probes: Iterable[evals.Probe] = (),
-    context_window: int = DEFAULT_WINDOW,
-    summarizer: Summarizer | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    judge: evals.Judge | None = None,
-) -> SessionReplay:
-    """Replay a session under ``policy`` (calibrated on its usage, the original harness's
-    summaries skipped) and compare it with the observed curve.
-
-    >>> from compaction.engine.messages import Usage
-    >>> ms = [Message(0, "user", (TextBlock("hi"),)),
-    ...       Message(1, "assistant", (TextBlock("yo"),), usage=Usage(input_tokens=50))]
-    >>> out = replay_session(ms, [], Policy())
-    >>> out.evals["difference"]["input_tokens"], out.spans
-    (0, ())
-    """
-    starts = [c.seq for c in compactions]
-    counter = calibrated_counter(messages, compactions)
-    observed = observed_totals(
-        tokens.observed_curve(messages, counter, context_window, context_starts=starts),
-        compactions=len(starts),
-    )
-    result = replay.replay(
-        messages,
-        policy,
-        counter=counter,
-        summarizer=summarizer,
-        progress=progress,
-        skip_seqs=[c.summary_seq for c in compactions if c.summary_seq is not None],
-        probes=probes,
-        measured=tokens.attribute_usage(messages, counter, context_starts=starts),
-        judge=judge,
-    )
-    spans = tuple(
-        ReplayedSpan(index=i, span=span, failure_reason=replayed_failure(span))
-        for i, span in enumerate(result.spans)
-    )
-    return SessionReplay(
-        result=result,
-        observed=observed,
-        evals=replay_evals(result, observed, judge_spent=judge_cost(judge) if judge else None),
-        spans=spans,
-    )
-
-
-# --- experiments -------------------------------------------------------------------------------
-
-
-def policy_key(policy: Mapping[str, Any]) -> str:
-    """A short label for a policy, the same for equal policies.
-
-    >>> policy_key({"hard_limit": 120000, "soft_limit": 90000, "keep_last": 6, "unit": "turn",
-    ...             "stages": ["summarize"], "summarizer": "extractive"})
-    'hard 120,000 · soft 90,000 · keep 6 turns only · summarize · extractive'
-    """
-    unit = policy.get("unit", "turn")
-    # runs stored before the step fallback existed have no key: they cut at turns only
-    strict = unit == "turn" and not policy.get("step_fallback", False)
-    return (
-        f"hard {policy.get('hard_limit'):,} · soft {policy.get('soft_limit'):,} · "
-        f"keep {policy.get('keep_last')} {unit}s{' only' if strict else ''} · "
-        f"{' + '.join(policy.get('stages') or ())} · {policy.get('summarizer')}"
-    )
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """One finished replay of an experiment: ``totals`` and ``evals`` are set when ``done``."""
-
-    policy: Mapping[str, Any]
-    done: bool
-    failed: bool
-    totals: Mapping[str, Any]
-    evals: Mapping[str, Any]
-
-
-def experiment_aggregate(runs: Sequence[RunOutcome]) -> ExperimentAggregate:
-    """Per policy: input tokens saved, compactions per session, retention, failed splices.
-
-    >>> policy = {"hard_limit": 9, "soft_limit": 6, "keep_last": 1, "stages": [], "summarizer": "x"}
-    >>> run = RunOutcome(policy, True, False, {"compactions": 2}, {"retention_score": 0.5,
-    ...     "failed_splices": 0, "difference": {"input_tokens": -300}})
-    >>> row = experiment_aggregate([run, run])["policies"][0]
-    >>> row["input_tokens_saved"], row["compactions_per_session"], row["sessions"]
-    (600, 2.0, 2)
-    """
-    by_policy: dict[str, list[RunOutcome]] = {}
-    for run in runs:
-        by_policy.setdefault(policy_key(run.policy), []).append(run)
-    rows: list[PolicyRow] = []
-    for key, group in by_policy.items():
-        done = [r for r in group if r.done]
-        retention = [
-            r.evals["retention_score"] for r in done if r.evals.get("retention_score") is not None
-        ]
-        rows.append(
-            {
-                "policy": dict(group[0].policy),
-                "label": key,
-                "sessions": len(group),
-                "failed_runs": sum(r.failed for r in group),
-                "input_tokens_saved": sum(-r.evals["difference"]["input_tokens"] for r in done),
-                "compactions_per_session": (
-                    sum(r.totals["compactions"] for r in done) / len(done) if done else None
-                ),
-                "retention_score": sum(retention) / len(retention) if retention else None,
-                "failed_splices": sum(r.evals["failed_splices"] for r in done),
-                "overflow_calls": sum(r.totals.get("overflow_calls", 0) for r in done),
-                "overflowed_runs": sum(1 for r in done if r.totals.get("overflow_calls")),
-            }
-        )
-    return {"policies": rows}

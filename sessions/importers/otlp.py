@@ -1,4 +1,7 @@
 """OpenTelemetry GenAI spans in: OTLP/HTTP bodies (JSON or protobuf) and span files.
+Over 800 lines because one decoder reads both OTLP encodings, validating every field span by
+span with the path it came from, and the GenAI conventions' three message shapes are read
+here, so a fix to one cannot miss the others.
 
 A conversation (``gen_ai.conversation.id``, else the trace id) is one session. Each model
 call span carries the whole prompt it sent (``gen_ai.input.messages``, or the
@@ -8,10 +11,6 @@ turns those prompts into the raw trace and observed compactions. A ``compaction`
 (CompactionPart) in a prompt is the summary; a ``gen_ai.conversation.compacted`` span event
 reports the compaction's trigger, tokens and summary (attribute names under
 ``gen_ai.compaction.``).
-
-(About 780 lines, over the usual 600: one decoder for both OTLP encodings, where every field
-is validated span by span with the path it came from; the GenAI conventions' three message
-shapes are read here so a fix to one cannot miss the others.)
 """
 
 from __future__ import annotations

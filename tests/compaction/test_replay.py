@@ -10,7 +10,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from compaction import outbox, pipeline, recovery, services, tasks
-from compaction.engine import analysis
+from compaction.engine import session_replay
 from compaction.models import CompactionSpan, Experiment, ReplayRun, ReplayStatus, SpanOrigin
 from sessions.errors import BadRequest
 from tests.factories import (
@@ -138,7 +138,9 @@ def test_a_stale_running_replay_is_requeued_and_completes_once(
 
 def test_an_engine_error_fails_the_run_with_its_message(session):
     run = services.replay_run_start(session=session, policy=SMALL_POLICY)
-    with mock.patch.object(analysis.replay, "replay", side_effect=ValueError("boom at seq 7")):
+    with mock.patch.object(
+        session_replay.replay, "replay", side_effect=ValueError("boom at seq 7")
+    ):
         pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == ReplayStatus.FAILED

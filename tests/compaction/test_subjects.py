@@ -368,7 +368,7 @@ def test_a_replay_running_during_an_erasure_writes_nothing_and_runs_again(
     )
     queued: list[int] = []
     monkeypatch.setattr(tasks.replay_run_execute, "delay", queued.append)
-    real_replay = services.analysis.replay_session
+    real_replay = services.session_replay.replay_session
 
     def erase_mid_replay(*args: object, **kwargs: object) -> object:
         outcome = real_replay(*args, **kwargs)  # computed from the history before erasure
@@ -377,7 +377,7 @@ def test_a_replay_running_during_an_erasure_writes_nothing_and_runs_again(
         )
         return outcome
 
-    monkeypatch.setattr(services.analysis, "replay_session", erase_mid_replay)
+    monkeypatch.setattr(pipeline.session_replay, "replay_session", erase_mid_replay)
     pipeline.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == ReplayStatus.QUEUED

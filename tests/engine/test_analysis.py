@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from compaction.engine import analysis
+from compaction.engine import analysis, experiments, session_replay
 from compaction.engine.evals import BARELY_CHANGED_WARNING, Probe
 from compaction.engine.messages import ObservedCompaction, TextBlock, messages_from_wire
 from compaction.engine.strategies import Policy
@@ -164,7 +164,7 @@ def test_session_totals_sum_the_spans() -> None:
 def test_a_replay_that_never_compacts_matches_the_observed_totals() -> None:
     messages = coding_run(10, tool_chars=8000)
     loose = Policy(soft_limit=900_000, hard_limit=900_000, context_window=1_000_000)
-    out = analysis.replay_session(messages, [], loose)
+    out = session_replay.replay_session(messages, [], loose)
     assert [(p.seq, p.context_tokens) for p in out.result.curve] == [
         (p.seq, p.context_tokens) for p in analysis.analyse(messages, []).curve
     ]
@@ -173,7 +173,7 @@ def test_a_replay_that_never_compacts_matches_the_observed_totals() -> None:
 
 
 def test_clearing_tool_results_is_not_judged_a_failed_splice() -> None:
-    out = analysis.replay_session(coding_run(10, tool_chars=8000), [], SMALL_POLICY)
+    out = session_replay.replay_session(coding_run(10, tool_chars=8000), [], SMALL_POLICY)
     clears = [s for s in out.spans if s.stage == "clear_tool_results"]
     assert clears
     assert not any(s.failed for s in clears)
@@ -183,7 +183,7 @@ def test_clearing_tool_results_is_not_judged_a_failed_splice() -> None:
 def test_replay_evals_compare_the_replay_with_what_really_happened() -> None:
     # summarizing only: with clearing first, the step fallback keeps this run under the limit
     summarize_only = Policy(soft_limit=6000, hard_limit=9000, keep_last=2, stages=("summarize",))
-    out = analysis.replay_session(
+    out = session_replay.replay_session(
         coding_run(10, tool_chars=8000), [], summarize_only, probes=[Probe(CONSTRAINT, 8)]
     )
     observed = out.observed
@@ -196,7 +196,7 @@ def test_replay_evals_compare_the_replay_with_what_really_happened() -> None:
 
 
 def run(policy: dict[str, object], *, saved: int, compactions: int, retention: float | None):
-    return analysis.RunOutcome(
+    return experiments.RunOutcome(
         policy=policy,
         done=True,
         failed=False,
@@ -215,7 +215,7 @@ def test_the_experiment_aggregate_groups_runs_by_policy() -> None:
     failed = dataclasses.replace(
         run(tight, saved=0, compactions=0, retention=None), done=False, failed=True
     )
-    rows = analysis.experiment_aggregate(
+    rows = experiments.experiment_aggregate(
         [
             run(tight, saved=900, compactions=3, retention=0.5),
             run(loose, saved=100, compactions=0, retention=None),
@@ -224,8 +224,8 @@ def test_the_experiment_aggregate_groups_runs_by_policy() -> None:
         ]
     )["policies"]
     assert [row["label"] for row in rows] == [
-        analysis.policy_key(tight),
-        analysis.policy_key(loose),
+        experiments.policy_key(tight),
+        experiments.policy_key(loose),
     ]
     first, second = rows
     assert (first["sessions"], first["failed_runs"]) == (3, 1)
@@ -237,7 +237,7 @@ def test_the_experiment_aggregate_groups_runs_by_policy() -> None:
 
 
 def test_the_policy_key_names_limits_unit_stages_and_summarizer() -> None:
-    key = analysis.policy_key(Policy(unit="step", stages=("drop_turns",)).to_dict())
+    key = experiments.policy_key(Policy(unit="step", stages=("drop_turns",)).to_dict())
     assert key == "hard 120,000 · soft 90,000 · keep 6 steps · drop_turns · extractive"
 
 

@@ -374,7 +374,7 @@ def test_the_analysis_asks_the_judge_what_it_cannot_decide_and_records_its_cost(
 
 
 def test_a_replay_judged_by_the_llm_reports_what_the_judge_cost():
-    from compaction.engine import analysis
+    from compaction.engine import session_replay
     from compaction.engine.messages import messages_from_wire
     from compaction.engine.strategies import Policy
     from tests.engine.builders import coding_session_messages
@@ -394,9 +394,11 @@ def test_a_replay_judged_by_the_llm_reports_what_the_judge_cost():
     policy = Policy(soft_limit=6000, hard_limit=9000, keep_last=2, stages=("summarize",))
     # a probe no summary states: the offline check cannot find it, so the judge is asked
     probes = [Probe("Invoices stay in euros", 0)]
-    out = analysis.replay_session(messages, [], policy, probes=probes, judge=judge)
+    out = session_replay.replay_session(messages, [], policy, probes=probes, judge=judge)
 
     assert handler.requests, "the probe was left to the judge"
     assert out.evals["judge_cost"]["input_tokens"] == 100 * len(handler.requests)
     assert out.evals["lost_facts"] == ["Invoices stay in euros"]  # the judge said so too
-    assert "judge_cost" not in analysis.replay_session(messages, [], policy, probes=probes).evals
+    assert (
+        "judge_cost" not in session_replay.replay_session(messages, [], policy, probes=probes).evals
+    )

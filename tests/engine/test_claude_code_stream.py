@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from compaction.engine.claude_code import Assembler, assemble, iter_records, parse_transcript
+from compaction.engine.claude_code import Assembler, assemble, parse_transcript
+from compaction.engine.claude_code_records import iter_records
 from tests.importers.corpus import AUTO
 from tests.importers.corpus import CLAUDE_CODE as CORPUS
 

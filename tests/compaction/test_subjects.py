@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from compaction import pipeline, services, subjects, tasks
+from compaction import pipeline, subjects, tasks
 from compaction.engine import pii
 from compaction.models import (
     CompactionSpan,
@@ -368,7 +368,7 @@ def test_a_replay_running_during_an_erasure_writes_nothing_and_runs_again(
     )
     queued: list[int] = []
     monkeypatch.setattr(tasks.replay_run_execute, "delay", queued.append)
-    real_replay = services.session_replay.replay_session
+    real_replay = pipeline.session_replay.replay_session
 
     def erase_mid_replay(*args: object, **kwargs: object) -> object:
         outcome = real_replay(*args, **kwargs)  # computed from the history before erasure

@@ -12,7 +12,8 @@ take up one row; the loser picks again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -69,85 +70,93 @@ def analysis_waiting() -> QuerySet[SessionAnalysis]:
     )
 
 
-def analysis_claim_next() -> SessionAnalysis | None:
-    """Take up the waiting analysis whose turn it is (marked running), or None."""
+@dataclass(frozen=True)
+class _Work:
+    """One kind of work the turns serve: what waits (oldest first by ``since``), what runs,
+    which WorkShare field records a project's turn, and the conditional update that claims a
+    waiting row (its pk and the time), true when this worker got it."""
+
+    waiting: Callable[[], QuerySet[Any]]
+    since: str
+    running: Callable[[], QuerySet[Any]]
+    served: str
+    claim: Callable[[int, datetime], bool]
+
+
+def _claim_next(work: _Work) -> int | None:
+    """The pk of the waiting row whose project's turn it is, claimed; None when none waits."""
     for _ in range(PICKS):
-        waiting = analysis_waiting()
-        since = _per_project(waiting, oldest=Min("queued_at"))
+        waiting = work.waiting()
+        since = _per_project(waiting, oldest=Min(work.since))
         if not since:
             return None
-        running = _per_project(
-            SessionAnalysis.objects.filter(status=AnalysisStatus.RUNNING), n=Count("pk")
-        )
+        running = _per_project(work.running(), n=Count("pk"))
         served = dict(
-            WorkShare.objects.filter(project_id__in=since).values_list(
-                "project_id", "analysis_served_at"
-            )
+            WorkShare.objects.filter(project_id__in=since).values_list("project_id", work.served)
         )
         for project_id in turn_order(since, running, served):
-            row = (
+            pk = (
                 waiting.filter(session__project_id=project_id)
-                .order_by("queued_at", "pk")
+                .order_by(work.since, "pk")
                 .values_list("pk", flat=True)
                 .first()
             )
-            if row is None:
+            if pk is None:
                 continue  # taken meanwhile
             now = timezone.now()
-            claimed = (
-                analysis_waiting()
-                .filter(pk=row)
-                .update(
-                    status=AnalysisStatus.RUNNING,
-                    queued_at=None,
-                    started_at=now,
-                    heartbeat_at=Now(),
+            if work.claim(pk, now):
+                WorkShare.objects.update_or_create(
+                    project_id=project_id, defaults={work.served: now}
                 )
-            )
-            if claimed:
-                _served(project_id, analysis_served_at=now)
-                return SessionAnalysis.objects.get(pk=row)
+                return int(pk)
             break  # another worker took it: look at what is waiting again
     return None
 
 
+def _analysis_claim(pk: int, now: datetime) -> bool:
+    return bool(
+        analysis_waiting()
+        .filter(pk=pk)
+        .update(status=AnalysisStatus.RUNNING, queued_at=None, started_at=now, heartbeat_at=Now())
+    )
+
+
+def _replay_claim(pk: int, now: datetime) -> bool:
+    return bool(
+        ReplayRun.objects.filter(pk=pk, status=ReplayStatus.QUEUED).update(
+            status=ReplayStatus.RUNNING,
+            started_at=now,
+            heartbeat_at=Now(),
+            attempts=F("attempts") + 1,
+            progress=0.0,
+            calls_done=0,
+        )
+    )
+
+
+ANALYSES = _Work(
+    waiting=analysis_waiting,
+    since="queued_at",
+    running=lambda: SessionAnalysis.objects.filter(status=AnalysisStatus.RUNNING),
+    served="analysis_served_at",
+    claim=_analysis_claim,
+)
+REPLAYS = _Work(
+    waiting=lambda: ReplayRun.objects.filter(status=ReplayStatus.QUEUED),
+    since="created_at",
+    running=lambda: ReplayRun.objects.filter(status=ReplayStatus.RUNNING),
+    served="replay_served_at",
+    claim=_replay_claim,
+)
+
+
+def analysis_claim_next() -> SessionAnalysis | None:
+    """Take up the waiting analysis whose turn it is (marked running), or None."""
+    pk = _claim_next(ANALYSES)
+    return None if pk is None else SessionAnalysis.objects.get(pk=pk)
+
+
 def replay_claim_next() -> ReplayRun | None:
     """Take up the queued replay run whose turn it is (marked running), or None."""
-    for _ in range(PICKS):
-        queued = ReplayRun.objects.filter(status=ReplayStatus.QUEUED)
-        since = _per_project(queued, oldest=Min("created_at"))
-        if not since:
-            return None
-        running = _per_project(ReplayRun.objects.filter(status=ReplayStatus.RUNNING), n=Count("pk"))
-        served = dict(
-            WorkShare.objects.filter(project_id__in=since).values_list(
-                "project_id", "replay_served_at"
-            )
-        )
-        for project_id in turn_order(since, running, served):
-            run = (
-                queued.filter(session__project_id=project_id)
-                .order_by("created_at", "pk")
-                .values_list("pk", flat=True)
-                .first()
-            )
-            if run is None:
-                continue
-            now = timezone.now()
-            claimed = ReplayRun.objects.filter(pk=run, status=ReplayStatus.QUEUED).update(
-                status=ReplayStatus.RUNNING,
-                started_at=now,
-                heartbeat_at=Now(),
-                attempts=F("attempts") + 1,
-                progress=0.0,
-                calls_done=0,
-            )
-            if claimed:
-                _served(project_id, replay_served_at=now)
-                return ReplayRun.objects.select_related("session__project").get(pk=run)
-            break
-    return None
-
-
-def _served(project_id: int, **when: datetime) -> None:
-    WorkShare.objects.update_or_create(project_id=project_id, defaults=when)
+    pk = _claim_next(REPLAYS)
+    return None if pk is None else ReplayRun.objects.select_related("session__project").get(pk=pk)

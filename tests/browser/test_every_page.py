@@ -17,7 +17,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page
 
-from compaction import pipeline, services
+from compaction import pipeline, services, webhooks
 from compaction.alert_models import Alert
 from compaction.models import Experiment, Finding, ReplayRun
 from sessions import members
@@ -100,6 +100,10 @@ def site(project: Project) -> Site:
     )
     for run in experiment.runs.all():
         pipeline.replay_run_execute(run_id=run.pk)
+    # the settings page lists it with its Remove button
+    webhooks.webhook_create(
+        project=project, url="https://hooks.example.com/on-call", secret="s" * 24
+    )
     return Site(
         project=project,
         session=session,

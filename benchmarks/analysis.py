@@ -26,8 +26,6 @@ from typing import Any
 from _scratch import drop_database, fresh_database
 from replay import generate
 
-from compaction import pipeline
-
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_analysis"
 BATCH = 200  # messages in the batch that arrives after the first pass
@@ -102,8 +100,10 @@ def main() -> None:
     import django
 
     django.setup()
+
     from django.core.management import call_command
 
+    from compaction import pipeline
     from compaction.engine.messages import message_to_wire
     from compaction.models import CompactionSpan
     from sessions.models import AgentSession, Project

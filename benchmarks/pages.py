@@ -23,8 +23,6 @@ from pathlib import Path
 
 from _scratch import fresh_database
 
-from compaction import pipeline
-
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_pages"
 
@@ -65,11 +63,13 @@ def main() -> None:
     import django
 
     django.setup()
+
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.test import Client
     from django.utils import timezone
 
+    from compaction import pipeline
     from compaction.models import CompactionSpan, SessionAnalysis
     from sessions import services
     from sessions.models import AgentSession, Membership, Project

@@ -21,8 +21,6 @@ from pathlib import Path
 
 from _scratch import fresh_database
 
-from compaction import pipeline
-
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_subjects"
 CPF = "530.582.439-79"
@@ -42,9 +40,10 @@ def main() -> None:
     import django
 
     django.setup()
+
     from django.core.management import call_command
 
-    from compaction import subjects
+    from compaction import pipeline, subjects
     from sessions import services
     from sessions.models import AgentSession, Project
     from sessions.schemas import EventBatch

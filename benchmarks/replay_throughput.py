@@ -35,6 +35,9 @@ def main() -> None:
         DATABASE_URL=fresh_database(DB_NAME),
         CELERY_BROKER_URL=REDIS_URL,
         CELERY_TASK_DEFAULT_QUEUE=queue,
+        # replays are routed to their own queue (CELERY_TASK_ROUTES): this run's, too
+        CELERY_REPLAYS_QUEUE=queue,
+        CELERY_ANALYSIS_QUEUE=queue,
         DJANGO_SETTINGS_MODULE="config.settings",
         SAWTOOTH_PRODUCTION="0",  # a local benchmark worker, on this install's own key
     )

@@ -58,3 +58,28 @@ def manage(env: dict[str, str], *args: str) -> str:
         capture_output=True,
         text=True,
     ).stdout
+
+
+def celery_worker(
+    env: dict[str, str],
+    queues: list[str],
+    *,
+    concurrency: int,
+    quiet: bool = False,
+    extra: tuple[str, ...] = (),
+) -> subprocess.Popen[bytes]:
+    """A ``celery worker`` of ours on ``queues`` with ``env``; ``quiet`` drops its output."""
+    output = subprocess.DEVNULL if quiet else None
+    return subprocess.Popen(
+        [
+            sys.executable,
+            *("-m", "celery", "-A", "config", "worker"),
+            *("-Q", ",".join(queues)),
+            *("--concurrency", str(concurrency), "--loglevel", "WARNING"),
+            *extra,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=output,
+        stderr=output,
+    )

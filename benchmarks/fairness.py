@@ -15,13 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 import uuid
 from pathlib import Path
 
-from _scratch import drop_database, fresh_database, manage
+from _scratch import celery_worker, drop_database, fresh_database, manage
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_fairness"
@@ -85,25 +84,11 @@ def main() -> None:
         batch = EventBatch.model_validate(_batch(n))
         return services.events_ingest(project=project, external_id=name, batch=batch).session.pk
 
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "-Q",
-            ",".join([prefix, f"{prefix}.analysis", f"{prefix}.replays"]),
-            "--concurrency",
-            str(args.concurrency),
-            "--loglevel",
-            "WARNING",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    worker = celery_worker(
+        env,
+        [prefix, f"{prefix}.analysis", f"{prefix}.replays"],
+        concurrency=args.concurrency,
+        quiet=True,
     )
     try:
         # warm up the worker's processes, then the quiet session alone

@@ -12,13 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 import uuid
 from pathlib import Path
 
-from _scratch import fresh_database
+from _scratch import celery_worker, fresh_database
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_replay"
@@ -76,27 +75,16 @@ def main() -> None:
             ReplayRun.objects.create(session=s, policy={"soft_limit": 60000, "hard_limit": 90000})
             for s in sessions
         ]
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "-Q",
-                queue,
-                "--concurrency",
-                str(concurrency),
-                "--loglevel",
-                "WARNING",
+        worker = celery_worker(
+            os.environ.copy(),
+            [queue],
+            concurrency=concurrency,
+            extra=(
                 "--without-gossip",
                 "--without-mingle",
                 "--hostname",
                 f"{queue}-{concurrency}@localhost",
-            ],
-            cwd=ROOT,
-            env=os.environ.copy(),
+            ),
         )
         try:
             time.sleep(3)  # let the worker connect before the clock starts

@@ -36,6 +36,41 @@ def _ingest_waits_on_the_analysis_row() -> bool:
     return bool(waiting)
 
 
+def _store_paused(
+    monkeypatch: pytest.MonkeyPatch, release: threading.Event, *, timeout: float
+) -> threading.Event:
+    """Pause every analysis pass in the middle of its store, holding its rows, until
+    ``release`` is set (at most ``timeout`` seconds); the event returned is set once a pass
+    is there."""
+    storing = threading.Event()
+    span_row = pipeline._observed_span_row
+
+    def paused_span_row(*args: Any) -> Any:
+        storing.set()
+        release.wait(timeout=timeout)
+        return span_row(*args)
+
+    monkeypatch.setattr(pipeline, "_observed_span_row", paused_span_row)
+    return storing
+
+
+def _in_thread(work: Any, errors: list[BaseException]) -> threading.Thread:
+    """Run ``work`` in a thread of its own (a connection of its own); what it raises goes to
+    ``errors``, for the test thread to check."""
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # reported in the test thread
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
 def test_a_batch_written_while_its_sessions_analysis_is_stored_does_not_deadlock(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -58,39 +93,19 @@ def test_a_batch_written_while_its_sessions_analysis_is_stored_does_not_deadlock
             }
         ],
     )
-    storing = threading.Event()  # the analysis holds its row and is about to insert spans
     go_on = threading.Event()
-    span_row = pipeline._observed_span_row
-
-    def paused_span_row(*args: Any) -> Any:
-        storing.set()
-        go_on.wait(timeout=30)
-        return span_row(*args)
-
-    monkeypatch.setattr(pipeline, "_observed_span_row", paused_span_row)
+    # the analysis holds its row and is about to insert spans
+    storing = _store_paused(monkeypatch, go_on, timeout=30)
     errors: list[BaseException] = []
-
-    def in_thread(work: Any) -> threading.Thread:
-        def run() -> None:
-            try:
-                work()
-            except BaseException as exc:  # reported below, in the test thread
-                errors.append(exc)
-            finally:
-                connection.close()
-
-        thread = threading.Thread(target=run)
-        thread.start()
-        return thread
-
-    analyser = in_thread(lambda: pipeline.session_analyse(session_id=session.pk))
+    analyser = _in_thread(lambda: pipeline.session_analyse(session_id=session.pk), errors)
     assert storing.wait(timeout=30)
-    writer = in_thread(
+    writer = _in_thread(
         lambda: session_services.events_ingest(
             project=project,
             external_id="busy",
             batch=EventBatch.model_validate({"messages": conversation(4, start=11)}),
-        )
+        ),
+        errors,
     )
     try:
         deadline = time.monotonic() + 30
@@ -121,41 +136,18 @@ def test_deleting_a_session_stops_the_pass_storing_its_analysis_instead_of_waiti
         messages=conversation(10),
         compactions=[{"seq": 10, "strategy": "summarize", "summary": "the user asked for tests"}],
     )
-    storing = threading.Event()
     never = threading.Event()  # the storing pass would hold its rows until the end of the test
-    span_row = pipeline._observed_span_row
-
-    def paused_span_row(*args: Any) -> Any:
-        storing.set()
-        never.wait(timeout=60)
-        return span_row(*args)
-
-    monkeypatch.setattr(pipeline, "_observed_span_row", paused_span_row)
-    outcome: dict[str, BaseException | None] = {}
-
-    def analyse() -> None:
-        try:
-            pipeline.session_analyse(session_id=session.pk)
-            outcome["analysis"] = None
-        except BaseException as exc:  # reported below, in the test thread
-            outcome["analysis"] = exc
-        finally:
-            connection.close()
-
-    analyser = threading.Thread(target=analyse)
-    analyser.start()
+    storing = _store_paused(monkeypatch, never, timeout=60)
+    failures: list[BaseException] = []
+    analyser = _in_thread(lambda: pipeline.session_analyse(session_id=session.pk), failures)
     assert storing.wait(timeout=30)
     deleted = threading.Event()
 
     def delete() -> None:
-        try:
-            session_services.session_delete(session=session, by=None, reason="erasure request")
-            deleted.set()
-        finally:
-            connection.close()
+        session_services.session_delete(session=session, by=None, reason="erasure request")
+        deleted.set()
 
-    deleter = threading.Thread(target=delete)
-    deleter.start()
+    deleter = _in_thread(delete, [])
     try:
         # Done while the storing pass is still paused: it did not wait for that pass to end.
         assert deleted.wait(timeout=30), "the delete waited on the storing pass"
@@ -166,4 +158,5 @@ def test_deleting_a_session_stops_the_pass_storing_its_analysis_instead_of_waiti
     assert not SessionAnalysis.objects.filter(session_id=session.pk).exists()
     assert not Message.objects.filter(session_id=session.pk).exists()
     # the stopped pass ended with the database's error: its task retries and finds nothing
-    assert isinstance(outcome["analysis"], OperationalError | InterfaceError)
+    [failure] = failures
+    assert isinstance(failure, OperationalError | InterfaceError)

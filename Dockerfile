@@ -8,6 +8,7 @@ COPY pyproject.toml README.md ./
 COPY config ./config
 COPY sessions ./sessions
 COPY compaction ./compaction
+COPY team ./team
 RUN pip install .
 
 COPY . .

@@ -494,6 +494,3 @@ class OutboxTask(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}{self.args} ({'sent' if self.sent_at else 'unsent'})"
-
-
-from compaction.team_models import Comment, CommentRevision, SavedFilter  # noqa: E402,F401

@@ -44,7 +44,6 @@ from compaction.models import (
     SubjectToken,
     SubjectWhere,
 )
-from compaction.team_models import SavedFilter
 from sessions import audit, search
 from sessions.errors import BadRequest
 from sessions.models import (
@@ -56,6 +55,7 @@ from sessions.models import (
     Probe,
     Project,
 )
+from team.models import SavedFilter
 
 logger = logging.getLogger(__name__)
 

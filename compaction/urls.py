@@ -1,6 +1,6 @@
 from django.urls import path
 
-from compaction import subject_views, team_views, views
+from compaction import subject_views, views
 
 app_name = "compaction"
 
@@ -12,15 +12,6 @@ urlpatterns = [
     path("replays/<int:pk>/", views.replay_detail, name="replay"),
     path("replays/<int:pk>/status/", views.replay_status, name="replay-status"),
     path("privacy/subjects/", subject_views.subject_requests, name="subjects"),
-    # ---- team: comments and saved filters (compaction/team_views.py) ----
-    path("sessions/<int:pk>/comments/", team_views.comment_create, name="comment-create"),
-    path(
-        "sessions/<int:pk>/comments/<int:comment_pk>/edit/",
-        team_views.comment_edit,
-        name="comment-edit",
-    ),
-    path("filters/", team_views.saved_filter_save, name="filter-save"),
-    path("filters/<int:filter_pk>/delete/", team_views.saved_filter_delete, name="filter-delete"),
     path("experiments/", views.experiment_list, name="experiments"),
     path("experiments/new/", views.experiment_new, name="experiment-new"),
     path("experiments/<int:pk>/", views.experiment_detail, name="experiment"),

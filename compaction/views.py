@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from compaction import alert_selectors, charts, findings, selectors, services, team
+from compaction import alert_selectors, charts, findings, selectors, services
 from compaction.engine import sections
 from compaction.engine.names import Stage, Unit
 from compaction.forms import ExperimentForm, FindingFilterForm, PolicyForm
@@ -24,6 +24,7 @@ from sessions import access
 from sessions import selectors as session_selectors
 from sessions.errors import BadRequest, NotFound, TooManyRequests
 from sessions.models import AgentSession, Message, Role
+from team import selectors as team_selectors
 
 # How many replaced messages the span page shows at each end of the summarized middle.
 MIDDLE_EDGE = 40
@@ -107,7 +108,7 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
         "lost": [item for item in retention if not item["kept"]],
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
         "next_messages": next_messages,
-        "comments": team.comments_for(session=session, span=span),
+        "comments": team_selectors.comments_for(session=session, span=span),
     }
     return render(request, "compaction/span_detail.html", context)
 

@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "ninja",
     "sessions.apps.TracesConfig",
     "compaction.apps.CompactionConfig",
+    "team.apps.TeamConfig",
 ]
 
 MIDDLEWARE = [

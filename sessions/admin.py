@@ -5,12 +5,13 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from sessions import audit, masking, members, services
+from sessions import masking, services
 from sessions.models import AgentSession, ApiKey, AuditEvent, Membership, Project
 
 
 class MembershipInline(admin.TabularInline[Membership, Project]):
-    """Shown, not edited here: roles change on Memberships (audited) or the members page."""
+    """Shown, not edited here: roles change on Memberships (team/admin.py, audited) or the
+    members page."""
 
     model = Membership
     extra = 0
@@ -39,32 +40,6 @@ class ProjectAdmin(admin.ModelAdmin[Project]):
     inlines = [MembershipInline]
 
 
-@admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin[Membership]):
-    list_display = ["user", "project", "role"]
-    list_filter = ["role", "project"]
-    autocomplete_fields = ["user", "project"]
-
-    def save_model(self, request: HttpRequest, obj: Membership, form: Any, change: bool) -> None:
-        before = Membership.objects.filter(pk=obj.pk).values_list("role", flat=True).first()
-        super().save_model(request, obj, form, change)
-        if before != obj.role:
-            audit.audit_record(
-                actor=request.user,
-                action="role_change",
-                project=obj.project,
-                target=f"member:{obj.user.get_username()}",
-                detail={"from": before, "to": obj.role, "via": "admin"},
-            )
-
-    def delete_model(self, request: HttpRequest, obj: Membership) -> None:
-        members.membership_remove(actor=request.user, membership=obj)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Membership]) -> None:
-        for membership in queryset.select_related("user", "project"):
-            members.membership_remove(actor=request.user, membership=membership)
-
-
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
     """Keys are created with `manage.py createapikey`, which shows the secret once."""
@@ -83,7 +58,7 @@ class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
     @admin.action(description="Revoke selected keys")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         for api_key in queryset.filter(revoked_at__isnull=True).select_related("project"):
-            members.project_key_revoke(actor=request.user, api_key=api_key)
+            services.project_key_revoke(actor=request.user, api_key=api_key)
 
 
 ADMIN_DELETE_REASON = "deleted in the Django admin"

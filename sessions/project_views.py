@@ -1,4 +1,5 @@
-"""Project pages for admins and reviewers: members, ingest keys, the audit log; and reveal.
+"""Project pages for admins and reviewers: ingest keys, the audit log; and reveal. (The
+members page is team's, team/views.py.)
 
 Every page finds the project among the user's own (404 otherwise), then asks
 ``access.require_role`` (403 below the role it needs).
@@ -16,7 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from sessions import access, audit, members, reveal, selectors
+from sessions import access, audit, reveal, selectors, services
 from sessions.errors import ApiError
 from sessions.models import ApiKey, AuditAction, Membership, Project, Role
 
@@ -76,51 +77,13 @@ def _project(request: HttpRequest, pk: int, role: str) -> Project:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def member_list(request: HttpRequest, pk: int) -> HttpResponse:
-    project = _project(request, pk, Role.ADMIN)
-    status = 200
-    if request.method == "POST":
-        try:
-            members.membership_set(
-                actor=request.user,
-                project=project,
-                username=request.POST.get("username", ""),
-                role=request.POST.get("role", ""),
-            )
-        except ApiError as exc:
-            flash.error(request, exc.message)
-            status = 400
-        else:
-            flash.success(request, f"{request.POST['username'].strip()} is now a member.")
-            return redirect("sessions:members", project.pk)
-    memberships = project.memberships.select_related("user").order_by("user__username")
-    context = {"project": project, "memberships": memberships, "roles": Role.choices}
-    return render(request, "sessions/members.html", context, status=status)
-
-
-@login_required
-@require_POST
-def member_remove(request: HttpRequest, pk: int, membership_pk: int) -> HttpResponse:
-    project = _project(request, pk, Role.ADMIN)
-    membership = (
-        Membership.objects.filter(project=project, pk=membership_pk).select_related("user").first()
-    )
-    if membership is None:
-        raise Http404("No such member")
-    members.membership_remove(actor=request.user, membership=membership)
-    flash.success(request, f"{membership.user.get_username()} was removed from {project.name}.")
-    return redirect("sessions:members", project.pk)
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
 def key_list(request: HttpRequest, pk: int) -> HttpResponse:
     project = _project(request, pk, Role.ADMIN)
     issued = None
     status = 200
     if request.method == "POST":
         try:
-            issued = members.project_key_create(
+            issued = services.project_key_create(
                 actor=request.user, project=project, name=request.POST.get("name", "")
             )
         except ApiError as exc:
@@ -142,7 +105,7 @@ def key_revoke(request: HttpRequest, pk: int, key_pk: int) -> HttpResponse:
     api_key = ApiKey.objects.filter(project=project, pk=key_pk).select_related("project").first()
     if api_key is None:
         raise Http404("No such key")
-    members.project_key_revoke(actor=request.user, api_key=api_key)
+    services.project_key_revoke(actor=request.user, api_key=api_key)
     flash.success(request, f"Key {api_key.prefix}… was revoked.")
     return redirect("sessions:keys", project.pk)
 

@@ -98,6 +98,42 @@ def api_key_revoke(*, api_key: ApiKey) -> None:
     ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
 
 
+# The project pages' and the admin's doors to keys: each change writes its audit row in the
+# same transaction, so the log cannot miss one.
+
+
+@transaction.atomic
+def project_key_create(*, actor: audit.Actor, project: Project, name: str) -> IssuedKey:
+    name = name.strip()
+    if not name:
+        raise BadRequest("name: required, a label for the key")
+    limits.text_check(name, limit=limits.API_KEY_NAME_MAX, field="name")
+    issued = api_key_create(project=project, name=name)
+    audit.audit_record(
+        actor=actor,
+        action=AuditAction.KEY_CHANGE,
+        project=project,
+        target=f"key:{issued.api_key.prefix}",
+        detail={"change": "created", "name": name},
+    )
+    return issued
+
+
+@transaction.atomic
+def project_key_revoke(*, actor: audit.Actor, api_key: ApiKey) -> None:
+    revoked = ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )
+    if revoked:
+        audit.audit_record(
+            actor=actor,
+            action=AuditAction.KEY_CHANGE,
+            project=api_key.project,
+            target=f"key:{api_key.prefix}",
+            detail={"change": "revoked", "name": api_key.name},
+        )
+
+
 # --- ingest ----------------------------------------------------------------------------
 
 

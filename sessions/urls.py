@@ -30,12 +30,6 @@ urlpatterns = [
     ),
     path("reveal/", project_views.value_reveal, name="reveal"),
     path("projects/", project_views.project_list, name="projects"),
-    path("projects/<int:pk>/members/", project_views.member_list, name="members"),
-    path(
-        "projects/<int:pk>/members/<int:membership_pk>/remove/",
-        project_views.member_remove,
-        name="member-remove",
-    ),
     path("projects/<int:pk>/policy/", policy_views.project_policy, name="policy"),
     path("projects/<int:pk>/keys/", project_views.key_list, name="keys"),
     path(

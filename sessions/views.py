@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from compaction import alert_selectors, charts, team
+from compaction import alert_selectors, charts
 from compaction import selectors as compaction_selectors
 from compaction.engine.messages import is_prompt, message_from_wire
 from compaction.models import CompactionSpan, SessionAnalysis
@@ -19,6 +19,7 @@ from sessions import access, import_views, selectors, services
 from sessions.errors import NotFound
 from sessions.forms import SessionDeleteForm, SessionFilterForm
 from sessions.models import AgentSession, Message, Role
+from team import selectors as team_selectors
 
 SESSIONS_PER_PAGE = 50
 MESSAGES_PER_PAGE = 100
@@ -120,10 +121,10 @@ def session_list(request: HttpRequest) -> HttpResponse:
             ),
             "site_url": request.build_absolute_uri("/").rstrip("/"),
             "saved_filters": [
-                (saved, team.filter_query_clean(saved.query))
-                for saved in team.saved_filters_for(user=request.user)
+                (saved, team_selectors.filter_query_clean(saved.query))
+                for saved in team_selectors.saved_filters_for(user=request.user)
             ],
-            "filter_query": team.filter_query_clean(_query_without(request, form=form)),
+            "filter_query": team_selectors.filter_query_clean(_query_without(request, form=form)),
         },
     )
 
@@ -189,7 +190,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "jump_seq": int(seq) if seq.isdecimal() and len(seq) <= 10 else None,
         "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),
         "subagents": selectors.subagent_tree(session=session),
-        "comments": team.comments_for(session=session),
+        "comments": team_selectors.comments_for(session=session),
     }
     return render(request, "sessions/session_detail.html", context)
 

@@ -20,8 +20,8 @@ from playwright.sync_api import Page
 from compaction import pipeline, services, webhooks
 from compaction.alert_models import Alert
 from compaction.models import Experiment, Finding, ReplayRun
-from sessions import members
 from sessions.models import AgentSession, Project
+from team import services as team_services
 from tests.browser.test_alerts import troubled_session
 from tests.factories import make_session
 
@@ -51,7 +51,7 @@ class Site:
 # The pages, by name (used in test ids and screenshot names) and path.
 PAGES: dict[str, Callable[[Site], str]] = {
     "login": lambda s: "/login/",
-    "set-password": lambda s: members.user_password_link(user=s.newcomer),
+    "set-password": lambda s: team_services.user_password_link(user=s.newcomer),
     "sessions": lambda s: "/",
     "projects": lambda s: "/projects/",
     "session": lambda s: f"/sessions/{s.session.pk}/",
@@ -111,7 +111,7 @@ def site(project: Project) -> Site:
         replay=replay,
         experiment=experiment,
         alert=Alert.objects.filter(session=session).first(),
-        newcomer=members.user_create(username="newcomer"),
+        newcomer=team_services.user_create(username="newcomer"),
         finding_pk=Finding.objects.get(session=customer).pk,
     )
 

@@ -24,7 +24,6 @@ from django.test import Client
 from compaction import pipeline
 from compaction.alert_models import Alert, AlertEvent
 from compaction.models import AnalysisStatus, CompactionSpan, Experiment, Finding, SessionAnalysis
-from compaction.team_models import Comment, SavedFilter
 from sessions.limits import TEXT_LIMITS
 from sessions.models import (
     AgentSession,
@@ -36,6 +35,7 @@ from sessions.models import (
     Project,
     Role,
 )
+from team.models import Comment, SavedFilter
 from tests.compaction.test_alerts import THREE, analysed_session
 from tests.factories import make_key, make_project, make_session, make_user, wire_message
 from tests.importers.test_otlp import call, export, text

@@ -18,14 +18,15 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
-from compaction import pipeline, team, webhooks
+from compaction import pipeline, webhooks
 from compaction import services as compaction_services
 from compaction.alert_models import AlertSettings
 from compaction.models import CompactionSpan, Experiment, ReplayRun
-from compaction.team_models import SavedFilter
 from sessions import reveal, services
 from sessions.models import AgentSession, Membership, Project, Role
 from sessions.schemas import EventBatch
+from team import services as team_services
+from team.models import SavedFilter
 
 CPF = "530.582.439-79"
 PHONE = "(11) 98765-4321"
@@ -196,7 +197,7 @@ def labelled_project(*, name: str = "casa-aurora") -> Door:
     for run in experiment.runs.all():
         pipeline.replay_run_execute(run_id=run.pk)
 
-    team.comment_create(
+    team_services.comment_create(
         session=session, author=users[Role.ENGINEER.value], body=f"Cliente {NAME}, CPF {CPF}."
     )
     for user in users.values():

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from compaction import team
 from compaction.alert_models import Alert
 from sessions import masking
 from sessions.errors import BadRequest
 from sessions.models import AgentSession, AuditAction, AuditEvent, Role
+from team import selectors as team_selectors
+from team import services as team_services
 from tests.factories import make_project, make_session, make_user
 from tests.privacy.doors import CPF, EMAIL, labelled_project, leaks
 
@@ -38,10 +39,12 @@ def test_an_agent_holding_personal_data_is_filtered_by_an_opaque_handle(client: 
 def test_saved_filters_never_keep_an_identifier() -> None:
     user = make_user()
     with pytest.raises(BadRequest, match="name: holds personal data"):
-        team.saved_filter_save(user=user, name=f"cliente {CPF}", query="problems=failed")
-    saved = team.saved_filter_save(user=user, name="falhas", query=f"q={CPF}&problems=failed")
+        team_services.saved_filter_save(user=user, name=f"cliente {CPF}", query="problems=failed")
+    saved = team_services.saved_filter_save(
+        user=user, name="falhas", query=f"q={CPF}&problems=failed"
+    )
     assert saved.query == "problems=failed"
-    assert team.filter_query_clean("q=erro+502&q2=x&agent=a") == "q=erro+502&agent=a"
+    assert team_selectors.filter_query_clean("q=erro+502&q2=x&agent=a") == "q=erro+502&agent=a"
 
 
 def test_alerts_are_stored_masked_whatever_door_reads_them() -> None:

@@ -27,6 +27,7 @@ from compaction.models import CompactionSpan, Experiment, Finding, ReplayRun
 from config.api import api
 from sessions import access, services
 from sessions.models import AgentSession, ApiKey, Membership, Project, Role
+from team import services as team_services
 from tests.factories import make_project, make_session, wire_message
 
 pytestmark = pytest.mark.django_db
@@ -121,9 +122,9 @@ def _new_key(w: World) -> str:
 
 
 def _comment(w: World) -> str:
-    from compaction import team
-
-    comment = team.comment_create(session=w.session, span=None, author=make_user(), body="first")
+    comment = team_services.comment_create(
+        session=w.session, span=None, author=make_user(), body="first"
+    )
     return f"/sessions/{w.session.pk}/comments/{comment.pk}/edit/"
 
 
@@ -165,7 +166,7 @@ PAGES: dict[str, list[PageRule]] = {
             },
         )
     ],
-    "sessions:members": [
+    "team:members": [
         PageRule("get", lambda w: f"/projects/{w.project.pk}/members/", Role.ADMIN),
         PageRule(
             "post",
@@ -175,7 +176,7 @@ PAGES: dict[str, list[PageRule]] = {
             data=lambda w: {"username": make_user().get_username(), "role": Role.VIEWER},
         ),
     ],
-    "sessions:member-remove": [PageRule("post", _new_member, Role.ADMIN, ok=302)],
+    "team:member-remove": [PageRule("post", _new_member, Role.ADMIN, ok=302)],
     "sessions:keys": [
         PageRule("get", lambda w: f"/projects/{w.project.pk}/keys/", Role.ADMIN),
         PageRule(
@@ -302,7 +303,7 @@ PAGES: dict[str, list[PageRule]] = {
     ],
     "sessions:delete": [PageRule("get", lambda w: f"/sessions/{w.session.pk}/delete/", Role.ADMIN)],
     "sessions:policy": [PageRule("get", lambda w: f"/projects/{w.project.pk}/policy/", Role.ADMIN)],
-    "compaction:comment-create": [
+    "team:comment-create": [
         PageRule(
             "post",
             lambda w: f"/sessions/{w.session.pk}/comments/",
@@ -311,19 +312,17 @@ PAGES: dict[str, list[PageRule]] = {
             data=lambda w: {"body": "looked at this"},
         )
     ],
-    # every member is sent back to the page; only the author's edit is kept (tests/compaction/
-    # test_team.py::test_only_the_author_can_edit_and_an_empty_comment_is_refused)
-    "compaction:comment-edit": [
+    # every member is sent back to the page; only the author's edit is kept (tests/team/
+    # test_comments.py::test_only_the_author_can_edit_and_an_empty_comment_is_refused)
+    "team:comment-edit": [
         PageRule("post", _comment, Role.VIEWER, ok=302, data=lambda w: {"body": "changed"})
     ],
-    "compaction:filter-save": [
+    "team:filter-save": [
         PageRule(
             "post", lambda w: "/filters/", ANY, ok=302, data=lambda w: {"name": "n", "query": "q=x"}
         )
     ],
-    "compaction:filter-delete": [
-        PageRule("post", lambda w: "/filters/999999/delete/", ANY, ok=302)
-    ],
+    "team:filter-delete": [PageRule("post", lambda w: "/filters/999999/delete/", ANY, ok=302)],
     "sessions:curve-export": [
         PageRule("get", lambda w: f"/sessions/{w.session.pk}/curve.csv", Role.VIEWER)
     ],

@@ -2,9 +2,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sessions import members
 from sessions.errors import ApiError
 from sessions.models import Project, Role
+from team import services
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"project {project!r} not found; create it with createproject")
         try:
-            membership = members.membership_set(
+            membership = services.membership_set(
                 actor=None,
                 actor_name="manage.py addmember",
                 project=found,

@@ -5,8 +5,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sessions import members
 from sessions.errors import ApiError
+from team import services
 
 
 class Command(BaseCommand):
@@ -42,13 +42,13 @@ class Command(BaseCommand):
             said = f"{user.get_username()} must choose a new password."
         else:
             try:
-                user = members.user_create(username=username, email=email)
+                user = services.user_create(username=username, email=email)
             except ApiError as exc:
                 raise CommandError(f"{exc.message} (--reset prints a new link)") from None
             except ValidationError as exc:
                 raise CommandError("; ".join(exc.messages)) from None
             said = f"Created user {user.get_username()!r}."
-        link = url.rstrip("/") + members.user_password_link(user=user)
+        link = url.rstrip("/") + services.user_password_link(user=user)
         self.stdout.write(said)
         self.stdout.write(
             "Send them this link to choose a password; it works once and expires in "

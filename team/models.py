@@ -1,9 +1,10 @@
-"""Team features' tables: comments on a session or one of its spans (with every earlier
-version kept), and each user's saved filters for the sessions list.
+"""Team's tables: comments on a session or one of its spans (with every earlier version
+kept), and each user's saved filters for the sessions list.
 
-Kept apart from compaction/models.py like alert_models.py; Django finds these through the
-import at the bottom of compaction/models.py. Alerts keep their comments in their own history
-(AlertEvent, kind "commented"): one append-only record per alert, shown on its page.
+They were born in the compaction app and keep its table names (``db_table``), so a database
+migrates in place (team/migrations/0001_initial.py moves them in Django's state only).
+Memberships stay in sessions.models (see team/__init__.py). Alerts keep their comments in
+their own history (AlertEvent, kind "commented"): one append-only record per alert.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Comment(models.Model):
     edited_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "compaction_comment"
         ordering = ["created_at", "pk"]
         indexes = [models.Index(fields=["session", "span", "created_at"])]
 
@@ -50,6 +52,7 @@ class CommentRevision(models.Model):
     replaced_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        db_table = "compaction_commentrevision"
         ordering = ["replaced_at", "pk"]
 
     def __str__(self) -> str:
@@ -67,6 +70,7 @@ class SavedFilter(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        db_table = "compaction_savedfilter"
         ordering = ["name"]
         constraints = [
             models.UniqueConstraint(fields=["user", "name"], name="saved_filter_unique_name")

@@ -1,5 +1,5 @@
-"""Team features through the Django test client: comments with edit history, saved filters,
-the relative time range, CSV/JSON exports (formula-safe), and the branded error pages."""
+"""The sessions list's relative time range, CSV/JSON exports (formula-safe), and the branded
+error pages, through the Django test client. (Comments and saved filters: tests/team/.)"""
 
 from __future__ import annotations
 
@@ -13,10 +13,7 @@ from django.test import Client, RequestFactory
 from django.utils import timezone
 from django.views.defaults import server_error
 
-from compaction import pipeline, team
-from compaction.models import CompactionSpan
-from compaction.team_models import Comment, SavedFilter
-from sessions.errors import BadRequest
+from compaction import pipeline
 from sessions.exports import csv_cell
 from sessions.models import AgentSession
 from tests.factories import coding_session_messages, make_project, make_session, make_user
@@ -66,86 +63,7 @@ def client_in(client: Client, member) -> Client:
     return client
 
 
-# --- comments --------------------------------------------------------------------------
-
-
-def test_a_comment_on_a_session_shows_its_author_and_time_and_is_escaped(
-    client_in: Client, session, member
-):
-    response = client_in.post(
-        f"/sessions/{session.pk}/comments/", {"body": "<b>look</b> at #30"}, follow=True
-    )
-    comment = Comment.objects.get()
-    assert comment.author == member
-    assert comment.span is None
-    page = response.content.decode()
-    assert f'id="comment-{comment.pk}"' in page
-    assert "&lt;b&gt;look&lt;/b&gt; at #30" in page
-    assert member.username in page
-    assert comment.created_at.strftime("%Y-%m-%d %H:%M") in page
-
-
-def test_a_comment_on_a_span_is_shown_on_the_span_page_not_the_session_page(
-    client_in: Client, session
-):
-    span = CompactionSpan.objects.get(session=session)
-    client_in.post(
-        f"/sessions/{session.pk}/comments/", {"body": "summary lost the rule", "span": span.pk}
-    )
-    assert (
-        "summary lost the rule"
-        in client_in.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
-    )
-    assert "summary lost the rule" not in client_in.get(f"/sessions/{session.pk}/").content.decode()
-
-
-def test_editing_keeps_the_old_text_in_the_history(client_in: Client, session, member):
-    comment = team.comment_create(session=session, author=member, body="first take")
-    client_in.post(f"/sessions/{session.pk}/comments/{comment.pk}/edit/", {"body": "second take"})
-    comment.refresh_from_db()
-    assert comment.body == "second take"
-    assert comment.edited_at is not None
-    assert [r.body for r in comment.revisions.all()] == ["first take"]
-    page = client_in.get(f"/sessions/{session.pk}/").content.decode()
-    assert "Edit history (1)" in page
-    assert "first take" in page
-
-
-def test_only_the_author_can_edit_and_an_empty_comment_is_refused(session, project, member):
-    comment = team.comment_create(session=session, author=member, body="mine")
-    other = make_user(project=project)
-    with pytest.raises(BadRequest, match="author"):
-        team.comment_edit(comment_id=comment.pk, editor=other, body="theirs")
-    with pytest.raises(BadRequest, match="body"):
-        team.comment_create(session=session, author=member, body="   ")
-    comment.refresh_from_db()
-    assert comment.body == "mine"
-    assert not comment.revisions.exists()
-
-
-def test_a_non_member_cannot_comment(client: Client, session):
-    client.force_login(make_user(project=make_project()))
-    response = client.post(f"/sessions/{session.pk}/comments/", {"body": "hi"})
-    assert response.status_code == 404
-    assert not Comment.objects.exists()
-
-
-# --- saved filters and the relative range ------------------------------------------------
-
-
-def test_saved_filters_are_per_user_and_keep_only_list_parameters(
-    client_in: Client, member, project
-):
-    client_in.post("/filters/", {"name": "hot", "query": "period=7d&min_fill=90&page=4&x=1"})
-    saved = SavedFilter.objects.get()
-    assert (saved.user, saved.query) == (member, "period=7d&min_fill=90")
-    assert 'href="?period=7d&amp;min_fill=90"' in client_in.get("/").content.decode()
-    stranger = Client()
-    stranger.force_login(make_user(project=project))
-    assert "hot" not in stranger.get("/").content.decode().split("Saved:")[-1][:200]
-    assert not team.saved_filter_delete(user=make_user(project=project), filter_id=saved.pk)
-    client_in.post(f"/filters/{saved.pk}/delete/")
-    assert not SavedFilter.objects.exists()
+# --- the relative range ----------------------------------------------------------------
 
 
 def test_relative_range_keeps_sessions_updated_within_it(client_in: Client, project):

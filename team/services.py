@@ -1,0 +1,167 @@
+"""Team's writes: comments (with edit history), saved list filters, and who belongs to a
+project with which role (new logins and their one-time password link, role changes,
+removals).
+
+Services take keyword arguments and raise BadRequest (or NotFound) with the field's name.
+Comment bodies are trace-adjacent text written by people: templates escape them. Each
+membership change writes its audit row in the same transaction, so the log cannot miss one;
+the members page, the admin and ``manage.py addmember`` all come through here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.tokens import default_token_generator
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+
+from compaction.models import CompactionSpan
+from sessions import audit, limits, masking
+from sessions.errors import BadRequest, NotFound
+from sessions.models import AgentSession, AuditAction, Membership, Project, Role
+from team import selectors
+from team.models import Comment, CommentRevision, SavedFilter
+
+# ---- comments ---------------------------------------------------------------------------
+
+
+def _body(text: str) -> str:
+    body = text.strip()
+    if not body:
+        raise BadRequest("body: write something")
+    return limits.text_check(body, limit=limits.COMMENT_MAX, field="body")
+
+
+def comment_create(
+    *, session: AgentSession, author: Any, body: str, span: CompactionSpan | None = None
+) -> Comment:
+    if span is not None and span.session_id != session.pk:
+        raise BadRequest("span: not a span of this session")
+    return Comment.objects.create(session=session, span=span, author=author, body=_body(body))
+
+
+@transaction.atomic
+def comment_edit(*, comment_id: int, editor: Any, body: str) -> Comment:
+    """Replace a comment's text, keeping the old text as a revision. Only its author edits."""
+    comment = Comment.objects.select_for_update().get(pk=comment_id)
+    if comment.author_id != getattr(editor, "pk", None):
+        raise BadRequest("author: only the author can edit a comment")
+    new_body = _body(body)
+    if new_body == comment.body:
+        return comment
+    now = timezone.now()
+    CommentRevision.objects.create(comment=comment, body=comment.body, replaced_at=now)
+    comment.body = new_body
+    comment.edited_at = now
+    comment.save(update_fields=["body", "edited_at"])
+    return comment
+
+
+# ---- saved filters ----------------------------------------------------------------------
+
+
+def saved_filter_save(*, user: Any, name: str, query: str) -> SavedFilter:
+    """Save (or overwrite) the user's filter of this name."""
+    name = name.strip()
+    if not name:
+        raise BadRequest("name: give the filter a name")
+    limits.text_check(name, limit=limits.FILTER_NAME_MAX, field="name")
+    if masking.holds_personal_data(name):
+        raise BadRequest("name: holds personal data; a filter's name is kept as typed")
+    cleaned = selectors.filter_query_clean(query)
+    if not cleaned:
+        raise BadRequest("query: choose at least one filter before saving")
+    try:
+        saved, _ = SavedFilter.objects.update_or_create(
+            user=user, name=name, defaults={"query": cleaned}
+        )
+    except IntegrityError:  # two saves of the same name at once: the other one won
+        saved = SavedFilter.objects.get(user=user, name=name)
+    return saved
+
+
+def saved_filter_delete(*, user: Any, filter_id: int) -> bool:
+    deleted, _ = SavedFilter.objects.filter(user=user, pk=filter_id).delete()
+    return bool(deleted)
+
+
+# ---- members ----------------------------------------------------------------------------
+
+
+def _role(role: str) -> Role:
+    try:
+        return Role(role)
+    except ValueError:
+        names = ", ".join(r.value for r in Role)
+        raise BadRequest(f"role: {role!r} is not one of {names}") from None
+
+
+def user_password_link(*, user: Any) -> str:
+    """The path of a page where ``user`` chooses a password. It works once: the token is
+    derived from the current password hash and last login, so setting a password (or logging
+    in) retires it, and it expires after ``PASSWORD_RESET_TIMEOUT``."""
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    token = default_token_generator.make_token(user)
+    return reverse("password-set", kwargs={"uidb64": uid, "token": token})
+
+
+@transaction.atomic
+def user_create(*, username: str, email: str = "") -> Any:
+    """A login with no usable password yet: its owner sets one through
+    :func:`user_password_link`, so no password travels in a chat or a terminal log."""
+    username = username.strip()
+    if not username:
+        raise BadRequest("username: must not be empty")
+    users = get_user_model()
+    if users.objects.filter(username=username).exists():
+        raise BadRequest(f"username: a user named {username!r} already exists")
+    user = users(username=username, email=email.strip())
+    user.set_unusable_password()
+    user.full_clean(exclude=["password"])
+    user.save()
+    return user
+
+
+@transaction.atomic
+def membership_set(
+    *, actor: audit.Actor, project: Project, username: str, role: str, actor_name: str = ""
+) -> Membership:
+    """Add the user to the project with ``role``, or change their role; audited."""
+    new_role = _role(role)
+    user = get_user_model().objects.filter(username=username.strip()).first()
+    if user is None:
+        raise NotFound(f"username: no user named {username.strip()!r}")
+    membership = Membership.objects.select_for_update().filter(project=project, user=user).first()
+    before = membership.role if membership else None
+    if membership is None:
+        membership = Membership.objects.create(project=project, user=user, role=new_role)
+    elif membership.role != new_role:
+        membership.role = new_role
+        membership.save(update_fields=["role"])
+    if before != new_role:
+        audit.audit_record(
+            actor=actor,
+            actor_name=actor_name,
+            action=AuditAction.ROLE_CHANGE,
+            project=project,
+            target=f"member:{user.get_username()}",
+            detail={"from": before, "to": new_role.value},
+        )
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, actor: audit.Actor, membership: Membership) -> None:
+    audit.audit_record(
+        actor=actor,
+        action=AuditAction.ROLE_CHANGE,
+        project=membership.project,
+        target=f"member:{membership.user.get_username()}",
+        detail={"from": membership.role, "to": None},
+    )
+    membership.delete()

@@ -27,5 +27,5 @@ urlpatterns = [
     ),
     path("", include("sessions.urls")),
     path("", include("compaction.urls")),
-    path("", include("compaction.alert_urls")),
+    path("", include("alerts.urls")),
 ]

@@ -18,9 +18,10 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
-from compaction import pipeline, team, webhooks
+from alerts import webhooks
+from alerts.models import AlertSettings
+from compaction import pipeline, team
 from compaction import services as compaction_services
-from compaction.alert_models import AlertSettings
 from compaction.models import CompactionSpan, Experiment, ReplayRun
 from compaction.team_models import SavedFilter
 from sessions import reveal, services

@@ -9,6 +9,7 @@ COPY config ./config
 COPY sessions ./sessions
 COPY compaction ./compaction
 COPY team ./team
+COPY alerts ./alerts
 RUN pip install .
 
 COPY . .

@@ -459,16 +459,6 @@ class SubjectRequest(models.Model):
         return ", ".join(f"{name} {count}" for name, count in sorted(rows.items()))
 
 
-# Alert models live in their own module; importing them here registers them with the app.
-from compaction.alert_models import (  # noqa: E402, F401
-    Alert,
-    AlertEvent,
-    AlertSettings,
-    Webhook,
-    WebhookDelivery,
-)
-
-
 class OutboxTask(models.Model):
     """A task to send to the broker, written in the same transaction as the rows it is about.
 

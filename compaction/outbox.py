@@ -33,11 +33,11 @@ UNTRIED_GRACE = timedelta(seconds=10)
 
 
 def _task(name: str) -> Any:
-    """A task of compaction/tasks.py, by name: work is sent by name, never by importing the
-    tasks (which import the services that write these rows). A web process never loads them,
-    so there it is a signature of the name; where the task is loaded (a worker, a test that
-    watches it) the task itself. The message sent, and its queue (CELERY_TASK_ROUTES, by
-    name), are the same."""
+    """A task by its name, ``compaction.tasks.<name>`` (the alerts' tasks, in alerts/tasks.py,
+    kept that name): work is sent by name, never by importing the tasks (which import the
+    services that write these rows). A web process never loads them, so there it is a
+    signature of the name; where the task is loaded (a worker, a test that watches it) the
+    task itself. The message sent, and its queue (CELERY_TASK_ROUTES, by name), are the same."""
     from config.celery import app
 
     full_name = f"compaction.tasks.{name}"

@@ -14,8 +14,8 @@ project whose turn it is (compaction/fair.py) and runs one analysis pass:
 3. store it in one transaction: the analysis row, the spans and the subject index
    (compaction/subjects.py), unless a later pass or an erasure got there first;
 4. the personal data findings (compaction/findings.py);
-5. the alert rules (compaction/alerts.py), which queue webhook deliveries and e-mail through
-   the outbox (compaction/webhooks.py).
+5. the alert rules (alerts/services.py), which queue webhook deliveries and e-mail through
+   the outbox (alerts/webhooks.py).
 
 A replay run (``replay_run_next``) is the other pass: the engine replays the session under a
 policy and the spans it would have produced are stored beside the observed ones; the last run
@@ -38,8 +38,8 @@ from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
+from alerts import services as alert_services
 from compaction import (
-    alerts,
     fair,
     findings,
     liveness,
@@ -310,7 +310,7 @@ def _session_analyse_running(
         raise  # infrastructure: the task retries, and both steps are idempotent
     except Exception:  # a detector bug must not undo the analysis; the log says which session
         logger.exception("personal data scan of session %s failed", session_id)
-    alerts.alerts_evaluate_session(
+    alert_services.alerts_evaluate_session(
         session_id=session_id, messages=messages, analysis=locked, spans=spans
     )
     return locked

@@ -27,8 +27,8 @@ from django.db import DEFAULT_DB_ALIAS, models, transaction
 from django.db.models import F, Q
 from django.db.models.deletion import Collector
 
+from alerts.models import WebhookDelivery
 from compaction import findings, known_clean, message_scan, outbox, services
-from compaction.alert_models import WebhookDelivery
 from compaction.engine import pii
 from compaction.message_scan import MessageHit, MessageScan, Scan
 from compaction.models import (

@@ -1,14 +1,13 @@
-"""Celery tasks: thin wrappers that pass ids to services. Services claim their rows first."""
+"""Celery tasks: thin wrappers that pass ids to services. Services claim their rows first.
+
+The alerts' tasks (webhook deliveries, the alert e-mail, unmuting) are in alerts/tasks.py.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
-from celery import Task
-from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from compaction import alerts, outbox, pipeline, recovery, rescan, webhooks
+from compaction import outbox, pipeline, recovery, rescan
 from config.celery import app
 
 TRANSIENT = (OperationalError, InterfaceError)
@@ -50,21 +49,3 @@ def stale_findings_rescan() -> int:
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
 def outbox_drain() -> int:
     return outbox.outbox_drain()
-
-
-@app.task(bind=True, acks_late=True, max_retries=settings.WEBHOOK_MAX_ATTEMPTS - 1)
-def webhook_deliver(self: Task[Any, None], delivery_id: int) -> None:
-    """One POST per run; a failed one is retried after 1x, 2x, 4x... the backoff base."""
-    final = self.request.retries >= settings.WEBHOOK_MAX_ATTEMPTS - 1
-    if not webhooks.webhook_delivery_attempt(delivery_id=delivery_id, final=final):
-        raise self.retry(countdown=webhooks.webhook_backoff(attempt=self.request.retries + 1))
-
-
-@app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=5)
-def alert_email_send(alert_id: int) -> None:
-    webhooks.alert_email_send(alert_id=alert_id)
-
-
-@app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
-def alerts_unmute_expired() -> int:
-    return alerts.alerts_unmute_expired()

@@ -15,7 +15,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from compaction import alert_selectors, charts, findings, selectors, services
+from alerts import selectors as alert_selectors
+from compaction import charts, findings, selectors, services
 from compaction.engine import sections
 from compaction.engine.names import Stage, Unit
 from compaction.forms import ExperimentForm, FindingFilterForm, PolicyForm

@@ -1,9 +1,9 @@
 """The one place that builds the HTTP API under /api/v1/: parser, error answers, routers.
 
 Each app keeps its endpoints in a ``Router`` (``sessions/api.py``, ``sessions/import_api.py``,
-``compaction/api.py``); a new router is registered at the bottom of this file. Keys and the
-ingest rate limit are checked in ``sessions/auth.py``; every error, whatever raised it, is
-answered as ``{"error": "..."}`` naming the field.
+``compaction/api.py``, ``alerts/api.py``); a new router is registered at the bottom of this
+file. Keys and the ingest rate limit are checked in ``sessions/auth.py``; every error, whatever
+raised it, is answered as ``{"error": "..."}`` naming the field.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 from ninja.responses import NinjaJSONEncoder
 
-from compaction import alerts_api
+from alerts import api as alerts_api
 from compaction import api as compaction_api
 from config.middleware import database_unavailable_response
 from sessions import api as sessions_api

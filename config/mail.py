@@ -1,6 +1,6 @@
 """The e-mail backend of a server without SMTP settings: e-mails are printed to the console
 (the worker's log), with personal data masked like every other log line. The alert e-mail is
-masked when it is written (``compaction/webhooks.py``); this is the net under any other."""
+masked when it is written (``alerts/webhooks.py``); this is the net under any other."""
 
 from __future__ import annotations
 

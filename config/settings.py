@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "sessions.apps.TracesConfig",
     "compaction.apps.CompactionConfig",
     "team.apps.TeamConfig",
+    "alerts.apps.AlertsConfig",
 ]
 
 MIDDLEWARE = [
@@ -246,6 +247,8 @@ CELERY_TASK_QUEUES = {
         CELERY_WEBHOOKS_QUEUE,
     )
 }
+# Tasks are routed and scheduled by name; the alerts' tasks (alerts/tasks.py) kept the names
+# they had in compaction/tasks.py, so queued work and beat entries still find them.
 CELERY_TASK_ROUTES = {
     "compaction.tasks.session_analyse": {"queue": CELERY_ANALYSIS_QUEUE},
     "compaction.tasks.replay_run_execute": {"queue": CELERY_REPLAYS_QUEUE},

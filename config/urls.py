@@ -27,6 +27,6 @@ urlpatterns = [
     ),
     path("", include("sessions.urls")),
     path("", include("compaction.urls")),
-    path("", include("compaction.alert_urls")),
+    path("", include("alerts.urls")),
     path("", include("team.urls")),
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 
-from compaction import alert_selectors
+from alerts import selectors as alert_selectors
 from compaction import selectors as compaction_selectors
 from sessions import audit, exports, masking, selectors
 from sessions.errors import NotFound

@@ -38,6 +38,6 @@ def resolve_in_tests(host: str, port: int) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def _test_dns(monkeypatch: pytest.MonkeyPatch) -> None:
-    from compaction import webhook_destinations
+    from alerts import webhook_destinations
 
     monkeypatch.setattr(webhook_destinations, "resolve", resolve_in_tests)

@@ -10,8 +10,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.utils import timezone
 
-from compaction import liveness, pipeline, webhook_secrets
-from compaction.models import SweepMark, Webhook
+from alerts import webhook_secrets
+from alerts.models import Webhook
+from compaction import liveness, pipeline
+from compaction.models import SweepMark
 from sessions import services
 from sessions.models import AgentSession, Membership, Project, Role
 from sessions.schemas import EventBatch

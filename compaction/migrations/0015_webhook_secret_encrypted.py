@@ -1,11 +1,11 @@
 # Webhook secrets leave the database in clear: each existing one is sealed under a key derived
-# from SECRET_KEY (compaction/webhook_secrets.py) and the clear column is dropped.
+# from SECRET_KEY (alerts/webhook_secrets.py) and the clear column is dropped.
 
 from typing import Any
 
 from django.db import migrations, models
 
-from compaction import webhook_secrets
+from alerts import webhook_secrets
 
 
 def seal_existing(apps: Any, schema_editor: Any) -> None:

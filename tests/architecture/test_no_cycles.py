@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import grimp
 
-PACKAGES = ("sessions", "compaction", "team", "config")
+PACKAGES = ("sessions", "compaction", "alerts", "team", "config")
 
 
 def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:

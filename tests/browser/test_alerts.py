@@ -9,9 +9,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
+from alerts.models import Alert, AlertState
+from alerts.webhooks import webhook_create
 from compaction import pipeline
-from compaction.alert_models import Alert, AlertState
-from compaction.webhooks import webhook_create
 from sessions.models import AgentSession, Membership, Project, Role
 from tests.factories import coding_session_messages, make_session
 

@@ -17,8 +17,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page
 
-from compaction import pipeline, services, webhooks
-from compaction.alert_models import Alert
+from alerts import webhooks
+from alerts.models import Alert
+from compaction import pipeline, services
 from compaction.models import Experiment, Finding, ReplayRun
 from sessions.models import AgentSession, Project
 from team import services as team_services

@@ -264,7 +264,7 @@ def test_scan_personal_data_fills_in_sessions_stored_before_the_scan(chat):
 
 
 def test_personal_data_in_a_summary_raises_an_alert_that_follows_the_review(chat):
-    from compaction.alert_models import Alert
+    from alerts.models import Alert
 
     alert = Alert.objects.get(session=chat, rule="personal_data")
     assert alert.state == "open"
@@ -287,7 +287,7 @@ def test_personal_data_in_a_summary_raises_an_alert_that_follows_the_review(chat
 
 
 def test_a_summary_without_personal_data_raises_no_alert(project):
-    from compaction.alert_models import Alert
+    from alerts.models import Alert
 
     session = make_session(
         project,

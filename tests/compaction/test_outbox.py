@@ -265,8 +265,9 @@ def test_the_drain_leaves_a_fresh_untried_row_to_its_request_but_not_forever():
 
 
 def test_webhook_deliveries_go_through_the_outbox_too(django_capture_on_commit_callbacks):
-    from compaction import webhooks
-    from compaction.alert_models import Alert
+    from alerts import tasks as alert_tasks
+    from alerts import webhooks
+    from alerts.models import Alert
     from tests.factories import make_webhook
 
     project = make_project()
@@ -276,12 +277,12 @@ def test_webhook_deliveries_go_through_the_outbox_too(django_capture_on_commit_c
         project=project, session=session, rule="orphan_pairs", severity="warning", title="O"
     )
     with (
-        mock.patch.object(tasks.webhook_deliver, "delay", side_effect=DOWN),
+        mock.patch.object(alert_tasks.webhook_deliver, "delay", side_effect=DOWN),
         django_capture_on_commit_callbacks(execute=True),
     ):
         [delivery] = webhooks.alert_announce(alert=alert, event="opened")
     row = OutboxTask.objects.get(kind="webhook_deliver")
     assert (row.args, row.sent_at, row.attempts) == ([delivery.pk], None, 1)
-    with mock.patch.object(tasks.webhook_deliver, "delay") as up:
+    with mock.patch.object(alert_tasks.webhook_deliver, "delay") as up:
         outbox.outbox_drain()
     up.assert_called_once_with(delivery.pk)

@@ -525,7 +525,7 @@ def _routes() -> list[str]:
 def _fill(route: str, door: Any) -> str | None:
     """The route with its parameters set to ids of the labelled project; None when a
     parameter has no sample (a one-time password link)."""
-    from compaction.alert_models import Alert
+    from alerts.models import Alert
     from compaction.models import Finding
 
     head = route.split("/", 1)[0]

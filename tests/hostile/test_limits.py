@@ -21,8 +21,8 @@ from django.contrib.messages import get_messages
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from alerts.models import Alert, AlertEvent
 from compaction import pipeline
-from compaction.alert_models import Alert, AlertEvent
 from compaction.models import AnalysisStatus, CompactionSpan, Experiment, Finding, SessionAnalysis
 from sessions.limits import TEXT_LIMITS
 from sessions.models import (
@@ -36,7 +36,7 @@ from sessions.models import (
     Role,
 )
 from team.models import Comment, SavedFilter
-from tests.compaction.test_alerts import THREE, analysed_session
+from tests.alerts.test_alerts import THREE, analysed_session
 from tests.factories import make_key, make_project, make_session, make_user, wire_message
 from tests.importers.test_otlp import call, export, text
 

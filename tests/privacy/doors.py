@@ -18,9 +18,10 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
-from compaction import pipeline, webhooks
+from alerts import webhooks
+from alerts.models import AlertSettings
+from compaction import pipeline
 from compaction import services as compaction_services
-from compaction.alert_models import AlertSettings
 from compaction.models import CompactionSpan, Experiment, ReplayRun
 from sessions import reveal, services
 from sessions.models import AgentSession, Membership, Project, Role

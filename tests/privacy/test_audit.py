@@ -250,7 +250,7 @@ def test_policy_changes_are_audited_with_what_changed(client: Client, project: P
 
 
 def test_webhook_and_recipient_changes_are_audited(client: Client, project: Project) -> None:
-    from compaction.alert_models import Webhook
+    from alerts.models import Webhook
 
     admin = make_user(project=project, role=Role.ADMIN)
     client.force_login(admin)

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
+from alerts.models import Alert, Webhook, WebhookDelivery
 from compaction import pipeline, subjects
 from compaction import services as compaction_services
-from compaction.alert_models import Alert, Webhook, WebhookDelivery
 from compaction.engine import analysis as engine_analysis
 from compaction.models import AnalysisStatus, ReplayRun, SessionAnalysis
 from sessions import services

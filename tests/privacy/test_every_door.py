@@ -21,8 +21,8 @@ import pytest
 from django.core import mail
 from django.test import Client
 
-from compaction import webhooks
-from compaction.alert_models import Alert, WebhookDelivery
+from alerts import webhooks
+from alerts.models import Alert, WebhookDelivery
 from config.api import api
 from sessions import services
 from sessions.log_masking import MaskPersonalData

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from compaction.alert_models import Alert
+from alerts.models import Alert
 from sessions import masking
 from sessions.errors import BadRequest
 from sessions.models import AgentSession, AuditAction, AuditEvent, Role

@@ -20,9 +20,9 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from alerts.models import Alert
 from compaction import pipeline
 from compaction import services as compaction_services
-from compaction.alert_models import Alert
 from compaction.models import CompactionSpan, Experiment, Finding, ReplayRun
 from config.api import api
 from sessions import access, services

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from compaction import alert_selectors, pipeline, services
-from compaction.alert_models import Alert, WebhookDelivery
+from alerts import selectors as alert_selectors
+from alerts.models import Alert, WebhookDelivery
+from compaction import pipeline, services
 from sessions.models import AgentSession
 from tests.factories import (
     coding_session_messages,

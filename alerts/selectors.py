@@ -22,8 +22,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
-from compaction import findings
-from compaction.alert_models import (
+from alerts.models import (
     ACTIVE_STATES,
     SEVERITY_RANK,
     Alert,
@@ -32,6 +31,7 @@ from compaction.alert_models import (
     AlertSeverity,
     AlertState,
 )
+from compaction import findings
 from compaction.engine import alerts as engine
 from compaction.engine.messages import Orphan
 from compaction.models import CompactionSpan, ReplayRun, SpanOrigin

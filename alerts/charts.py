@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compaction.alert_selectors import DailyCounts
+from alerts.selectors import DailyCounts
 
 RULE_COLORS = {
     "repeated_compaction": "#a15c00",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from compaction.alert_models import Alert, AlertSettings, AlertState, Webhook
+from alerts.models import Alert, AlertSettings, AlertState, Webhook
 from sessions.models import Role
-from tests.compaction.test_alerts import THREE, analysed_session, compaction
+from tests.alerts.test_alerts import THREE, analysed_session, compaction
 from tests.factories import make_project, make_user
 
 pytestmark = pytest.mark.django_db

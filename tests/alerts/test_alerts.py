@@ -9,8 +9,10 @@ from unittest import mock
 import pytest
 import time_machine
 
-from compaction import alerts, pipeline, tasks
-from compaction.alert_models import Alert, AlertSettings, AlertState
+from alerts import services
+from alerts import tasks as alert_tasks
+from alerts.models import Alert, AlertSettings, AlertState
+from compaction import pipeline, tasks
 from compaction.models import CompactionSpan
 from sessions import services as session_services
 from sessions.errors import BadRequest, Conflict
@@ -89,8 +91,8 @@ def test_three_compactions_open_one_repeated_compaction_alert_on_analysis() -> N
 
 def test_re_analysing_a_session_does_not_duplicate_its_alerts() -> None:
     session = analysed_session(compactions=THREE)
-    alerts.alerts_evaluate_session(session_id=session.pk)
-    alerts.alerts_evaluate_session(session_id=session.pk)
+    services.alerts_evaluate_session(session_id=session.pk)
+    services.alerts_evaluate_session(session_id=session.pk)
     (alert,) = Alert.objects.filter(session=session)
     assert history(alert) == [("opened", "open")]
 
@@ -110,7 +112,7 @@ def test_resolved_then_new_evidence_reopens_with_history_kept() -> None:
     session = analysed_session(compactions=THREE)
     alert = Alert.objects.get(session=session)
     user = make_user(project=session.project)
-    alerts.alert_resolve(alert_id=alert.pk, reason="harness fixed in v2", actor=user)
+    services.alert_resolve(alert_id=alert.pk, reason="harness fixed in v2", actor=user)
     add_batch(
         session, messages=coding_session_messages(turns=40)[:1], compactions=[compaction(148)]
     )
@@ -176,7 +178,7 @@ def test_project_thresholds_apply() -> None:
 
 
 def test_a_rule_that_raises_leaves_the_analysis_done_and_logs_it(caplog) -> None:
-    with mock.patch.object(alerts.engine, "evaluate", side_effect=ZeroDivisionError("boom")):
+    with mock.patch.object(services.engine, "evaluate", side_effect=ZeroDivisionError("boom")):
         session = analysed_session(compactions=THREE)
     assert session.analysis.status == "done"
     assert not Alert.objects.filter(session=session).exists()
@@ -201,24 +203,24 @@ def open_alert() -> Alert:
 
 def test_acknowledge_then_acknowledge_again_is_a_conflict() -> None:
     alert = open_alert()
-    alerts.alert_acknowledge(alert_id=alert.pk)
+    services.alert_acknowledge(alert_id=alert.pk)
     with pytest.raises(Conflict, match=f"alert {alert.pk}: cannot be acknowledged while"):
-        alerts.alert_acknowledge(alert_id=alert.pk)
+        services.alert_acknowledge(alert_id=alert.pk)
     assert history(Alert.objects.get(pk=alert.pk))[-1] == ("acknowledged", "acknowledged")
 
 
 def test_resolve_needs_a_reason() -> None:
     alert = open_alert()
     with pytest.raises(BadRequest, match="reason: required; say why the alert is resolved"):
-        alerts.alert_resolve(alert_id=alert.pk, reason="  ")
+        services.alert_resolve(alert_id=alert.pk, reason="  ")
 
 
 def test_mute_needs_a_future_time_and_expires_into_a_reopen_on_new_evidence() -> None:
     with time_machine.travel(NOW, tick=False):
         alert = open_alert()
         with pytest.raises(BadRequest, match="until: must be in the future"):
-            alerts.alert_mute(alert_id=alert.pk, until=NOW - timedelta(hours=1))
-        alerts.alert_mute(alert_id=alert.pk, until=NOW + timedelta(hours=1))
+            services.alert_mute(alert_id=alert.pk, until=NOW - timedelta(hours=1))
+        services.alert_mute(alert_id=alert.pk, until=NOW + timedelta(hours=1))
         session = alert.session
         add_batch(session, messages=coding_session_messages(turns=1), compactions=[compaction(148)])
         alert.refresh_from_db()
@@ -233,11 +235,11 @@ def test_mute_needs_a_future_time_and_expires_into_a_reopen_on_new_evidence() ->
 def test_an_expired_mute_puts_the_alert_back_in_the_queue() -> None:
     with time_machine.travel(NOW, tick=False):
         alert = open_alert()
-        alerts.alert_mute(alert_id=alert.pk, until=NOW + timedelta(hours=1))
-        assert alerts.alerts_unmute_expired() == 0
+        services.alert_mute(alert_id=alert.pk, until=NOW + timedelta(hours=1))
+        assert services.alerts_unmute_expired() == 0
     with time_machine.travel(NOW + timedelta(hours=1, seconds=1), tick=False):
-        assert alerts.alerts_unmute_expired() == 1
-        assert alerts.alerts_unmute_expired() == 0
+        assert services.alerts_unmute_expired() == 1
+        assert services.alerts_unmute_expired() == 0
     alert.refresh_from_db()
     assert (alert.state, alert.muted_until) == (AlertState.OPEN, None)
     assert history(alert)[-1] == ("unmuted", "open")
@@ -246,10 +248,10 @@ def test_an_expired_mute_puts_the_alert_back_in_the_queue() -> None:
 def test_assign_comment_and_bulk_acknowledge() -> None:
     first, second = open_alert(), open_alert()
     user = make_user(project=first.project)
-    alerts.alert_assign(alert_id=first.pk, assignee=user, actor=user)
-    alerts.alert_comment(alert_id=first.pk, text="looking", actor=user)
-    alerts.alert_acknowledge(alert_id=second.pk)
-    assert alerts.alerts_acknowledge(alert_ids=[first.pk, second.pk, 999_999], actor=user) == 1
+    services.alert_assign(alert_id=first.pk, assignee=user, actor=user)
+    services.alert_comment(alert_id=first.pk, text="looking", actor=user)
+    services.alert_acknowledge(alert_id=second.pk)
+    assert services.alerts_acknowledge(alert_ids=[first.pk, second.pk, 999_999], actor=user) == 1
     first.refresh_from_db()
     assert first.assignee == user
     assert first.state == AlertState.ACKNOWLEDGED
@@ -264,7 +266,7 @@ def test_webhooks_are_queued_on_open_and_reopen_only(django_capture_on_commit_ca
     make_webhook(project, url="http://127.0.0.1:9/hook", rules=["repeated_compaction"])
     make_webhook(project, url="http://127.0.0.1:9/other", rules=["overflow"])
     with (
-        mock.patch.object(tasks.webhook_deliver, "delay") as deliver,
+        mock.patch.object(alert_tasks.webhook_deliver, "delay") as deliver,
         mock.patch.object(tasks.session_analyse, "delay"),
     ):
         with django_capture_on_commit_callbacks(execute=True):
@@ -274,7 +276,7 @@ def test_webhooks_are_queued_on_open_and_reopen_only(django_capture_on_commit_ca
             add_batch(session, messages=coding_session_messages(1), compactions=[compaction(148)])
         assert deliver.call_count == 1  # an update is not announced
         alert = Alert.objects.get(session=session)
-        alerts.alert_resolve(alert_id=alert.pk, reason="fixed")
+        services.alert_resolve(alert_id=alert.pk, reason="fixed")
         with django_capture_on_commit_callbacks(execute=True):
             add_batch(session, messages=coding_session_messages(1), compactions=[compaction(156)])
         assert deliver.call_count == 2

@@ -29,13 +29,13 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client, override_settings
 
-from compaction import tasks, webhook_destinations, webhooks
-from compaction.alert_models import Alert, DeliveryStatus, Webhook
-from compaction.webhook_destinations import DestinationRefused, legacy_ipv4
+from alerts import tasks, webhook_destinations, webhooks
+from alerts.models import Alert, DeliveryStatus, Webhook
+from alerts.webhook_destinations import DestinationRefused, legacy_ipv4
 from sessions.errors import BadRequest
 from sessions.models import Role
-from tests.compaction.test_alerts import THREE, analysed_session
-from tests.compaction.test_webhooks import LOCAL_RECEIVERS, SECRET, Receiver
+from tests.alerts.test_alerts import THREE, analysed_session
+from tests.alerts.test_webhooks import LOCAL_RECEIVERS, SECRET, Receiver
 from tests.factories import make_project, make_user
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,7 +1,7 @@
 """The triage pages: the alert queue, one alert, the nav count, and project alert settings.
 
-Reads go through compaction/alert_selectors.py; every change goes through a service in
-compaction/alerts.py (or webhooks.py) after the one role check in sessions/access.py.
+Reads go through alerts/selectors.py; every change goes through a service in
+alerts/services.py (or alerts/webhooks.py) after the one role check in sessions/access.py.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from compaction import alert_charts, alert_selectors, alerts, webhooks
-from compaction.alert_forms import (
+from alerts import charts, selectors, services, webhooks
+from alerts.forms import (
     AlertSettingsForm,
     AssignForm,
     CommentForm,
@@ -26,7 +26,7 @@ from compaction.alert_forms import (
     ResolveForm,
     WebhookForm,
 )
-from compaction.alert_models import (
+from alerts.models import (
     Alert,
     AlertRule,
     AlertSettings,
@@ -50,7 +50,7 @@ def _projects(request: HttpRequest) -> Any:
 
 def _alert(request: HttpRequest, pk: int) -> Alert:
     try:
-        return alert_selectors.alert_get(projects=_projects(request), pk=pk)
+        return selectors.alert_get(projects=_projects(request), pk=pk)
     except NotFound:
         raise Http404("No such alert in your projects") from None
 
@@ -81,15 +81,15 @@ def alert_list(request: HttpRequest) -> HttpResponse:
         params["state"] = AlertState.OPEN  # the queue opens on what needs someone
     error = ""
     try:
-        filters = alert_selectors.AlertFilters.parse(params)
+        filters = selectors.AlertFilters.parse(params)
     except BadRequest as exc:
-        error, filters = exc.message, alert_selectors.AlertFilters(state=AlertState.OPEN)
-    found = alert_selectors.alerts_filtered(projects=projects, filters=filters)
+        error, filters = exc.message, selectors.AlertFilters(state=AlertState.OPEN)
+    found = selectors.alerts_filtered(projects=projects, filters=filters)
     page = Paginator(found, ALERTS_PER_PAGE).get_page(request.GET.get("page"))
     rows = list(page.object_list)
-    spans = alert_selectors.alert_span_links(rows)
+    spans = selectors.alert_span_links(rows)
     days = 30 if request.GET.get("days") == "30" else 14
-    counts = alert_selectors.alerts_per_day(projects=projects, days=days)
+    counts = selectors.alerts_per_day(projects=projects, days=days)
     query = params.copy()
     query.pop("page", None)
     context = {
@@ -100,17 +100,17 @@ def alert_list(request: HttpRequest) -> HttpResponse:
         "rules": AlertRule.choices,
         "states": AlertState.choices,
         "severities": AlertSeverity.choices,
-        "sorts": list(alert_selectors.SORTS),
+        "sorts": list(selectors.SORTS),
         "projects": list(projects.order_by("name")[:200]),
-        "assignees": alert_selectors.assignee_names(projects=projects),
+        "assignees": selectors.assignee_names(projects=projects),
         "days": days,
         "chart_days": CHART_DAYS,
-        "figure": alert_charts.alerts_per_day(counts, labels=dict(AlertRule.choices)),
+        "figure": charts.alerts_per_day(counts, labels=dict(AlertRule.choices)),
         "extra_query": query.urlencode(),
         "here": request.get_full_path(),
         "settings_projects": _admin_projects(request, projects),
     }
-    return render(request, "compaction/alert_list.html", context)
+    return render(request, "alerts/alert_list.html", context)
 
 
 @login_required
@@ -123,7 +123,7 @@ def alerts_acknowledge(request: HttpRequest) -> HttpResponse:
         for a in Alert.objects.filter(project__in=_projects(request), pk__in=ids)
         if has_role(request.user, a.project_id, Role.ENGINEER)
     ]
-    done = alerts.alerts_acknowledge(alert_ids=allowed, actor=request.user)
+    done = services.alerts_acknowledge(alert_ids=allowed, actor=request.user)
     if ids and not allowed:
         flash.error(request, "Acknowledging needs the engineer role in the project.")
     else:
@@ -134,8 +134,8 @@ def alerts_acknowledge(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def alert_count(request: HttpRequest) -> HttpResponse:
-    count = alert_selectors.open_alert_count(projects=_projects(request))
-    return render(request, "compaction/alert_list.html#nav-count", {"open_alert_count": count})
+    count = selectors.open_alert_count(projects=_projects(request))
+    return render(request, "alerts/alert_list.html#nav-count", {"open_alert_count": count})
 
 
 def _members(alert: Alert) -> Any:
@@ -150,7 +150,7 @@ def _members(alert: Alert) -> Any:
 @login_required
 def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
     alert = _alert(request, pk)
-    span = alert_selectors.alert_span_links([alert]).get(alert.pk)
+    span = selectors.alert_span_links([alert]).get(alert.pk)
     context = {
         "alert": alert,
         "numbers": [(k.replace("_", " "), v) for k, v in alert.evidence["numbers"].items()],
@@ -163,7 +163,7 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "assign_form": AssignForm(users=_members(alert), initial={"assignee": alert.assignee_id}),
         "deliveries": alert.deliveries.select_related("webhook")[:20],
     }
-    return render(request, "compaction/alert_detail.html", context)
+    return render(request, "alerts/alert_detail.html", context)
 
 
 @login_required
@@ -174,24 +174,24 @@ def alert_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     user = request.user
     try:
         if action == "acknowledge":
-            alerts.alert_acknowledge(alert_id=alert.pk, actor=user)
+            services.alert_acknowledge(alert_id=alert.pk, actor=user)
         elif action == "resolve":
             reason = request.POST.get("reason", "")
-            alerts.alert_resolve(alert_id=alert.pk, reason=reason, actor=user)
+            services.alert_resolve(alert_id=alert.pk, reason=reason, actor=user)
         elif action == "mute":
             mute = MuteForm(request.POST)
             if not mute.is_valid():
                 raise BadRequest("until: give a date and time")
-            alerts.alert_mute(alert_id=alert.pk, until=mute.cleaned_data["until"], actor=user)
+            services.alert_mute(alert_id=alert.pk, until=mute.cleaned_data["until"], actor=user)
         elif action == "assign":
             assign = AssignForm(request.POST, users=_members(alert))
             if not assign.is_valid():
                 raise BadRequest("assignee: not a member of this project")
-            alerts.alert_assign(
+            services.alert_assign(
                 alert_id=alert.pk, assignee=assign.cleaned_data["assignee"], actor=user
             )
         elif action == "comment":
-            alerts.alert_comment(alert_id=alert.pk, text=request.POST.get("text", ""), actor=user)
+            services.alert_comment(alert_id=alert.pk, text=request.POST.get("text", ""), actor=user)
         else:
             raise Http404("No such action")
     except (BadRequest, Conflict) as exc:
@@ -253,7 +253,7 @@ def project_settings(request: HttpRequest, pk: int) -> HttpResponse:
             "webhook", "alert"
         )[:30],
     }
-    return render(request, "compaction/project_settings.html", context)
+    return render(request, "alerts/project_settings.html", context)
 
 
 @login_required

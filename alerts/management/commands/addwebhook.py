@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from compaction import webhooks
+from alerts import webhooks
 from sessions.errors import BadRequest
 from sessions.models import Project
 

@@ -11,11 +11,11 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
-from compaction import webhook_secrets, webhooks
-from compaction.alert_models import DeliveryStatus, Webhook
+from alerts import webhook_secrets, webhooks
+from alerts.models import DeliveryStatus, Webhook
 from sessions.models import Role
-from tests.compaction.test_webhook_destinations import no_connections as no_connections
-from tests.compaction.test_webhook_destinations import queued_delivery
+from tests.alerts.test_webhook_destinations import no_connections as no_connections
+from tests.alerts.test_webhook_destinations import queued_delivery
 from tests.factories import make_project, make_user
 
 SECRET = "a-receiver-secret-nobody-else-knows"
@@ -26,7 +26,7 @@ def _table_dump() -> str:
         cursor.execute("SELECT * FROM compaction_webhook")
         rows = cursor.fetchall()
     dumped = StringIO()
-    call_command("dumpdata", "compaction.webhook", stdout=dumped)
+    call_command("dumpdata", "alerts.webhook", stdout=dumped)
     return repr(rows) + dumped.getvalue()
 
 

@@ -15,10 +15,12 @@ from unittest import mock
 import pytest
 from celery import Celery
 
-from compaction import tasks, webhooks
-from compaction.alert_models import Alert, DeliveryStatus
-from tests.compaction.test_alerts import THREE, analysed_session
-from tests.compaction.test_webhooks import LOCAL_RECEIVERS, SECRET, Receiver
+from alerts import tasks as alert_tasks
+from alerts import webhooks
+from alerts.models import Alert, DeliveryStatus
+from compaction import tasks
+from tests.alerts.test_alerts import THREE, analysed_session
+from tests.alerts.test_webhooks import LOCAL_RECEIVERS, SECRET, Receiver
 from tests.compaction.test_worker_integration import (  # noqa: F401 (fixture)
     Worker,
     broker,
@@ -56,7 +58,7 @@ def test_the_worker_retries_with_growing_delays_until_delivered(
         )
         with (
             mock.patch.object(tasks.session_analyse, "delay"),
-            mock.patch.object(tasks.webhook_deliver, "delay"),
+            mock.patch.object(alert_tasks.webhook_deliver, "delay"),
         ):
             session = analysed_session(project=project, compactions=THREE)
         delivery = Alert.objects.get(session=session).deliveries.get()

@@ -3,7 +3,7 @@
 A delivery row is written in the same transaction as the alert change, and its task is
 sent through the outbox on commit (a broker outage delays it, never loses it); the task makes
 one attempt and Celery retries it with exponential backoff. Destinations are checked when a
-webhook is added and again at every attempt (compaction/webhook_destinations.py); a refused
+webhook is added and again at every attempt (alerts/webhook_destinations.py); a refused
 one fails the delivery for good.
 """
 
@@ -22,8 +22,8 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.utils import timezone
 
-from compaction import outbox, webhook_destinations, webhook_secrets
-from compaction.alert_models import (
+from alerts import webhook_destinations, webhook_secrets
+from alerts.models import (
     Alert,
     AlertEvent,
     AlertEventKind,
@@ -33,6 +33,7 @@ from compaction.alert_models import (
     WebhookDelivery,
     WebhookFormat,
 )
+from compaction import outbox
 from compaction.engine.alerts import RULES
 from sessions import audit, masking
 from sessions.errors import BadRequest

@@ -1,7 +1,7 @@
 """Alerts raised by the analysis pass, their history, and the webhooks that announce them.
 
-Kept apart from compaction/models.py so that file stays about derived trace data; Django
-finds these through the import at the bottom of compaction/models.py.
+Their tables keep the names they had in the compaction app (``compaction_alert``, ...), so
+databases created before the alerts app migrate in place (alerts/migrations/0001_initial.py).
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ class AlertSettings(models.Model):
     )
 
     class Meta:
+        db_table = "compaction_alertsettings"
         verbose_name_plural = "alert settings"
 
     def __str__(self) -> str:
@@ -122,6 +123,7 @@ class Alert(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        db_table = "compaction_alert"
         ordering = ["-opened_at", "-pk"]
         constraints = [
             # One row per rule and session for ever, so at most one can be open; a race
@@ -164,6 +166,7 @@ class AlertEvent(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        db_table = "compaction_alertevent"
         ordering = ["created_at", "pk"]
 
     def __str__(self) -> str:
@@ -179,7 +182,7 @@ class Webhook(models.Model):
     """Where a project's new and reopened alerts are POSTed, signed with its secret.
 
     Signing needs the secret itself, so it cannot be hashed like an API key: it is kept sealed
-    under a key derived from SECRET_KEY (compaction/webhook_secrets.py), never in clear.
+    under a key derived from SECRET_KEY (alerts/webhook_secrets.py), never in clear.
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="webhooks")
@@ -191,6 +194,7 @@ class Webhook(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        db_table = "compaction_webhook"
         ordering = ["pk"]
 
     def __str__(self) -> str:
@@ -236,6 +240,7 @@ class WebhookDelivery(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "compaction_webhookdelivery"
         ordering = ["-created_at", "-pk"]
         verbose_name_plural = "webhook deliveries"
 

@@ -2,7 +2,8 @@
 triage lifecycle (acknowledge, resolve, mute, assign, comment), each change recorded.
 
 The rules themselves live in compaction/engine/alerts.py; this module only loads the stored
-analysis into the engine's inputs and saves what it finds.
+analysis into the engine's inputs and saves what it finds. Announcing a new or reopened alert
+(webhooks, e-mail) is alerts/webhooks.py.
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ from typing import Any
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from compaction import alert_selectors, message_scan, selectors, webhooks
-from compaction import findings as personal_data
-from compaction.alert_models import (
+from alerts import selectors, webhooks
+from alerts.models import (
     Alert,
     AlertEvent,
     AlertEventKind,
     AlertState,
 )
+from compaction import findings as personal_data
+from compaction import message_scan
+from compaction import selectors as compaction_selectors
 from compaction.engine import alerts as engine
 from compaction.engine.messages import Message as EngineMessage
 from compaction.models import AnalysisStatus, CompactionSpan, SessionAnalysis, SpanOrigin
@@ -48,13 +51,13 @@ def alert_inputs(
     if spans is None:
         spans = list(CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED))
     compactions = tuple(
-        alert_selectors.span_compaction(span, orphans_at=("orphans_after",))
+        selectors.span_compaction(span, orphans_at=("orphans_after",))
         for span in sorted(spans, key=lambda span: span.index)
     )
     if messages is None:
         messages = message_scan.engine_messages(session)
     return engine.SessionInputs(
-        context_window=selectors.session_window(session)[0],
+        context_window=compaction_selectors.session_window(session)[0],
         calls=tuple(
             engine.Call(p["seq"], p["context_tokens"], bool(p.get("estimated")))
             for p in analysis.curve
@@ -154,7 +157,7 @@ def alerts_evaluate_session(
         inputs = alert_inputs(session=session, analysis=analysis, messages=messages, spans=spans)
         findings = engine.evaluate(
             inputs,
-            alert_selectors.alert_thresholds(project=session.project_id),
+            selectors.alert_thresholds(project=session.project_id),
             personal_data=personal_data.summary_personal_data_detector(session_id=session.pk),
         )
     except DatabaseError:

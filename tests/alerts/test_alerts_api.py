@@ -8,8 +8,8 @@ import pytest
 import time_machine
 from django.test import Client
 
-from compaction.alert_models import Alert, AlertState
-from tests.compaction.test_alerts import THREE, analysed_session
+from alerts.models import Alert, AlertState
+from tests.alerts.test_alerts import THREE, analysed_session
 from tests.factories import make_key, make_project
 
 pytestmark = pytest.mark.django_db

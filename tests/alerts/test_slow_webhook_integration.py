@@ -13,11 +13,13 @@ from unittest import mock
 import pytest
 from celery import Celery
 
-from compaction import tasks, webhooks
-from compaction.alert_models import Alert, DeliveryStatus
+from alerts import tasks as alert_tasks
+from alerts import webhooks
+from alerts.models import Alert, DeliveryStatus
+from compaction import tasks
 from compaction.models import AnalysisStatus, SessionAnalysis
-from tests.compaction.test_alerts import THREE, analysed_session
-from tests.compaction.test_webhooks import SECRET
+from tests.alerts.test_alerts import THREE, analysed_session
+from tests.alerts.test_webhooks import SECRET
 from tests.compaction.test_worker_integration import (  # noqa: F401 (fixture)
     REDIS_URL,
     Worker,
@@ -87,7 +89,7 @@ def test_a_hanging_receiver_holds_the_announcing_worker_never_the_analyses(
         webhooks.webhook_create(project=project, url=url, secret=SECRET)
         with (
             mock.patch.object(tasks.session_analyse, "delay"),
-            mock.patch.object(tasks.webhook_deliver, "delay"),
+            mock.patch.object(alert_tasks.webhook_deliver, "delay"),
         ):
             alerted = analysed_session(project=project, compactions=THREE)
             waiting = make_session(project, messages=coding_session_messages(turns=4))

@@ -18,9 +18,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
-from compaction import tasks, webhook_secrets, webhooks
-from compaction.alert_models import Alert, AlertSettings, DeliveryStatus, Webhook
-from tests.compaction.test_alerts import THREE, analysed_session
+from alerts import tasks, webhook_secrets, webhooks
+from alerts.models import Alert, AlertSettings, DeliveryStatus, Webhook
+from tests.alerts.test_alerts import THREE, analysed_session
 from tests.factories import make_project
 
 pytestmark = pytest.mark.django_db

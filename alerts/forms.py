@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from compaction.alert_models import AlertRule, AlertSettings, WebhookFormat
+from alerts.models import AlertRule, AlertSettings, WebhookFormat
 from sessions import limits
 
 

@@ -13,7 +13,11 @@ The rules, made exact:
 * A model call is a ``token_count`` whose running total (``total_token_usage.total_tokens``)
   grew. Codex writes the same count two or three times, and after a compaction writes a
   synthetic one (the same total, ``last_token_usage`` holding only Codex's estimate of the new
-  context): neither is a call. The estimate is the compaction's ``tokens_after``.
+  context, written just before the ``compacted`` line and again after it): neither is a call.
+* A compaction's ``tokens_before`` is the context of the last call before it, its
+  ``tokens_after`` the context of the first call after it (what the model saw); Codex's own
+  estimate is kept beside it (``codex_estimate_after``) and stands in only when no call
+  follows. The estimate can be far off: it counts the encrypted summary's bytes.
 * A call's usage is its ``last_token_usage``. Codex's ``input_tokens`` includes the cached
   tokens; the product's usage keeps cache reads apart (Anthropic's shape), so ``input_tokens``
   becomes ``input - cached`` and ``cache_read_input_tokens`` the cached part: the context
@@ -104,7 +108,8 @@ class CodexCompaction:
     summary: str
     tokens_before: int | None
     tokens_after: int | None
-    tokens_after_source: str | None  # "codex_estimate" or "next_call"
+    tokens_after_source: str | None  # "next_call" or "codex_estimate"
+    codex_estimate_after: int | None
     trigger: str
     trigger_basis: str
     replacement_items: int
@@ -259,6 +264,7 @@ class _Reader:
         self.last_context: int | None = None
         self.pending_call: tuple[Usage, str | None, str | None] | None = None
         self.waiting_after: int | None = None  # index of the compaction missing tokens_after
+        self.estimate: int | None = None  # a synthetic count's estimate, not yet placed
         self.previous_call_at: str | None = None
 
     # --- messages -------------------------------------------------------------------------
@@ -358,9 +364,9 @@ class _Reader:
         total = _int(totals.get("total_tokens")) if isinstance(totals, Mapping) else None
         if total is not None and self.total is not None and total <= self.total:
             estimate = _int(last.get("total_tokens"))
-            if not _int(last.get("input_tokens")) and estimate and self.waiting_after is not None:
+            if not _int(last.get("input_tokens")) and estimate:
                 self.out.synthetic_counts += 1
-                self._set_after(estimate, "codex_estimate")
+                self._place_estimate(estimate)
             else:
                 self.out.repeated_counts += 1
             return
@@ -377,6 +383,15 @@ class _Reader:
             return
         self._flush_pending()
         self.pending_call = (usage, started, ts)
+
+    def _place_estimate(self, estimate: int) -> None:
+        index = self.waiting_after
+        if index is not None and self.out.compactions[index].codex_estimate_after is None:
+            self.out.compactions[index] = replace(
+                self.out.compactions[index], codex_estimate_after=estimate
+            )
+        elif index is None:
+            self.estimate = estimate
 
     def _set_after(self, tokens: int, source: str) -> None:
         index = self.waiting_after
@@ -403,7 +418,12 @@ class _Reader:
         summary = message if isinstance(message, str) else ""
         history = payload.get("replacement_history")
         items = history if isinstance(history, list) else []
-        remote = not summary.strip()
+        last_item = items[-1] if items and isinstance(items[-1], Mapping) else {}
+        # The server's summary is an encrypted ``compaction`` item, last in the new history.
+        remote = not summary.strip() or last_item.get("type") in (
+            "compaction",
+            "compaction_summary",
+        )
         if remote:
             summary = ""
         before = self.last_context
@@ -428,6 +448,7 @@ class _Reader:
                 tokens_before=before,
                 tokens_after=None,
                 tokens_after_source=None,
+                codex_estimate_after=self.estimate,
                 trigger=trigger,
                 trigger_basis=basis,
                 replacement_items=len(items),
@@ -435,6 +456,7 @@ class _Reader:
             )
         )
         self.waiting_after = len(self.out.compactions) - 1
+        self.estimate = None
 
     # --- lines ----------------------------------------------------------------------------
 
@@ -506,6 +528,10 @@ class _Reader:
 
     def finish(self) -> CodexRollout:
         self._flush_pending()
+        if self.waiting_after is not None:
+            estimate = self.out.compactions[self.waiting_after].codex_estimate_after
+            if estimate is not None:
+                self._set_after(estimate, "codex_estimate")
         self._close_draft()
         self._close_results()
         return self.out

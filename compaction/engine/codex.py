@@ -28,6 +28,8 @@ The rules, made exact:
   an encrypted item in ``replacement_history``), *local* when ``message`` is the summary.
   Codex does not record why it compacted: the trigger is inferred from how full the window
   was (``auto`` at 80 % or more) and marked as inferred.
+* A developer note written between a tool call and its output is placed after the output,
+  so the tool pair stays whole.
 * Lines split on ``\\n`` only: U+2028 and friends are legal inside JSON strings.
 
 >>> r = parse_rollout([
@@ -260,6 +262,8 @@ class _Reader:
         self.draft_ts: str | None = None
         self.results: list[Block] = []
         self.results_ts: str | None = None
+        self.open_calls: set[str] = set()  # tool calls of the last response not answered yet
+        self.deferred: list[tuple[list[Block], str | None]] = []
         self.total: int | None = None  # the running total of the last call
         self.last_context: int | None = None
         self.pending_call: tuple[Usage, str | None, str | None] | None = None
@@ -284,13 +288,18 @@ class _Reader:
         self.out.messages.append(Message(seq, role, tuple(blocks), ts, usage, model))
 
     def _close_results(self) -> None:
+        """Store the pending tool results, then the notes held back while they were due."""
         if self.results:
             self._append("user", self.results, self.results_ts)
             self.results, self.results_ts = [], None
+        for blocks, ts in self.deferred:
+            self._append("system", blocks, ts)
+        self.deferred, self.open_calls = [], set()
 
     def _close_draft(self, usage: Usage | None = None, ts: str | None = None) -> None:
         if self.draft or usage is not None:
             self._append("assistant", self.draft, self.draft_ts or ts, usage)
+            self.open_calls = {b.id for b in self.draft if isinstance(b, ToolUseBlock)}
             self.draft, self.draft_ts = [], None
 
     def _flush_pending(self) -> None:
@@ -315,6 +324,13 @@ class _Reader:
         if result:
             self.results.append(block)
             self.results_ts = self.results_ts or ts
+            if isinstance(block, ToolResultBlock):
+                self.open_calls.discard(block.tool_use_id)
+            return
+        if role == "system" and self.open_calls:
+            # Codex writes a developer note (an approval, a permission change) between a call
+            # and its output; placed after the output, the tool pair stays whole.
+            self.deferred.append(([block], ts))
             return
         self._close_results()
         self._append(role, [block], ts)

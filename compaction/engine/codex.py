@@ -28,6 +28,10 @@ The rules, made exact:
   an encrypted item in ``replacement_history``), *local* when ``message`` is the summary.
   Codex does not record why it compacted: the trigger is inferred from how full the window
   was (``auto`` at 80 % or more) and marked as inferred.
+* A fork or a spawned agent starts with a copy of its parent's lines (the parent's
+  ``session_meta`` second). Where the lines carry an ``ordinal`` and the header
+  ``subagent_history_start_ordinal``, the copy is left out; otherwise the file is marked
+  ``relogged_parent`` and the importer leaves it out whole, so no call counts twice.
 * A developer note written between a tool call and its output is placed after the output,
   so the tool pair stays whole.
 * Lines split on ``\\n`` only: U+2028 and friends are legal inside JSON strings.
@@ -135,6 +139,7 @@ class CodexRollout:
     kind: str = "session"  # "fork" or "subagent" when the file says so
     parent_id: str | None = None
     relogged_parent: bool = False  # the file copies another session's lines (a fork's history)
+    copied_lines: int = 0  # the parent's lines a fork or subagent copied, left out by ordinal
     meta: dict[str, Any] = field(default_factory=dict)
     started_at: str | None = None
     ended_at: str | None = None
@@ -238,18 +243,23 @@ def _reasoning(payload: Mapping[str, Any]) -> ThinkingBlock | None:
     return ThinkingBlock(text) if text else None
 
 
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def _parent_of(meta: Mapping[str, Any]) -> tuple[str, str | None]:
-    """(kind, parent id) from ``session_meta``: ``forked_from_id``, or a ``subagent`` source."""
-    forked = meta.get("forked_from_id")
-    if isinstance(forked, str) and forked:
-        return "fork", forked
+    """(kind, parent id) from ``session_meta``: a spawned agent names its parent
+    (``parent_thread_id``, or a ``subagent`` source), a fork the session it copies
+    (``forked_from_id``)."""
     source = meta.get("source")
-    if isinstance(source, Mapping) and "subagent" in source:
-        sub = source["subagent"]
-        spawn = sub.get("thread_spawn") if isinstance(sub, Mapping) else None
-        parent = spawn.get("parent_thread_id") if isinstance(spawn, Mapping) else None
-        return "subagent", parent if isinstance(parent, str) else None
-    return "session", None
+    sub = source.get("subagent") if isinstance(source, Mapping) else None
+    spawn = sub.get("thread_spawn") if isinstance(sub, Mapping) else None
+    spawned = _str(spawn.get("parent_thread_id")) if isinstance(spawn, Mapping) else None
+    parent = _str(meta.get("parent_thread_id")) or spawned
+    if parent or sub is not None or meta.get("thread_source") == "subagent":
+        return "subagent", parent or _str(meta.get("forked_from_id"))
+    forked = _str(meta.get("forked_from_id"))
+    return ("fork", forked) if forked else ("session", None)
 
 
 class _Reader:
@@ -269,6 +279,7 @@ class _Reader:
         self.pending_call: tuple[Usage, str | None, str | None] | None = None
         self.waiting_after: int | None = None  # index of the compaction missing tokens_after
         self.estimate: int | None = None  # a synthetic count's estimate, not yet placed
+        self.own_from: int | None = None  # ``subagent_history_start_ordinal``: the copy ends
         self.previous_call_at: str | None = None
 
     # --- messages -------------------------------------------------------------------------
@@ -487,6 +498,8 @@ class _Reader:
                 if payload.get(k) not in (None, "", {})
             }
             self.out.kind, self.out.parent_id = _parent_of(payload)
+            start = payload.get("subagent_history_start_ordinal")
+            self.own_from = start if isinstance(start, int) and start >= 0 else None
             self.out.started_at = self.out.started_at or ts or payload.get("timestamp")
         elif sid is not None and sid != self.out.session_id:
             # A fork or a spawned agent copies its parent's lines, session_meta included.
@@ -512,6 +525,15 @@ class _Reader:
         if kind in _ENVELOPE_TYPES and not isinstance(payload, Mapping):
             raise CodexError(number, f"{kind} line without a payload object")
         body: Mapping[str, Any] = payload if isinstance(payload, Mapping) else {}
+        ordinal = record.get("ordinal")
+        if (
+            self.own_from is not None
+            and isinstance(ordinal, int)
+            and ordinal < self.own_from
+            and self.out.session_id is not None
+        ):
+            self.out.copied_lines += 1  # the parent's history, copied: the parent's file has it
+            return
         if ts:
             self.out.started_at = self.out.started_at or ts
             self.out.ended_at = ts

@@ -7,9 +7,10 @@ the session writer (the one door), so a re-import stores nothing new.
   ``.jsonl`` when it has none).
 * A file is read whole before anything is stored: a malformed line stops that file with an
   error naming the line, and nothing of it is stored.
-* A fork or a spawned agent whose file copies its parent's lines (a second ``session_meta``
-  of another id) is not imported: those calls would count twice. The report names the parent.
-  A fork or subagent file without the copy is imported as a child of its parent.
+* A fork or a spawned agent is a child of its parent. Its file starts with a copy of the
+  parent's lines: where ``ordinal`` marks where its own lines start, the copy is left out;
+  where nothing marks it, the file is not imported (those calls would count twice) and the
+  report names the parent.
 * Each ``compacted`` line is a compaction (``summarize`` when Codex wrote the summary itself,
   ``server_compaction`` when the server did and only an encrypted item remains); its trigger
   is inferred (``kept["trigger_inferred"]``), and a compaction that left the context larger
@@ -115,6 +116,7 @@ def session_fields(rollout: codex.CodexRollout, path: Path) -> dict[str, Any]:
         "summarizer_calls": rollout.summarizer_calls,
         "repeated_token_counts": rollout.repeated_counts,
         "synthetic_token_counts": rollout.synthetic_counts,
+        "copied_lines": rollout.copied_lines,
     }
     if isinstance(git, dict) and git.get("branch"):
         metadata["git_branch"] = git["branch"]
@@ -164,6 +166,11 @@ def import_rollout(
             f"{rollout.parent_id}, whose calls would count twice; import the parent's file"
         )
         return file
+    if rollout.copied_lines:
+        file.note = (
+            f"{rollout.copied_lines} lines copied from session {rollout.parent_id} left out "
+            "(they are that session's)"
+        )
     if not rollout.messages and not rollout.compactions:
         file.note = "no messages"
         return file

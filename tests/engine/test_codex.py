@@ -371,3 +371,30 @@ def test_old_rollout_without_envelope() -> None:
     assert rollout.session_id == "old-1"
     assert [m.role for m in rollout.messages] == ["user", "assistant", "user"]
     assert check_pairs(rollout.messages) == []
+
+
+def with_ordinal(text: str, ordinal: int) -> str:
+    return json.dumps({**json.loads(text), "ordinal": ordinal})
+
+
+def test_spawned_agent_leaves_out_the_copy_of_its_parent_by_ordinal() -> None:
+    source = {"subagent": {"thread_spawn": {"parent_thread_id": "p", "depth": 1}}}
+    head = meta("kid", source=source, thread_source="subagent", subagent_history_start_ordinal=4)
+    rollout = parse(
+        with_ordinal(head, 0),
+        with_ordinal(meta("p"), 1),
+        with_ordinal(user("parent's prompt"), 2),
+        with_ordinal(say("parent's answer"), 3),
+        with_ordinal(user("the sub task"), 4),
+        with_ordinal(say("sub answer"), 5),
+        with_ordinal(count(1_010, usage(1_000)), 6),
+    )
+    assert (rollout.kind, rollout.parent_id, rollout.relogged_parent) == ("subagent", "p", False)
+    assert rollout.copied_lines == 3
+    assert [m.text for m in rollout.messages] == ["the sub task", "sub answer"]
+    assert rollout.calls == 1
+
+
+def test_top_level_parent_thread_id_names_the_parent() -> None:
+    rollout = parse(meta("kid", parent_thread_id="p2", thread_source="subagent"), user("x"))
+    assert (rollout.kind, rollout.parent_id) == ("subagent", "p2")

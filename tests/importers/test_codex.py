@@ -258,3 +258,34 @@ def test_gzipped_rollout_is_read(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(f"{meta('gz')}\n{user('hi')}\n".encode()))
     codex_import(project=make_project(), paths=[path])
     assert AgentSession.objects.get(external_id="gz").message_count == 1
+
+
+def test_subagent_copy_left_out_by_ordinal_is_imported_as_a_child(tmp_path: Path) -> None:
+    def at(text: str, ordinal: int) -> str:
+        return json.dumps({**json.loads(text), "ordinal": ordinal})
+
+    head = meta("kid", parent_thread_id="parent", subagent_history_start_ordinal=3)
+    kid = write(
+        tmp_path,
+        at(head, 0),
+        at(meta("parent"), 1),
+        at(user("parent's prompt"), 2),
+        at(user("sub task"), 3),
+        at(say("a"), 4),
+        at(count(9, usage(4)), 5),
+    )
+    report = codex_import(project=make_project(), paths=[kid])
+    child = AgentSession.objects.get(external_id="kid")
+    assert child.parent is not None
+    assert child.parent.external_id == "parent"
+    assert contexts(child) == [4]
+    assert [
+        m.content[0]["text"] for m in Message.objects.filter(session=child).order_by("seq")
+    ] == [
+        "sub task",
+        "a",
+    ]
+    assert (
+        report.files[0].note
+        == "2 lines copied from session parent left out (they are that session's)"
+    )

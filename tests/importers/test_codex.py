@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from compaction import pipeline
 from compaction.engine.summary_call import summary_call_from_record
 from sessions.importers.codex import codex_import
 from sessions.models import AgentSession, CompactionEvent, Message
@@ -289,3 +290,20 @@ def test_subagent_copy_left_out_by_ordinal_is_imported_as_a_child(tmp_path: Path
         report.files[0].note
         == "2 lines copied from session parent left out (they are that session's)"
     )
+
+
+def test_the_analysis_of_the_real_compacted_session_sees_one_point_per_call() -> None:
+    codex_import(project=make_project(), paths=[COMPACTED])
+    session = AgentSession.objects.get(external_id=session_id(COMPACTED.name))
+    event = CompactionEvent.objects.get(session=session)
+
+    analysis = pipeline.session_analyse(session_id=session.pk)
+
+    assert analysis is not None
+    assert analysis.call_count == 286
+    assert len(analysis.curve) == 286
+    assert not any(p["estimated"] for p in analysis.curve)
+    before = [p for p in analysis.curve if p["seq"] < event.seq][-1]
+    after = next(p for p in analysis.curve if p["seq"] >= event.seq)
+    assert (before["context_tokens"], after["context_tokens"]) == (209950, 48297)
+    assert analysis.orphans == []

@@ -1,0 +1,590 @@
+"""Codex rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) read into messages.
+
+The format is Codex's own (openai/codex, ``codex-rs/protocol/src/protocol.rs``): each line
+is a ``RolloutLine`` ``{"timestamp", "type", "payload"}`` whose ``type`` is ``session_meta``,
+``response_item`` (a Responses API item: ``message``, ``reasoning``, ``function_call``,
+``custom_tool_call`` and their ``*_output``), ``turn_context`` (the model of the turn),
+``compacted`` (a ``CompactedItem``) or ``event_msg`` (UI events; ``token_count`` carries the
+usage). Rollouts older than the envelope (2025) hold the items bare, one per line, after a
+first line with the session's id; both are read.
+
+The rules, made exact:
+
+* A model call is a ``token_count`` whose running total (``total_token_usage.total_tokens``)
+  grew. Codex writes the same count two or three times, and after a compaction writes a
+  synthetic one (the same total, ``last_token_usage`` holding only Codex's estimate of the new
+  context, written just before the ``compacted`` line and again after it): neither is a call.
+* A compaction's ``tokens_before`` is the context of the last call before it, its
+  ``tokens_after`` the context of the first call after it (what the model saw); Codex's own
+  estimate is kept beside it (``codex_estimate_after``) and stands in only when no call
+  follows. The estimate can be far off: it counts the encrypted summary's bytes.
+* A call's usage is its ``last_token_usage``. Codex's ``input_tokens`` includes the cached
+  tokens; the product's usage keeps cache reads apart (Anthropic's shape), so ``input_tokens``
+  becomes ``input - cached`` and ``cache_read_input_tokens`` the cached part: the context
+  (input + cache read) is Codex's ``input_tokens``, counted once.
+* The assistant items written before a call's ``token_count`` are that call's response; a
+  call with no item of its own just before a ``compacted`` line is the summarizer's.
+* A ``compacted`` line is a compaction: *remote* when its ``message`` is empty (the summary is
+  an encrypted item in ``replacement_history``), *local* when ``message`` is the summary.
+  Codex does not record why it compacted: the trigger is inferred from how full the window
+  was (``auto`` at 80 % or more) and marked as inferred.
+* A fork or a spawned agent starts with a copy of its parent's lines (the parent's
+  ``session_meta`` second). Where the lines carry an ``ordinal`` and the header
+  ``subagent_history_start_ordinal``, the copy is left out; otherwise the file is marked
+  ``relogged_parent`` and the importer leaves it out whole, so no call counts twice.
+* A developer note written between a tool call and its output is placed after the output,
+  so the tool pair stays whole.
+* Lines split on ``\\n`` only: U+2028 and friends are legal inside JSON strings.
+
+>>> r = parse_rollout([
+...     '{"timestamp":"t0","type":"session_meta","payload":{"id":"s1","cwd":"/w"}}',
+...     '{"timestamp":"t1","type":"turn_context","payload":{"model":"gpt-5"}}',
+...     '{"timestamp":"t2","type":"response_item","payload":{"type":"message","role":"user",'
+...     '"content":[{"type":"input_text","text":"hi"}]}}',
+...     '{"timestamp":"t3","type":"response_item","payload":{"type":"message",'
+...     '"role":"assistant","content":[{"type":"output_text","text":"hello"}]}}',
+...     '{"timestamp":"t4","type":"event_msg","payload":{"type":"token_count","info":'
+...     '{"total_token_usage":{"input_tokens":900,"cached_input_tokens":800,'
+...     '"output_tokens":5,"total_tokens":905},"last_token_usage":{"input_tokens":900,'
+...     '"cached_input_tokens":800,"output_tokens":5,"total_tokens":905},'
+...     '"model_context_window":258400}}}'])
+>>> r.session_id, r.calls, r.context_window, r.messages[1].usage.cache_read_input_tokens
+('s1', 1, 258400, 800)
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from compaction.engine.messages import (
+    Block,
+    Message,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from compaction.engine.tokens import context_size
+
+AUTO_TRIGGER_FILL = 0.8  # Codex auto-compacts near its limit (90 % of the window by default)
+_ASSISTANT_ITEMS = frozenset(
+    {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
+)
+_RESULT_ITEMS = frozenset(
+    {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
+)
+_ENVELOPE_TYPES = frozenset(
+    {"session_meta", "response_item", "compacted", "turn_context", "event_msg"}
+)
+
+
+class CodexError(ValueError):
+    """A line that is not a rollout line; ``line`` is 1-based."""
+
+    def __init__(self, line: int, reason: str) -> None:
+        super().__init__(f"line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class SummarizerCall:
+    """The model call that wrote a local compaction's summary (or ran a remote one)."""
+
+    usage: Usage
+    model: str | None
+    started_at: str | None
+    finished_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CodexCompaction:
+    """One ``compacted`` line. ``seq`` is the first message after it (DESIGN.md)."""
+
+    seq: int
+    line: int
+    timestamp: str | None
+    remote: bool
+    summary: str
+    tokens_before: int | None
+    tokens_after: int | None
+    tokens_after_source: str | None  # "next_call" or "codex_estimate"
+    codex_estimate_after: int | None
+    trigger: str
+    trigger_basis: str
+    replacement_items: int
+    summarizer: SummarizerCall | None
+
+    @property
+    def grew(self) -> bool:
+        """The context was larger after than before: a splice that did the opposite of its job."""
+        return (
+            self.tokens_before is not None
+            and self.tokens_after is not None
+            and self.tokens_after > self.tokens_before
+        )
+
+
+@dataclass
+class CodexRollout:
+    """A rollout file read whole: the session's facts, messages and compactions."""
+
+    session_id: str | None = None
+    kind: str = "session"  # "fork" or "subagent" when the file says so
+    parent_id: str | None = None
+    relogged_parent: bool = False  # the file copies another session's lines (a fork's history)
+    copied_lines: int = 0  # the parent's lines a fork or subagent copied, left out by ordinal
+    meta: dict[str, Any] = field(default_factory=dict)
+    started_at: str | None = None
+    ended_at: str | None = None
+    models: list[str] = field(default_factory=list)
+    context_window: int | None = None
+    messages: list[Message] = field(default_factory=list)
+    compactions: list[CodexCompaction] = field(default_factory=list)
+    calls: int = 0  # token_counts whose running total grew, summarizer calls included
+    summarizer_calls: int = 0
+    repeated_counts: int = 0  # token_counts that repeat the running total
+    synthetic_counts: int = 0  # the estimate Codex writes after a compaction
+    lines: int = 0
+    ignored: Counter[str] = field(default_factory=Counter)
+
+
+def split_lines(data: bytes) -> list[tuple[int, str]]:
+    """(1-based line number, text) of each non-blank line, split on ``\\n`` only.
+
+    >>> split_lines(b'{"a":"x\\xe2\\x80\\xa8y"}\\n\\n{"b":1}\\r\\n')
+    [(1, '{"a":"x\\u2028y"}'), (3, '{"b":1}')]
+    """
+    out = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        text = raw.rstrip(b"\r")
+        if not text.strip():
+            continue
+        try:
+            out.append((number, text.decode("utf-8")))
+        except UnicodeDecodeError as exc:
+            raise CodexError(number, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    return out
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def usage_from_codex(raw: Mapping[str, Any]) -> Usage:
+    """The product's usage of one Codex ``TokenUsage`` (cached tokens split out).
+
+    >>> u = usage_from_codex({"input_tokens": 1000, "cached_input_tokens": 900,
+    ...                       "output_tokens": 40, "reasoning_output_tokens": 30})
+    >>> (u.input_tokens, u.cache_read_input_tokens, u.output_tokens, context_size(u))
+    (100, 900, 40, 1000)
+    """
+    total_in = _int(raw.get("input_tokens"))
+    cached = min(_int(raw.get("cached_input_tokens")), total_in)
+    return Usage(
+        input_tokens=total_in - cached,
+        output_tokens=_int(raw.get("output_tokens")),
+        cache_read_input_tokens=cached,
+    )
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return "" if content is None else json.dumps(content, ensure_ascii=False)
+    parts = []
+    for item in content:
+        if isinstance(item, Mapping):
+            if isinstance(item.get("text"), str):
+                parts.append(item["text"])
+            elif item.get("type") == "input_image":
+                parts.append("[image]")
+        elif isinstance(item, str):
+            parts.append(item)
+    return "\n".join(parts)
+
+
+def _output(payload: Mapping[str, Any]) -> tuple[str, bool]:
+    """(text, is_error) of a tool output: a string, ``{content, success}`` or content items."""
+    raw = payload.get("output")
+    if isinstance(raw, Mapping):
+        text = _text_of(raw.get("content", raw.get("output")))
+        return text, raw.get("success") is False
+    return _text_of(raw), False
+
+
+def _tool_use(payload: Mapping[str, Any]) -> ToolUseBlock:
+    kind = payload.get("type")
+    call_id = str(payload.get("call_id") or payload.get("id") or "")
+    name = str(payload.get("name") or kind)
+    if kind == "function_call":
+        raw = payload.get("arguments")
+        try:
+            parsed = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            parsed = None
+        args = parsed if isinstance(parsed, dict) else {"arguments": raw}
+        return ToolUseBlock(call_id, name, args)
+    if kind == "custom_tool_call":
+        return ToolUseBlock(call_id, name, {"input": payload.get("input")})
+    action = payload.get("action")
+    return ToolUseBlock(call_id, name, dict(action) if isinstance(action, Mapping) else {})
+
+
+def _reasoning(payload: Mapping[str, Any]) -> ThinkingBlock | None:
+    text = _text_of(payload.get("summary")) or _text_of(payload.get("content"))
+    return ThinkingBlock(text) if text else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _parent_of(meta: Mapping[str, Any]) -> tuple[str, str | None]:
+    """(kind, parent id) from ``session_meta``: a spawned agent names its parent
+    (``parent_thread_id``, or a ``subagent`` source), a fork the session it copies
+    (``forked_from_id``)."""
+    source = meta.get("source")
+    sub = source.get("subagent") if isinstance(source, Mapping) else None
+    spawn = sub.get("thread_spawn") if isinstance(sub, Mapping) else None
+    spawned = _str(spawn.get("parent_thread_id")) if isinstance(spawn, Mapping) else None
+    parent = _str(meta.get("parent_thread_id")) or spawned
+    if parent or sub is not None or meta.get("thread_source") == "subagent":
+        return "subagent", parent or _str(meta.get("forked_from_id"))
+    forked = _str(meta.get("forked_from_id"))
+    return ("fork", forked) if forked else ("session", None)
+
+
+class _Reader:
+    """Turns rollout lines into messages, calls and compactions, one line at a time."""
+
+    def __init__(self) -> None:
+        self.out = CodexRollout()
+        self.model: str | None = None
+        self.draft: list[Block] = []
+        self.draft_ts: str | None = None
+        self.results: list[Block] = []
+        self.results_ts: str | None = None
+        self.open_calls: set[str] = set()  # tool calls of the last response not answered yet
+        self.deferred: list[tuple[list[Block], str | None]] = []
+        self.total: int | None = None  # the running total of the last call
+        self.last_context: int | None = None
+        self.pending_call: tuple[Usage, str | None, str | None] | None = None
+        self.waiting_after: int | None = None  # index of the compaction missing tokens_after
+        self.estimate: int | None = None  # a synthetic count's estimate, not yet placed
+        self.own_from: int | None = None  # ``subagent_history_start_ordinal``: the copy ends
+        self.previous_call_at: str | None = None
+
+    # --- messages -------------------------------------------------------------------------
+
+    def _append(
+        self, role: Role, blocks: list[Block], ts: str | None, usage: Usage | None = None
+    ) -> None:
+        model = None
+        if (
+            usage is not None
+            and self.model
+            and self.out.models
+            and self.model != self.out.models[0]
+        ):
+            model = self.model
+        seq = len(self.out.messages)
+        self.out.messages.append(Message(seq, role, tuple(blocks), ts, usage, model))
+
+    def _close_results(self) -> None:
+        """Store the pending tool results, then the notes held back while they were due."""
+        if self.results:
+            self._append("user", self.results, self.results_ts)
+            self.results, self.results_ts = [], None
+        for blocks, ts in self.deferred:
+            self._append("system", blocks, ts)
+        self.deferred, self.open_calls = [], set()
+
+    def _close_draft(self, usage: Usage | None = None, ts: str | None = None) -> None:
+        if self.draft or usage is not None:
+            self._append("assistant", self.draft, self.draft_ts or ts, usage)
+            self.open_calls = {b.id for b in self.draft if isinstance(b, ToolUseBlock)}
+            self.draft, self.draft_ts = [], None
+
+    def _flush_pending(self) -> None:
+        """A call with nothing of its own that did not end in a compaction: still a call."""
+        if self.pending_call is not None:
+            usage, _, ts = self.pending_call
+            self.pending_call = None
+            self._close_results()
+            self._close_draft(usage, ts)
+            self.last_context = context_size(usage)
+
+    def _assistant(self, block: Block | None, ts: str | None) -> None:
+        self._flush_pending()
+        self._close_results()
+        if block is not None:
+            self.draft.append(block)
+            self.draft_ts = self.draft_ts or ts
+
+    def _user_side(self, role: Role, block: Block, ts: str | None, result: bool) -> None:
+        self._flush_pending()
+        self._close_draft()
+        if result:
+            self.results.append(block)
+            self.results_ts = self.results_ts or ts
+            if isinstance(block, ToolResultBlock):
+                self.open_calls.discard(block.tool_use_id)
+            return
+        if role == "system" and self.open_calls:
+            # Codex writes a developer note (an approval, a permission change) between a call
+            # and its output; placed after the output, the tool pair stays whole.
+            self.deferred.append(([block], ts))
+            return
+        self._close_results()
+        self._append(role, [block], ts)
+
+    def response_item(self, payload: Mapping[str, Any], ts: str | None) -> None:
+        kind = payload.get("type")
+        if kind == "message":
+            role = payload.get("role")
+            text = _text_of(payload.get("content"))
+            if role == "assistant":
+                self._assistant(TextBlock(text), ts)
+            elif role in ("user", "developer", "system"):
+                self._user_side("user" if role == "user" else "system", TextBlock(text), ts, False)
+            else:
+                self.out.ignored[f"message role {role}"] += 1
+        elif kind == "reasoning":
+            self._assistant(_reasoning(payload), ts)
+        elif kind in _ASSISTANT_ITEMS:
+            if kind == "web_search_call":
+                action = payload.get("action")
+                query = action.get("query") if isinstance(action, Mapping) else None
+                self._assistant(TextBlock(f"[web search: {query or ''}]"), ts)
+            else:
+                self._assistant(_tool_use(payload), ts)
+        elif kind in _RESULT_ITEMS:
+            text, error = _output(payload)
+            call_id = str(payload.get("call_id") or "")
+            self._user_side("user", ToolResultBlock(call_id, text, error), ts, True)
+        else:
+            self.out.ignored[f"response_item {kind}"] += 1
+
+    # --- usage ----------------------------------------------------------------------------
+
+    def token_count(self, payload: Mapping[str, Any], ts: str | None) -> None:
+        info = payload.get("info")
+        if info is None and "input_tokens" in payload:  # before ``info`` (2025): one call each
+            info = {"last_token_usage": payload}
+        if not isinstance(info, Mapping):
+            self.out.ignored["token_count without usage"] += 1
+            return
+        window = info.get("model_context_window")
+        if _int(window):
+            self.out.context_window = _int(window)
+        last = info.get("last_token_usage")
+        last = last if isinstance(last, Mapping) else {}
+        totals = info.get("total_token_usage")
+        total = _int(totals.get("total_tokens")) if isinstance(totals, Mapping) else None
+        if total is not None and self.total is not None and total <= self.total:
+            estimate = _int(last.get("total_tokens"))
+            if not _int(last.get("input_tokens")) and estimate:
+                self.out.synthetic_counts += 1
+                self._place_estimate(estimate)
+            else:
+                self.out.repeated_counts += 1
+            return
+        if total is not None:
+            self.total = total
+        usage = usage_from_codex(last)
+        self.out.calls += 1
+        if self.waiting_after is not None:
+            self._set_after(context_size(usage), "next_call")
+        started, self.previous_call_at = self.previous_call_at, ts
+        if self.draft:
+            self._close_draft(usage, ts)
+            self.last_context = context_size(usage)
+            return
+        self._flush_pending()
+        self.pending_call = (usage, started, ts)
+
+    def _place_estimate(self, estimate: int) -> None:
+        index = self.waiting_after
+        if index is not None and self.out.compactions[index].codex_estimate_after is None:
+            self.out.compactions[index] = replace(
+                self.out.compactions[index], codex_estimate_after=estimate
+            )
+        elif index is None:
+            self.estimate = estimate
+
+    def _set_after(self, tokens: int, source: str) -> None:
+        index = self.waiting_after
+        self.waiting_after = None
+        if index is None:
+            return
+        self.out.compactions[index] = replace(
+            self.out.compactions[index], tokens_after=tokens, tokens_after_source=source
+        )
+        self.last_context = tokens
+
+    # --- compactions ----------------------------------------------------------------------
+
+    def compacted(self, payload: Mapping[str, Any], line: int, ts: str | None) -> None:
+        summarizer = None
+        if self.pending_call is not None:
+            usage, started, finished = self.pending_call
+            self.pending_call = None
+            summarizer = SummarizerCall(usage, self.model, started, finished)
+            self.out.summarizer_calls += 1
+        self._close_draft()
+        self._close_results()
+        message = payload.get("message")
+        summary = message if isinstance(message, str) else ""
+        history = payload.get("replacement_history")
+        items = history if isinstance(history, list) else []
+        last_item = items[-1] if items and isinstance(items[-1], Mapping) else {}
+        # The server's summary is an encrypted ``compaction`` item, last in the new history.
+        remote = not summary.strip() or last_item.get("type") in (
+            "compaction",
+            "compaction_summary",
+        )
+        if remote:
+            summary = ""
+        before = self.last_context
+        window = self.out.context_window
+        if before is None or not window:
+            trigger, basis = "unknown", "no call before it, or no window to compare with"
+        else:
+            fill = before / window
+            trigger = "auto" if fill >= AUTO_TRIGGER_FILL else "manual"
+            basis = (
+                f"inferred: context {before:,} of {window:,} tokens ({fill:.0%}) before it; "
+                f"Codex compacts by itself near the limit, so {AUTO_TRIGGER_FILL:.0%} or more "
+                "reads as auto and less as manual (/compact)"
+            )
+        self.out.compactions.append(
+            CodexCompaction(
+                seq=len(self.out.messages),
+                line=line,
+                timestamp=ts,
+                remote=remote,
+                summary=summary,
+                tokens_before=before,
+                tokens_after=None,
+                tokens_after_source=None,
+                codex_estimate_after=self.estimate,
+                trigger=trigger,
+                trigger_basis=basis,
+                replacement_items=len(items),
+                summarizer=summarizer,
+            )
+        )
+        self.waiting_after = len(self.out.compactions) - 1
+        self.estimate = None
+
+    # --- lines ----------------------------------------------------------------------------
+
+    def session_meta(self, payload: Mapping[str, Any], ts: str | None) -> None:
+        sid = payload.get("id")
+        sid = sid if isinstance(sid, str) and sid else None
+        if self.out.session_id is None:
+            self.out.session_id = sid
+            self.out.meta = {
+                k: payload[k]
+                for k in ("cwd", "originator", "cli_version", "source", "model_provider", "git")
+                if payload.get(k) not in (None, "", {})
+            }
+            self.out.kind, self.out.parent_id = _parent_of(payload)
+            start = payload.get("subagent_history_start_ordinal")
+            self.own_from = start if isinstance(start, int) and start >= 0 else None
+            self.out.started_at = self.out.started_at or ts or payload.get("timestamp")
+        elif sid is not None and sid != self.out.session_id:
+            # A fork or a spawned agent copies its parent's lines, session_meta included.
+            self.out.relogged_parent = True
+            if self.out.kind == "session":
+                self.out.kind = "fork"
+            self.out.parent_id = self.out.parent_id or sid
+        else:
+            self.out.ignored["session_meta (resumed)"] += 1
+
+    def feed(self, number: int, text: str) -> None:
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            raise CodexError(number, f"not JSON ({exc})") from None
+        if not isinstance(record, Mapping):
+            raise CodexError(number, "not a JSON object")
+        self.out.lines += 1
+        ts_raw = record.get("timestamp")
+        ts = ts_raw if isinstance(ts_raw, str) else None
+        kind = record.get("type")
+        payload = record.get("payload")
+        if kind in _ENVELOPE_TYPES and not isinstance(payload, Mapping):
+            raise CodexError(number, f"{kind} line without a payload object")
+        body: Mapping[str, Any] = payload if isinstance(payload, Mapping) else {}
+        ordinal = record.get("ordinal")
+        if (
+            self.own_from is not None
+            and isinstance(ordinal, int)
+            and ordinal < self.own_from
+            and self.out.session_id is not None
+        ):
+            self.out.copied_lines += 1  # the parent's history, copied: the parent's file has it
+            return
+        if ts:
+            self.out.started_at = self.out.started_at or ts
+            self.out.ended_at = ts
+        if kind == "session_meta":
+            self.session_meta(body, ts)
+        elif kind == "response_item":
+            self.response_item(body, ts)
+        elif kind == "turn_context":
+            model = body.get("model")
+            if isinstance(model, str) and model:
+                self.model = model
+                if model not in self.out.models:
+                    self.out.models.append(model)
+        elif kind == "compacted":
+            self.compacted(body, number, ts)
+        elif kind == "event_msg":
+            event = body.get("type")
+            if event == "token_count":
+                self.token_count(body, ts)
+            else:
+                self.out.ignored[f"event_msg {event}"] += 1
+        elif "record_type" in record:  # the old format's state lines
+            self.out.ignored[f"record_type {record.get('record_type')}"] += 1
+        elif kind is None and number == 1 and isinstance(record.get("id"), str):
+            self.session_meta(record, ts)  # the old format's first line
+        elif isinstance(kind, str) and payload is None:
+            self.response_item(record, ts)  # the old format: a bare response item
+        else:
+            raise CodexError(number, f"unknown line type {kind!r}")
+
+    def finish(self) -> CodexRollout:
+        self._flush_pending()
+        if self.waiting_after is not None:
+            estimate = self.out.compactions[self.waiting_after].codex_estimate_after
+            if estimate is not None:
+                self._set_after(estimate, "codex_estimate")
+        self._close_draft()
+        self._close_results()
+        return self.out
+
+
+def parse_rollout(lines: Iterable[str | tuple[int, str]]) -> CodexRollout:
+    """Read a whole rollout; a malformed line raises :class:`CodexError` naming it."""
+    reader = _Reader()
+    for index, item in enumerate(lines, start=1):
+        number, text = item if isinstance(item, tuple) else (index, item)
+        if text.strip():
+            reader.feed(number, text)
+    return reader.finish()
+
+
+def parse_rollout_bytes(data: bytes) -> CodexRollout:
+    """:func:`parse_rollout` of a file's bytes."""
+    return parse_rollout(split_lines(data))

@@ -1,0 +1,215 @@
+"""Codex rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) in.
+
+The pure reader is :mod:`compaction.engine.codex`; this module stores what it reads through
+the session writer (the one door), so a re-import stores nothing new.
+
+* A file is one session whose external id is its ``session_meta`` id (the file name without
+  ``.jsonl`` when it has none).
+* A file is read whole before anything is stored: a malformed line stops that file with an
+  error naming the line, and nothing of it is stored.
+* A fork or a spawned agent is a child of its parent. Its file starts with a copy of the
+  parent's lines: where ``ordinal`` marks where its own lines start, the copy is left out;
+  where nothing marks it, the file is not imported (those calls would count twice) and the
+  report names the parent.
+* Each ``compacted`` line is a compaction (``summarize`` when Codex wrote the summary itself,
+  ``server_compaction`` when the server did and only an encrypted item remains); its trigger
+  is inferred (``kept["trigger_inferred"]``), and a compaction that left the context larger
+  is marked ``kept["grew"]`` (the ``failed_splice`` rule reads ``tokens_after`` /
+  ``tokens_before`` and flags it too).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from compaction.engine import codex
+from compaction.engine.messages import message_to_wire
+from compaction.engine.tokens import billed_tokens, context_size
+from sessions.importers.report import FileReport, ImportReport
+from sessions.importers.writer import (
+    CHUNK_BYTES,
+    CHUNK_MESSAGES,
+    SessionWriter,
+    session_parent_set,
+)
+from sessions.models import Project
+
+FORMAT = "codex"
+AGENT = "codex"
+
+
+def expand(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """Files to import: a folder is searched for ``*.jsonl`` (and ``.jsonl.gz``) files."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = [*path.rglob("*.jsonl"), *path.rglob("*.jsonl.gz")]
+            out.extend(sorted(found))
+        else:
+            out.append(path)
+    return out
+
+
+def _read(path: Path) -> bytes:
+    if path.name.endswith(".gz"):
+        with gzip.open(path, "rb") as fh:
+            return fh.read()
+    return path.read_bytes()
+
+
+def _stem(path: Path) -> str:
+    name = path.name.removesuffix(".gz")
+    return name.removesuffix(".jsonl")
+
+
+def compaction_wire(event: codex.CodexCompaction) -> dict[str, Any]:
+    """The wire compaction of one ``compacted`` line."""
+    kept: dict[str, Any] = {
+        "source": FORMAT,
+        "line": event.line,
+        "remote": event.remote,
+        "trigger_inferred": event.trigger != "unknown",
+        "trigger_basis": event.trigger_basis,
+        "tokens_after_source": event.tokens_after_source,
+        "replacement_items": event.replacement_items,
+    }
+    if event.codex_estimate_after is not None:
+        kept["codex_estimate_after"] = event.codex_estimate_after
+    if event.grew:
+        kept["grew"] = True
+    call = event.summarizer
+    if call is not None:
+        kept["compaction_call"] = {
+            "usage": dict(call.usage.to_dict()),
+            "model": call.model,
+            "finished_at": call.finished_at,
+            "context_tokens": context_size(call.usage),
+            "output_tokens": call.usage.output_tokens,
+            "billed_tokens": billed_tokens(call.usage),
+        }
+    return {
+        "seq": event.seq,
+        "trigger": event.trigger,
+        "strategy": "server_compaction" if event.remote else "summarize",
+        "tokens_before": event.tokens_before,
+        "tokens_after": event.tokens_after,
+        "summary": event.summary,
+        "kept": kept,
+    }
+
+
+def session_fields(rollout: codex.CodexRollout, path: Path) -> dict[str, Any]:
+    meta = dict(rollout.meta)
+    git = meta.pop("git", None)
+    metadata: dict[str, Any] = {
+        "source": FORMAT,
+        "file": path.name,
+        **{("codex_source" if k == "source" else k): v for k, v in meta.items()},
+        "models": rollout.models,
+        "calls": rollout.calls,
+        "summarizer_calls": rollout.summarizer_calls,
+        "repeated_token_counts": rollout.repeated_counts,
+        "synthetic_token_counts": rollout.synthetic_counts,
+        "copied_lines": rollout.copied_lines,
+    }
+    if isinstance(git, dict) and git.get("branch"):
+        metadata["git_branch"] = git["branch"]
+    if rollout.parent_id:
+        metadata["parent_session"] = rollout.parent_id
+    fields: dict[str, Any] = {
+        "agent": AGENT if rollout.kind == "session" else f"{AGENT}:{rollout.kind}",
+        "metadata": {k: v for k, v in metadata.items() if v not in (None, [])},
+        "started_at": rollout.started_at,
+        "ended_at": rollout.ended_at,
+    }
+    if rollout.models:
+        fields["model"] = rollout.models[0]
+    if rollout.context_window:
+        fields["context_window"] = rollout.context_window
+    return fields
+
+
+def import_rollout(
+    *,
+    project: Project,
+    path: Path,
+    report: ImportReport,
+    chunk_messages: int = CHUNK_MESSAGES,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> FileReport:
+    """Read one rollout whole, then store it (or nothing of it, if a line is malformed)."""
+    file = report.file(str(path), format=FORMAT)
+    try:
+        rollout = codex.parse_rollout_bytes(_read(path))
+    except FileNotFoundError:
+        file.error = "no such file"
+        return file
+    except (OSError, EOFError, zlib.error) as exc:
+        file.error = f"cannot read ({exc})"
+        return file
+    except codex.CodexError as exc:
+        file.error = f"{exc}; nothing of this file was stored"
+        return file
+    file.records = rollout.lines
+    file.kind = rollout.kind
+    for kind, count in rollout.ignored.items():
+        file.ignored[kind] += count
+    if rollout.relogged_parent:
+        file.note = (
+            f"not imported: this {rollout.kind} re-logs the history of session "
+            f"{rollout.parent_id}, whose calls would count twice; import the parent's file"
+        )
+        return file
+    if rollout.copied_lines:
+        file.note = (
+            f"{rollout.copied_lines} lines copied from session {rollout.parent_id} left out "
+            "(they are that session's)"
+        )
+    if not rollout.messages and not rollout.compactions:
+        file.note = "no messages"
+        return file
+    external_id = rollout.session_id or _stem(path)
+    parent = rollout.parent_id if rollout.kind != "session" else None
+    writer = SessionWriter(
+        project=project,
+        external_id=external_id,
+        session=report.session(external_id, parent=parent, kind=rollout.kind),
+        file=file,
+        chunk_messages=chunk_messages,
+        chunk_bytes=chunk_bytes,
+    )
+    for event in rollout.compactions:
+        writer.add_compaction(compaction_wire(event))
+    for message in rollout.messages:
+        writer.add_message(message_to_wire(message))
+    writer.flush(session=session_fields(rollout, path))
+    if parent:
+        session_parent_set(project=project, external_id=external_id, parent_external_id=parent)
+    return file
+
+
+def codex_import(
+    *,
+    project: Project,
+    paths: Sequence[str | os.PathLike[str]],
+    report: ImportReport | None = None,
+    chunk_messages: int = CHUNK_MESSAGES,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> ImportReport:
+    """Import rollouts (files or folders); each file stands alone."""
+    report = report or ImportReport()
+    for path in expand(paths):
+        import_rollout(
+            project=project,
+            path=path,
+            report=report,
+            chunk_messages=chunk_messages,
+            chunk_bytes=chunk_bytes,
+        )
+    return report

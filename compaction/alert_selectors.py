@@ -22,7 +22,6 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
-from compaction import findings
 from compaction.alert_models import (
     ACTIVE_STATES,
     SEVERITY_RANK,
@@ -35,6 +34,7 @@ from compaction.alert_models import (
 from compaction.engine import alerts as engine
 from compaction.engine.messages import Orphan
 from compaction.models import CompactionSpan, ReplayRun, SpanOrigin
+from privacy import findings
 from sessions import limits, wire
 from sessions.errors import BadRequest, NotFound
 from sessions.models import AgentSession, Project

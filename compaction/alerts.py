@@ -16,8 +16,7 @@ from typing import Any
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from compaction import alert_selectors, message_scan, selectors, webhooks
-from compaction import findings as personal_data
+from compaction import alert_selectors, selectors, webhooks
 from compaction.alert_models import (
     Alert,
     AlertEvent,
@@ -27,7 +26,9 @@ from compaction.alert_models import (
 from compaction.engine import alerts as engine
 from compaction.engine.messages import Message as EngineMessage
 from compaction.models import AnalysisStatus, CompactionSpan, SessionAnalysis, SpanOrigin
-from sessions import limits, masking
+from privacy import findings as personal_data
+from privacy import masking, message_scan
+from sessions import limits
 from sessions.errors import BadRequest, Conflict
 from sessions.models import AgentSession
 

@@ -25,7 +25,8 @@ from compaction.schemas import (
     ReplayQueued,
     VerdictOut,
 )
-from sessions import masking
+from privacy import masking
+from privacy import selectors as privacy_selectors
 from sessions import selectors as session_selectors
 from sessions.auth import KeyRequest
 from sessions.models import AgentSession, Project
@@ -136,7 +137,7 @@ def session_findings(request: KeyRequest, external_id: str) -> FindingList:
                 status=f.status,
                 level=f.level,
             )
-            for f in selectors.session_findings(session)
+            for f in privacy_selectors.session_findings(session)
         ]
     )
 

@@ -8,7 +8,7 @@ from celery import Task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from compaction import alerts, outbox, pipeline, recovery, rescan, webhooks
+from compaction import alerts, outbox, pipeline, recovery, webhooks
 from config.celery import app
 
 TRANSIENT = (OperationalError, InterfaceError)
@@ -40,11 +40,6 @@ def replay_runs_requeue_stuck() -> int:
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
 def analyses_requeue_stuck() -> int:
     return recovery.analyses_requeue_stuck()
-
-
-@app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
-def stale_findings_rescan() -> int:
-    return rescan.stale_sessions_rescan()
 
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)

@@ -15,7 +15,8 @@ from django.utils import timezone
 
 from compaction.models import CompactionSpan
 from compaction.team_models import Comment, CommentRevision, SavedFilter
-from sessions import limits, masking
+from privacy import masking
+from sessions import limits
 from sessions.errors import BadRequest
 from sessions.models import AgentSession
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from compaction import subject_views, team_views, views
+from compaction import team_views, views
 
 app_name = "compaction"
 
@@ -11,7 +11,6 @@ urlpatterns = [
     path("sessions/<int:pk>/replays/compare/", views.replay_compare, name="replay-compare"),
     path("replays/<int:pk>/", views.replay_detail, name="replay"),
     path("replays/<int:pk>/status/", views.replay_status, name="replay-status"),
-    path("privacy/subjects/", subject_views.subject_requests, name="subjects"),
     # ---- team: comments and saved filters (compaction/team_views.py) ----
     path("sessions/<int:pk>/comments/", team_views.comment_create, name="comment-create"),
     path(
@@ -25,6 +24,4 @@ urlpatterns = [
     path("experiments/new/", views.experiment_new, name="experiment-new"),
     path("experiments/<int:pk>/", views.experiment_detail, name="experiment"),
     path("experiments/<int:pk>/status/", views.experiment_status, name="experiment-status"),
-    path("privacy/findings/", views.finding_queue, name="findings"),
-    path("privacy/findings/<int:pk>/<slug:action>/", views.finding_action, name="finding-action"),
 ]

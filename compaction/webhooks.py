@@ -34,9 +34,10 @@ from compaction.alert_models import (
     WebhookFormat,
 )
 from compaction.engine.alerts import RULES
-from sessions import audit, masking
+from privacy import audit, masking
+from privacy.models import AuditAction
 from sessions.errors import BadRequest
-from sessions.models import AuditAction, Project
+from sessions.models import Project
 
 logger = logging.getLogger(__name__)
 

@@ -142,7 +142,7 @@ def _database_down(request: HttpRequest, exc: Exception) -> HttpResponse:
 @api.exception_handler(DataError)
 def _not_storable(request: HttpRequest, exc: DataError) -> HttpResponse:
     # Validation keeps every field within what the columns hold; should a value still get
-    # past it, the client gets a 400, and the log (see sessions/log_safety.py) no content.
+    # past it, the client gets a 400, and the log (see privacy/log_safety.py) no content.
     logger.warning("a value could not be stored: %s", type(exc).__name__)
     return _error(request, 400, "body: a value is outside what storage holds")
 

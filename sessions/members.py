@@ -17,9 +17,11 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from sessions import audit, limits, services
+from privacy import audit
+from privacy.models import AuditAction
+from sessions import limits, services
 from sessions.errors import BadRequest, NotFound
-from sessions.models import ApiKey, AuditAction, Membership, Project, Role
+from sessions.models import ApiKey, Membership, Project, Role
 
 Actor = AbstractBaseUser | AnonymousUser | None
 

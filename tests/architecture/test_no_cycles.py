@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import grimp
 
-PACKAGES = ("sessions", "compaction", "config")
+PACKAGES = ("sessions", "compaction", "privacy", "config")
 
 
 def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:

@@ -19,7 +19,8 @@ from playwright.sync_api import Page
 
 from compaction import pipeline, services, webhooks
 from compaction.alert_models import Alert
-from compaction.models import Experiment, Finding, ReplayRun
+from compaction.models import Experiment, ReplayRun
+from privacy.models import Finding
 from sessions import members
 from sessions.models import AgentSession, Project
 from tests.browser.test_alerts import troubled_session

@@ -23,7 +23,8 @@ from compaction import services as compaction_services
 from compaction.alert_models import AlertSettings
 from compaction.models import CompactionSpan, Experiment, ReplayRun
 from compaction.team_models import SavedFilter
-from sessions import reveal, services
+from privacy import reveal
+from sessions import services
 from sessions.models import AgentSession, Membership, Project, Role
 from sessions.schemas import EventBatch
 

@@ -8,9 +8,10 @@ from django.test import Client
 
 from compaction import team
 from compaction.alert_models import Alert
-from sessions import masking
+from privacy import masking
+from privacy.models import AuditAction, AuditEvent
 from sessions.errors import BadRequest
-from sessions.models import AgentSession, AuditAction, AuditEvent, Role
+from sessions.models import AgentSession, Role
 from tests.factories import make_project, make_session, make_user
 from tests.privacy.doors import CPF, EMAIL, labelled_project, leaks
 

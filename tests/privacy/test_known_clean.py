@@ -1,5 +1,5 @@
 """Messages the analysis found clean are read without a second scan, and nothing else is:
-what the read path trusts (compaction/known_clean.py) and every way the claim could go stale."""
+what the read path trusts (privacy/known_clean.py) and every way the claim could go stale."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from compaction import findings, known_clean, message_scan, pipeline, subjects
+from compaction import pipeline
 from compaction import services as compaction_services
-from compaction.engine import pii
-from compaction.known_clean import CleanRange
-from compaction.models import Finding, SessionAnalysis
-from sessions import masking
+from compaction.models import SessionAnalysis
+from privacy import findings, known_clean, masking, message_scan, subjects
+from privacy.detect import pii
+from privacy.known_clean import CleanRange
+from privacy.models import Finding
 from sessions.models import AgentSession, Message, Project
 from tests.factories import make_key, make_project, make_session, wire_message
 

@@ -8,8 +8,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from privacy.models import AuditEvent
 from sessions import services
-from sessions.models import ApiKey, AuditEvent, Membership, Project, Role
+from sessions.models import ApiKey, Membership, Project, Role
 from tests.factories import make_project, make_user
 
 pytestmark = pytest.mark.django_db

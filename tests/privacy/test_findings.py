@@ -10,8 +10,10 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 
-from compaction import findings, pipeline, selectors
-from compaction.models import CompactionSpan, Finding, FindingStatus, SessionAnalysis
+from compaction import pipeline
+from compaction.models import CompactionSpan, SessionAnalysis
+from privacy import findings, selectors
+from privacy.models import Finding, FindingStatus
 from sessions import selectors as session_selectors
 from sessions.models import AgentSession, CompactionEvent, Message
 from tests.factories import make_key, make_project, make_session, make_user, wire_message

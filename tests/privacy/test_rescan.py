@@ -1,5 +1,5 @@
 """A detector change reaches sessions scanned before it: findings and subject index rescanned,
-review decisions kept (compaction/rescan.py, findings.scan_stale)."""
+review decisions kept (privacy/rescan.py, findings.scan_stale)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,12 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from compaction import findings, pipeline, rescan, subjects
-from compaction.engine import pii
-from compaction.models import (
-    Finding,
-    FindingStatus,
-    SessionAnalysis,
-    SubjectIndexMark,
-    SubjectToken,
-)
+from compaction import pipeline
+from compaction.models import SessionAnalysis
+from config.settings import CELERY_BEAT_SCHEDULE, CELERY_TASK_ROUTES
+from privacy import findings, rescan, subjects, tasks
+from privacy.detect import pii
+from privacy.models import Finding, FindingStatus, SubjectIndexMark, SubjectToken
 from tests.factories import make_project, make_session, wire_message
 
 pytestmark = pytest.mark.django_db
@@ -161,3 +158,9 @@ def test_a_session_the_detector_fails_on_does_not_stop_the_sweep(project, monkey
     assert rescan.stale_sessions_rescan() == 1
     assert list(rescan.stale_sessions()) == [old[1].pk]
     assert f"personal data rescan of session {old[1].pk} failed" in caplog.text
+
+
+def test_beat_and_the_routes_find_the_rescan_by_the_name_it_had_before_the_move() -> None:
+    assert tasks.stale_findings_rescan.name == "compaction.tasks.stale_findings_rescan"
+    assert tasks.stale_findings_rescan.name in CELERY_TASK_ROUTES
+    assert tasks.stale_findings_rescan.name in {e["task"] for e in CELERY_BEAT_SCHEDULE.values()}

@@ -1,7 +1,7 @@
 """Writes for personal data findings: the scan step of the analysis pass, review, redaction.
 
 Called by the analysis pass (pipeline.py) for its scan step, and by the review pages;
-the reads are in selectors.py. The detection rules are in the engine (compaction/engine/pii.py).
+the reads are in selectors.py. The detection rules are in the engine (privacy/detect/pii.py).
 
 A finding never stores the value it found: only a masked preview and a keyed hash
 (HMAC-SHA256 of the normalized value with `masking.pii_key()`), so two findings, or a subject
@@ -17,22 +17,15 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from compaction import known_clean, message_scan
 from compaction.engine import alerts as alert_rules
-from compaction.engine import pii
-from compaction.message_scan import MessageScan, Scan
-from compaction.models import (
-    FINDING_PLACE,
-    CompactionSpan,
-    Finding,
-    FindingStatus,
-    FindingWhere,
-    SessionAnalysis,
-    SpanOrigin,
-)
-from sessions import audit, limits, masking, search
+from compaction.models import CompactionSpan, SessionAnalysis, SpanOrigin
+from privacy import audit, known_clean, masking, message_scan
+from privacy.detect import pii
+from privacy.message_scan import MessageScan, Scan
+from privacy.models import FINDING_PLACE, AuditAction, Finding, FindingStatus, FindingWhere
+from sessions import limits, search
 from sessions.errors import BadRequest
-from sessions.models import AgentSession, AuditAction, CompactionEvent, Message
+from sessions.models import AgentSession, CompactionEvent, Message
 
 REVIEW_STATUSES = (FindingStatus.CONFIRMED, FindingStatus.FALSE_POSITIVE, FindingStatus.OPEN)
 REDACT_REASON_MIN_CHARS = 10

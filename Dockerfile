@@ -8,6 +8,7 @@ COPY pyproject.toml README.md ./
 COPY config ./config
 COPY sessions ./sessions
 COPY compaction ./compaction
+COPY privacy ./privacy
 RUN pip install .
 
 COPY . .

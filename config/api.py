@@ -26,6 +26,7 @@ from ninja.responses import NinjaJSONEncoder
 from compaction import alerts_api
 from compaction import api as compaction_api
 from config.middleware import database_unavailable_response
+from privacy import api as privacy_api
 from sessions import api as sessions_api
 from sessions import auth, import_api, wire
 from sessions.errors import ITEM_LISTS, ApiError, BadRequest, TooManyRequests, Unauthorized
@@ -196,3 +197,4 @@ api.add_router("/", sessions_api.router)
 api.add_router("/", compaction_api.router)
 api.add_router("/", import_api.router)
 api.add_router("/", alerts_api.router)
+api.add_router("/", privacy_api.router)

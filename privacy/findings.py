@@ -1,7 +1,8 @@
 """Writes for personal data findings: the scan step of the analysis pass, review, redaction.
 
-Called by the analysis pass (pipeline.py) for its scan step, and by the review pages;
-the reads are in selectors.py. The detection rules are in the engine (privacy/detect/pii.py).
+Called by the analysis pass (compaction/pipeline.py) for its scan step, and by the review
+pages; the reads are in privacy/selectors.py. The detection rules are the detector's
+(privacy/detect/pii.py).
 
 A finding never stores the value it found: only a masked preview and a keyed hash
 (HMAC-SHA256 of the normalized value with `masking.pii_key()`), so two findings, or a subject

@@ -3,7 +3,7 @@
 Raw content stays stored as sent; it is masked on the way out. Templates go through the
 ``masked`` filter (``sessions/templatetags/traces.py``), the API through ``json_mask``, and a
 reveal (one value, by a privacy reviewer, with a reason) through ``occurrence_value``. The
-detector is the engine's (``privacy.detect.pii``: ``scan`` finds, ``mask`` replaces).
+detector is ``privacy.detect.pii`` (``scan`` finds, ``mask`` replaces).
 
 A page shows the same message many times over its life, so scans are cached per text; and a
 message the analysis pass found clean is not scanned again (``privacy/known_clean.py``).

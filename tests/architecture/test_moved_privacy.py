@@ -4,12 +4,14 @@ migrates in place, and every row written by the old models is read, keys and all
 from __future__ import annotations
 
 import pytest
+from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from compaction.models import CompactionSpan
 from privacy.models import AuditEvent, Finding, SubjectIndexMark, SubjectRequest, SubjectToken
 
+MOVED_MODELS = ["auditevent", "finding", "subjectindexmark", "subjectrequest", "subjecttoken"]
 BEFORE = [("compaction", "0016_limits_one_place"), ("traces", "0011_message_model")]
 
 
@@ -93,13 +95,23 @@ def _old_rows() -> dict[str, int]:
     }
 
 
+def _content_type_pks(app_label: str) -> dict[str, int]:
+    rows = ContentType.objects.filter(app_label=app_label, model__in=MOVED_MODELS)
+    return dict(rows.values_list("model", "pk"))
+
+
 @pytest.mark.django_db(transaction=True)
 def test_rows_written_before_the_move_are_read_through_the_privacy_models() -> None:
+    content_types = _content_type_pks("privacy")
+    assert sorted(content_types) == sorted(MOVED_MODELS)
     executor = MigrationExecutor(connection)
     executor.migrate([*BEFORE, ("privacy", None)])
     try:
+        # Going back, the content types (and the permissions on them) return to the old labels.
+        assert _content_type_pks("compaction") | _content_type_pks("traces") == content_types
         pk = _old_rows()
         _migrate_to_latest()
+        assert _content_type_pks("privacy") == content_types
 
         finding = Finding.objects.select_related(
             "session__project", "message", "event", "span", "reviewed_by"
@@ -139,6 +151,7 @@ def test_rows_written_before_the_move_are_read_through_the_privacy_models() -> N
         assert finding.reviewed_by.username == "reviewer"
     finally:
         _migrate_to_latest()
+        ContentType.objects.clear_cache()
 
 
 def test_the_privacy_models_keep_their_tables() -> None:

@@ -52,7 +52,7 @@ def reviewer_projects(user: Any) -> QuerySet[Project]:
 
 
 def finding_groups(findings: QuerySet[Finding]) -> QuerySet[Any, dict[str, Any]]:
-    """One row per value at a place (``findings.finding_occurrences``: the same kind and keyed
+    """One row per value at a place (``services.finding_occurrences``: the same kind and keyed
     hash in one message, summary or metadata, with the same status): the pk of its first
     finding and how many times it occurs there. ``finding_rows`` turns them into findings."""
     groups: QuerySet[Any, dict[str, Any]] = findings.values(

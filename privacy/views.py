@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from privacy import findings, selectors, subjects
+from privacy import selectors, services, subjects
 from privacy.forms import FindingFilterForm, SubjectForm
 from privacy.models import FindingStatus, SubjectRequest
 from sessions import access
@@ -153,7 +153,7 @@ def finding_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     except NotFound:
         raise Http404("No such finding in your projects") from None
     access.require_role(request.user, finding.session.project_id, Role.PRIVACY_REVIEWER)
-    repeats = findings.finding_occurrences(finding).count()
+    repeats = services.finding_occurrences(finding).count()
     every = f" (all {repeats} times it occurs there)" if repeats > 1 else ""
     if request.method == "GET":
         if action != "redact":
@@ -162,12 +162,12 @@ def finding_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         return render(request, "privacy/finding_redact.html", context)
     try:
         if action == "redact":
-            findings.finding_redact(
+            services.finding_redact(
                 finding=finding, user=request.user, reason=request.POST.get("reason", "")
             )
             flash.success(request, f"Redacted: the {finding.kind} is now {finding.masked}{every}.")
         elif action in FINDING_ACTIONS:
-            findings.finding_review(
+            services.finding_review(
                 finding=finding, status=FINDING_ACTIONS[action], user=request.user
             )
             flash.success(request, f"Marked {finding.get_status_display().lower()}{every}.")

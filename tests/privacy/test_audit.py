@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.test import Client, RequestFactory
 
 from compaction import pipeline
-from privacy import audit
+from privacy import audit, services
 from privacy.models import AuditAction, AuditEvent
 from sessions.models import ApiKey, Membership, Project, Role
 from tests.factories import make_project, make_user
@@ -226,7 +226,6 @@ def test_exports_by_any_member_are_audited(client: Client, project: Project) -> 
 
 
 def test_review_decisions_are_audited(project: Project) -> None:
-    from privacy import findings
     from privacy.models import Finding
     from tests.factories import make_session
 
@@ -236,7 +235,7 @@ def test_review_decisions_are_audited(project: Project) -> None:
     pipeline.session_analyse(session_id=session.pk)
     finding = Finding.objects.get(session=session)
     reviewer = make_user(project=project, role=Role.PRIVACY_REVIEWER)
-    findings.finding_review(finding=finding, status="false_positive", user=reviewer)
+    services.finding_review(finding=finding, status="false_positive", user=reviewer)
     event = _last(project, AuditAction.REVIEW)
     assert (event.actor, event.target) == (reviewer, f"finding:{finding.pk}")
     assert event.detail == {"status": "false_positive", "kind": "cpf", "where": "message", "seq": 0}

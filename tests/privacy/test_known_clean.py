@@ -13,7 +13,7 @@ from django.test import Client
 from compaction import pipeline
 from compaction import services as compaction_services
 from compaction.models import SessionAnalysis
-from privacy import findings, known_clean, masking, message_scan, subjects
+from privacy import known_clean, masking, message_scan, services, subjects
 from privacy.detect import pii
 from privacy.known_clean import CleanRange
 from privacy.models import Finding
@@ -151,7 +151,7 @@ def test_a_redaction_flags_the_message_it_rewrote() -> None:
     session = _chat(project)
     finding = Finding.objects.get(session=session, where="message")
     SessionAnalysis.objects.filter(session=session).update(pii_flagged_message_pks=[])
-    findings.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
+    services.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
     assert not known_clean.clean_range(session).holds(finding.message_id or 0)
 
 

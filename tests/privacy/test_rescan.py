@@ -12,7 +12,7 @@ from django.core.management import call_command
 from compaction import pipeline
 from compaction.models import SessionAnalysis
 from config.settings import CELERY_BEAT_SCHEDULE, CELERY_TASK_ROUTES
-from privacy import findings, rescan, subjects, tasks
+from privacy import findings, rescan, services, subjects, tasks
 from privacy.detect import pii
 from privacy.models import Finding, FindingStatus, SubjectIndexMark, SubjectToken
 from tests.factories import make_project, make_session, wire_message
@@ -73,11 +73,11 @@ def test_a_rescan_drops_what_the_old_rules_found_and_keeps_review_decisions(proj
     session = scanned_by_the_older_detector(project)
     assert ("phone" in {k for _, k, _ in kinds(session)}) is True
     confirmed = Finding.objects.get(session=session, seq=0, kind="cpf")
-    findings.finding_review(finding=confirmed, status=FindingStatus.CONFIRMED, user=None)
+    services.finding_review(finding=confirmed, status=FindingStatus.CONFIRMED, user=None)
     phone = Finding.objects.filter(session=session, kind="phone").first()
-    findings.finding_review(finding=phone, status=FindingStatus.FALSE_POSITIVE, user=None)
+    services.finding_review(finding=phone, status=FindingStatus.FALSE_POSITIVE, user=None)
     email = Finding.objects.get(session=session, kind="email")
-    findings.finding_redact(finding=email, user=None, reason="LGPD request 12, redact")
+    services.finding_redact(finding=email, user=None, reason="LGPD request 12, redact")
 
     assert rescan.session_rescan(session_id=session.pk) is True
 

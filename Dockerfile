@@ -10,6 +10,7 @@ COPY sessions ./sessions
 COPY compaction ./compaction
 COPY team ./team
 COPY alerts ./alerts
+COPY privacy ./privacy
 RUN pip install .
 
 COPY . .

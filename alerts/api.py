@@ -13,7 +13,8 @@ from pydantic import Field
 
 from alerts import selectors, services
 from alerts.models import Alert
-from sessions import limits, masking
+from privacy import masking
+from sessions import limits
 from sessions import selectors as session_selectors
 from sessions.auth import KeyRequest
 from sessions.models import Project

@@ -35,6 +35,7 @@ from compaction import findings
 from compaction.engine import alerts as engine
 from compaction.engine.messages import Orphan
 from compaction.models import CompactionSpan, ReplayRun, SpanOrigin
+from privacy import findings
 from sessions import limits, wire
 from sessions.errors import BadRequest, NotFound
 from sessions.models import AgentSession, Project

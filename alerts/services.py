@@ -24,13 +24,13 @@ from alerts.models import (
     AlertEventKind,
     AlertState,
 )
-from compaction import findings as personal_data
-from compaction import message_scan
 from compaction import selectors as compaction_selectors
 from compaction.engine import alerts as engine
 from compaction.engine.messages import Message as EngineMessage
 from compaction.models import AnalysisStatus, CompactionSpan, SessionAnalysis, SpanOrigin
-from sessions import limits, masking
+from privacy import findings as personal_data
+from privacy import masking, message_scan
+from sessions import limits
 from sessions.errors import BadRequest, Conflict
 from sessions.models import AgentSession
 

@@ -35,9 +35,10 @@ from alerts.models import (
 )
 from compaction import outbox
 from compaction.engine.alerts import RULES
-from sessions import audit, masking
+from privacy import audit, masking
+from privacy.models import AuditAction
 from sessions.errors import BadRequest
-from sessions.models import AuditAction, Project
+from sessions.models import Project
 
 logger = logging.getLogger(__name__)
 

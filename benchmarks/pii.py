@@ -34,7 +34,7 @@ from stdnum import luhn
 from stdnum.br import cnpj as stdnum_cnpj
 from validate_docbr import CNH, CNPJ, CNS, CPF, PIS, TituloEleitoral
 
-from compaction.engine import not_personal, pii
+from privacy.detect import not_personal, pii
 
 FULL_WIDTH = {ord(c): ord(c) + 0xFEE0 for c in "0123456789.-/"}  # to full-width forms
 

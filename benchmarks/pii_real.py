@@ -39,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compaction.engine import pii  # noqa: E402 - after the path insert above
+from privacy.detect import pii  # noqa: E402 - after the path insert above
 
 SETS = {
     "realtraces": ROOT / "benchmarks" / "data" / "realtraces",

@@ -43,7 +43,8 @@ def main() -> None:
 
     from django.core.management import call_command
 
-    from compaction import pipeline, subjects
+    from compaction import pipeline
+    from privacy import subjects
     from sessions import services
     from sessions.models import AgentSession, Project
     from sessions.schemas import EventBatch

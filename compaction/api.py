@@ -16,8 +16,6 @@ from compaction.schemas import (
     CurvePointOut,
     ExperimentIn,
     ExperimentOut,
-    FindingList,
-    FindingOut,
     Replaced,
     ReplayCostOut,
     ReplayIn,
@@ -25,7 +23,7 @@ from compaction.schemas import (
     ReplayQueued,
     VerdictOut,
 )
-from sessions import masking
+from privacy import masking
 from sessions import selectors as session_selectors
 from sessions.auth import KeyRequest
 from sessions.models import AgentSession, Project
@@ -118,27 +116,6 @@ def session_compactions(
     )
     events = selectors.observed_compactions(session)[page.offset : page.offset + page.limit]
     return [_compaction_out(e) for e in events]
-
-
-@router.get("/sessions/{external_id}/findings", response={200: FindingList, 401: Error, 404: Error})
-def session_findings(request: KeyRequest, external_id: str) -> FindingList:
-    session = session_selectors.session_by_external_id(
-        project=request.auth, external_id=external_id
-    )
-    return FindingList(
-        items=[
-            FindingOut(
-                kind=f.kind,
-                where=f.where,
-                seq=f.seq,
-                masked=f.masked,
-                copied_from_raw=f.copied_from_raw,
-                status=f.status,
-                level=f.level,
-            )
-            for f in selectors.session_findings(session)
-        ]
-    )
 
 
 @router.post(

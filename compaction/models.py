@@ -13,7 +13,7 @@ from django.utils import timezone
 from compaction.engine.evals import SpanVerdict, span_verdict
 from compaction.engine.experiments import policy_key
 from sessions import limits
-from sessions.models import AgentSession, CompactionEvent, Message, Project
+from sessions.models import AgentSession, CompactionEvent, Project
 
 
 class AnalysisStatus(models.TextChoices):
@@ -55,7 +55,7 @@ class SessionAnalysis(models.Model):
     )
     # Which messages the read path may show without scanning them again: those with a pk in
     # (after, through], scanned by the detector of this version, and not flagged (a detection,
-    # or content rewritten since). See compaction/known_clean.py.
+    # or content rewritten since). See privacy/known_clean.py.
     pii_clean_detector = models.CharField(max_length=16, blank=True)
     pii_clean_after_pk = models.PositiveBigIntegerField(default=0)
     pii_clean_through_pk = models.PositiveBigIntegerField(default=0)
@@ -283,180 +283,6 @@ class CompactionSpan(models.Model):
         """The one health verdict of this compaction (its splice and what it lost)."""
         lost = [str(item.get("kind")) for item in self.retention if not item.get("kept")]
         return span_verdict(self.failure_reason if self.failed else "", lost)
-
-
-class FindingWhere(models.TextChoices):
-    MESSAGE = "message", "Message"
-    SUMMARY = "summary", "Summary"
-    METADATA = "metadata", "Metadata"
-    SESSION = "session", "Session fields"  # the external id, agent, model or title
-
-
-class FindingLevel(models.TextChoices):
-    FINDING = "finding", "Personal data"
-    INFO = "info", "Not a person's (info)"
-
-
-class FindingStatus(models.TextChoices):
-    OPEN = "open", "Open"
-    CONFIRMED = "confirmed", "Confirmed"
-    FALSE_POSITIVE = "false_positive", "False positive"
-    REDACTED = "redacted", "Redacted"
-
-
-# What makes findings repeats of one value at one place (a tool result listing one address
-# twenty times makes twenty findings): the review queue shows them as one row, and a review
-# decision or a redaction applies to all of them (compaction/findings.py, selectors.py).
-FINDING_PLACE = ("session_id", "where", "message_id", "event_id", "kind", "value_hash")
-
-
-class Finding(models.Model):
-    """Personal data found by the analysis pass in a raw message, a summary or the metadata.
-
-    Never holds the value itself: a masked preview for people and a keyed hash (HMAC-SHA256
-    of the normalized value, compaction/findings.py) for comparisons. `message`, `event` and
-    `span` point back at where it came from, so an erasure can follow the lineage.
-    """
-
-    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="findings")
-    kind = models.CharField(max_length=20)
-    where = models.CharField(max_length=10, choices=FindingWhere.choices)
-    seq = models.PositiveIntegerField(
-        null=True, blank=True, help_text="The message's seq, or a summary's compaction seq."
-    )
-    path = models.CharField(max_length=300, blank=True, help_text="Where in the JSON it is.")
-    message = models.ForeignKey(
-        Message, null=True, blank=True, on_delete=models.CASCADE, related_name="findings"
-    )
-    event = models.ForeignKey(
-        CompactionEvent, null=True, blank=True, on_delete=models.CASCADE, related_name="findings"
-    )
-    span = models.ForeignKey(
-        CompactionSpan, null=True, blank=True, on_delete=models.SET_NULL, related_name="findings"
-    )
-    masked = models.CharField(max_length=200)
-    value_hash = models.CharField(max_length=64, db_index=True)
-    confidence = models.CharField(max_length=10, default="high")
-    # "info": looks like personal data and is nobody's (a role mailbox, a public resolver):
-    # listed by the API, hidden by the review queue by default, never alerted on.
-    level = models.CharField(
-        max_length=10, choices=FindingLevel.choices, default=FindingLevel.FINDING
-    )
-    copied_from_raw = models.BooleanField(default=False)
-    status = models.CharField(
-        max_length=20, choices=FindingStatus.choices, default=FindingStatus.OPEN
-    )
-    reviewed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    reviewed_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["session", "where", "seq", "pk"]
-        indexes = [
-            models.Index(fields=["session", "where", "status"], name="finding_session_where"),
-            models.Index(fields=["status", "kind"], name="finding_queue"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.kind} in {self.where} @{self.seq} ({self.status})"
-
-
-# --- data-subject requests (LGPD art. 18) ---------------------------------------------------
-
-
-class SubjectWhere(models.TextChoices):
-    MESSAGE = "message", "Message"
-    SUMMARY = "summary", "Summary"
-    METADATA = "metadata", "Session metadata"
-    PROBE = "probe", "Probe"
-    SPAN = "span", "Compaction span"
-    REPLAY = "replay", "Replay"
-
-
-class SubjectToken(models.Model):
-    """Where an identifier (CPF, e-mail, phone, ...) occurs, by keyed hash only.
-
-    ``digest`` is HMAC-SHA256 of ``kind:normalized`` under a server secret
-    (``compaction.subjects.subject_digest``): the index finds a subject's rows without
-    holding the identifier in clear. Rebuilt by the analysis pass (raw rows, summaries,
-    observed spans) and by each replay (its run and spans).
-    """
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="+")
-    kind = models.CharField(max_length=20)
-    digest = models.CharField(max_length=64)
-    where = models.CharField(max_length=10, choices=SubjectWhere.choices)
-    seq = models.PositiveIntegerField(null=True, blank=True)
-    message = models.ForeignKey(
-        Message, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
-    )
-    event = models.ForeignKey(
-        CompactionEvent, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
-    )
-    span = models.ForeignKey(
-        "CompactionSpan", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
-    )
-    replay = models.ForeignKey(
-        ReplayRun, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
-    )
-    count = models.PositiveIntegerField(default=1, help_text="Occurrences at this place.")
-
-    class Meta:
-        indexes = [models.Index(fields=["project", "digest"], name="subject_token_digest")]
-
-    def __str__(self) -> str:
-        return f"{self.kind} in {self.where} of session {self.session_id}"
-
-
-class SubjectIndexMark(models.Model):
-    """How far a session's raw messages are indexed: each message is scanned once, since
-    stored messages are immutable (a replaced one is deleted, its tokens with it)."""
-
-    session = models.OneToOneField(AgentSession, on_delete=models.CASCADE, related_name="+")
-    message_pk = models.PositiveBigIntegerField(default=0)
-
-    def __str__(self) -> str:
-        return f"subject index of {self.session_id} up to message {self.message_pk}"
-
-
-class SubjectAction(models.TextChoices):
-    FIND = "find", "Find"
-    EXPORT = "export", "Export"
-    ANONYMIZE = "anonymize", "Anonymize"
-    DELETE = "delete", "Delete sessions"
-
-
-class SubjectRequest(models.Model):
-    """A data-subject request and what was done. Never holds the identifier in clear:
-    its kind, keyed hash and a masked form only."""
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="subject_requests")
-    kind = models.CharField(max_length=20)
-    digest = models.CharField(max_length=64)
-    masked = models.CharField(max_length=200)
-    action = models.CharField(max_length=10, choices=SubjectAction.choices)
-    reason = models.TextField(blank=True)
-    requested_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    requested_by_name = models.CharField(max_length=150, blank=True)
-    result = models.JSONField(default=dict, blank=True, help_text="Counts of what was found/done.")
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["-created_at", "-pk"]
-
-    def __str__(self) -> str:
-        return f"{self.get_action_display()} {self.masked} in {self.project_id}"
-
-    @property
-    def result_text(self) -> str:
-        """What was found or done, in words: "traces.Message 6, sessions_anonymized 1"."""
-        rows = self.result.get("rows") or {}
-        return ", ".join(f"{name} {count}" for name, count in sorted(rows.items()))
 
 
 class OutboxTask(models.Model):

@@ -8,12 +8,12 @@ sends a turn to the analysis queue by name (compaction/outbox.py). A worker's tu
 project whose turn it is (compaction/fair.py) and runs one analysis pass:
 
 1. read the session once: messages (with the personal data scan of what is new,
-   compaction/message_scan.py), observed compactions and probes;
+   privacy/message_scan.py), observed compactions and probes;
 2. the engine (compaction/engine/analysis.py): token curve, tool pairs, observed spans and
    their retention, calibrated tokens;
 3. store it in one transaction: the analysis row, the spans and the subject index
-   (compaction/subjects.py), unless a later pass or an erasure got there first;
-4. the personal data findings (compaction/findings.py);
+   (privacy/subjects.py), unless a later pass or an erasure got there first;
+4. the personal data findings (privacy/findings.py);
 5. the alert rules (alerts/services.py), which queue webhook deliveries and e-mail through
    the outbox (alerts/webhooks.py).
 
@@ -39,17 +39,8 @@ from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
 from alerts import services as alert_services
-from compaction import (
-    fair,
-    findings,
-    liveness,
-    message_scan,
-    outbox,
-    recovery,
-    services,
-    subjects,
-)
-from compaction.engine import analysis, experiments, pii, session_replay, summarizer_choice, titles
+from compaction import fair, liveness, outbox, recovery, services
+from compaction.engine import analysis, experiments, session_replay, summarizer_choice, titles
 from compaction.engine.names import EXTERNAL_SUMMARIZERS
 from compaction.engine.strategies import Policy
 from compaction.models import (
@@ -61,6 +52,8 @@ from compaction.models import (
     SessionAnalysis,
     SpanOrigin,
 )
+from privacy import findings, message_scan, subjects
+from privacy.detect import pii
 from sessions.models import AgentSession, CompactionEvent, Probe
 
 logger = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from django.conf import settings
-from django.db.models import Count, Min, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 from django.urls import reverse
 
 from compaction.engine import pricing
@@ -26,20 +26,15 @@ from compaction.engine.summary_call import (
 )
 from compaction.engine.tokens import CurvePointDict
 from compaction.models import (
-    FINDING_PLACE,
     CompactionSpan,
     Experiment,
-    Finding,
-    FindingLevel,
-    FindingStatus,
-    FindingWhere,
     ReplayRun,
     ReplayStatus,
     SessionAnalysis,
     SpanOrigin,
 )
 from sessions.errors import NotFound
-from sessions.models import AgentSession, CompactionEvent, Message, MessageRole, Project, Role
+from sessions.models import AgentSession, CompactionEvent, Message, MessageRole, Project
 
 
 def analysis_for(session: AgentSession) -> SessionAnalysis | None:
@@ -497,111 +492,6 @@ def replay_health(
             default=None,
         ),
     )
-
-
-# --- personal data findings ------------------------------------------------------------------
-
-
-def summary_personal_data(prefix: str = "") -> Q:
-    """What counts as "personal data in a summary": a reviewer confirmed it, or it is still
-    open and the detector was sure (a check digit or a pattern, not a name). ``prefix``
-    reaches the findings from another model (``findings__`` from a session)."""
-    return (
-        Q(**{f"{prefix}where": FindingWhere.SUMMARY})
-        & ~Q(**{f"{prefix}level": FindingLevel.INFO})
-        & (
-            Q(**{f"{prefix}status": FindingStatus.CONFIRMED})
-            | Q(**{f"{prefix}status": FindingStatus.OPEN, f"{prefix}confidence": "high"})
-        )
-    )
-
-
-def session_findings(session: AgentSession) -> QuerySet[Finding]:
-    return Finding.objects.filter(session=session).order_by("where", "seq", "pk")
-
-
-def session_has_summary_personal_data(*, session_id: int) -> bool:
-    """Whether a session's summaries hold confirmed or high-confidence open findings.
-
-    The alerts rule `personal_data` fires from this.
-    """
-    return Finding.objects.filter(summary_personal_data(), session_id=session_id).exists()
-
-
-def reviewer_projects(user: Any) -> QuerySet[Project]:
-    """Projects where the user may review findings (privacy reviewer or admin)."""
-    if not user.is_authenticated:
-        return Project.objects.none()
-    if getattr(user, "is_superuser", False):
-        return Project.objects.all()
-    return Project.objects.filter(
-        memberships__user__pk=user.pk,
-        memberships__role__in=[Role.PRIVACY_REVIEWER, Role.ADMIN],
-    )
-
-
-def finding_groups(findings: QuerySet[Finding]) -> QuerySet[Any, dict[str, Any]]:
-    """One row per value at a place (``findings.finding_occurrences``: the same kind and keyed
-    hash in one message, summary or metadata, with the same status): the pk of its first
-    finding and how many times it occurs there. ``finding_rows`` turns them into findings."""
-    groups: QuerySet[Any, dict[str, Any]] = findings.values(
-        *FINDING_PLACE, "seq", "status"
-    ).annotate(first=Min("pk"), occurrences=Count("pk"))
-    return groups
-
-
-def finding_queue(
-    *, projects: QuerySet[Project], filters: dict[str, Any]
-) -> QuerySet[Any, dict[str, Any]]:
-    """The review queue: findings of the given projects, filtered, newest sessions first,
-    a value repeated at one place once (``finding_groups``)."""
-    findings = Finding.objects.filter(session__project__in=projects)
-    if project := filters.get("project"):
-        findings = findings.filter(session__project_id=project)
-    # What looks like personal data and is nobody's is listed only when asked for.
-    findings = findings.filter(level=filters.get("level") or FindingLevel.FINDING)
-    for field in ("kind", "where", "status"):
-        if value := filters.get(field):
-            findings = findings.filter(**{field: value})
-    return finding_groups(findings).order_by(
-        "-session__updated_at", "session_id", "where", "seq", "first"
-    )
-
-
-def session_finding_rows(session: AgentSession, *, limit: int) -> list[FindingRow]:
-    """A session's findings for its page, a value repeated at one place once."""
-    found = Finding.objects.filter(session=session).exclude(level=FindingLevel.INFO)
-    return finding_rows(finding_groups(found).order_by("where", "seq", "first")[:limit])
-
-
-@dataclass(frozen=True)
-class FindingRow:
-    finding: Finding
-    occurrences: int
-
-
-def finding_rows(groups: Iterable[dict[str, Any]]) -> list[FindingRow]:
-    """The first finding of each group and how many times it occurs, in the groups' order."""
-    groups = list(groups)
-    found = Finding.objects.select_related("session", "session__project", "span").in_bulk(
-        [group["first"] for group in groups]
-    )
-    return [
-        FindingRow(found[group["first"]], group["occurrences"])
-        for group in groups
-        if group["first"] in found
-    ]
-
-
-def finding_get(*, projects: QuerySet[Project], pk: int) -> Finding:
-    finding = (
-        Finding.objects.filter(session__project__in=projects, pk=pk)
-        .select_related("session")
-        .first()
-    )
-    if finding is None:
-        raise NotFound(f"finding {pk} not found")
-    return finding
 
 
 def span_replay_prefill(span: CompactionSpan, *, tail: list[Message]) -> dict[str, int | str]:

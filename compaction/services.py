@@ -18,11 +18,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.functions import Coalesce, Now
 
-from compaction import (
-    message_scan,
-    outbox,
-    selectors,
-)
+from compaction import outbox, selectors
 from compaction.engine import analysis, evals
 from compaction.engine.messages import ObservedCompaction, usage_from_wire
 from compaction.engine.names import EXTERNAL_SUMMARIZERS, SUMMARIZERS
@@ -35,6 +31,7 @@ from compaction.models import (
     SessionAnalysis,
     SpanOrigin,
 )
+from privacy import message_scan
 from sessions.errors import BadRequest, TooManyRequests
 from sessions.models import AgentSession, CompactionEvent, Probe, Project
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.db import InterfaceError, OperationalError
 
-from compaction import outbox, pipeline, recovery, rescan
+from compaction import outbox, pipeline, recovery
 from config.celery import app
 
 TRANSIENT = (OperationalError, InterfaceError)
@@ -39,11 +39,6 @@ def replay_runs_requeue_stuck() -> int:
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
 def analyses_requeue_stuck() -> int:
     return recovery.analyses_requeue_stuck()
-
-
-@app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)
-def stale_findings_rescan() -> int:
-    return rescan.stale_sessions_rescan()
 
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=3)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from compaction import subject_views, views
+from compaction import views
 
 app_name = "compaction"
 
@@ -11,11 +11,8 @@ urlpatterns = [
     path("sessions/<int:pk>/replays/compare/", views.replay_compare, name="replay-compare"),
     path("replays/<int:pk>/", views.replay_detail, name="replay"),
     path("replays/<int:pk>/status/", views.replay_status, name="replay-status"),
-    path("privacy/subjects/", subject_views.subject_requests, name="subjects"),
     path("experiments/", views.experiment_list, name="experiments"),
     path("experiments/new/", views.experiment_new, name="experiment-new"),
     path("experiments/<int:pk>/", views.experiment_detail, name="experiment"),
     path("experiments/<int:pk>/status/", views.experiment_status, name="experiment-status"),
-    path("privacy/findings/", views.finding_queue, name="findings"),
-    path("privacy/findings/<int:pk>/<slug:action>/", views.finding_action, name="finding-action"),
 ]

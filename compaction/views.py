@@ -8,19 +8,16 @@ from urllib.parse import urlencode
 
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from alerts import selectors as alert_selectors
-from compaction import charts, findings, selectors, services
+from compaction import charts, selectors, services
 from compaction.engine import sections
 from compaction.engine.names import Stage, Unit
-from compaction.forms import ExperimentForm, FindingFilterForm, PolicyForm
-from compaction.models import CompactionSpan, FindingStatus, ReplayRun
+from compaction.forms import ExperimentForm, PolicyForm
+from compaction.models import CompactionSpan, ReplayRun
 from sessions import access
 from sessions import selectors as session_selectors
 from sessions.errors import BadRequest, NotFound, TooManyRequests
@@ -378,78 +375,3 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def experiment_status(request: HttpRequest, pk: int) -> HttpResponse:
     context = _experiment_context(request, pk)
     return render(request, "compaction/experiment_detail.html#experiment-body", context)
-
-
-# --- privacy review queue --------------------------------------------------------------------
-
-FINDINGS_PER_PAGE = 50
-FINDING_ACTIONS = {
-    "confirm": FindingStatus.CONFIRMED,
-    "false_positive": FindingStatus.FALSE_POSITIVE,
-    "reopen": FindingStatus.OPEN,
-}
-
-
-@login_required
-def finding_queue(request: HttpRequest) -> HttpResponse:
-    """Findings of the projects where the user is a privacy reviewer (or admin)."""
-    form = FindingFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
-    if project := filters.get("project"):
-        access.require_role(request.user, project, Role.PRIVACY_REVIEWER)
-    projects = selectors.reviewer_projects(request.user)
-    if not projects.exists():
-        raise PermissionDenied("The review queue needs the privacy reviewer role in a project.")
-    groups = selectors.finding_queue(projects=projects, filters=filters)
-    page = Paginator(groups, FINDINGS_PER_PAGE).get_page(request.GET.get("page"))
-    context = {
-        "form": form,
-        "projects": projects,
-        "page": page,
-        "rows": selectors.finding_rows(page.object_list),
-        "query": request.GET.urlencode(),
-        "extra_query": _without_page(request),
-    }
-    return render(request, "compaction/finding_queue.html", context)
-
-
-def _without_page(request: HttpRequest) -> str:
-    query = request.GET.copy()
-    query.pop("page", None)
-    return query.urlencode()
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def finding_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
-    """POST a review decision. A redaction rewrites stored text: its GET says what will
-    change and asks a reason, which its POST needs."""
-    try:
-        finding = selectors.finding_get(projects=_projects(request), pk=pk)
-    except NotFound:
-        raise Http404("No such finding in your projects") from None
-    access.require_role(request.user, finding.session.project_id, Role.PRIVACY_REVIEWER)
-    repeats = findings.finding_occurrences(finding).count()
-    every = f" (all {repeats} times it occurs there)" if repeats > 1 else ""
-    if request.method == "GET":
-        if action != "redact":
-            raise Http404("Only a redaction has a page of its own")
-        context = {"finding": finding, "repeats": repeats, "next": request.GET.get("next", "")}
-        return render(request, "compaction/finding_redact.html", context)
-    try:
-        if action == "redact":
-            findings.finding_redact(
-                finding=finding, user=request.user, reason=request.POST.get("reason", "")
-            )
-            flash.success(request, f"Redacted: the {finding.kind} is now {finding.masked}{every}.")
-        elif action in FINDING_ACTIONS:
-            findings.finding_review(
-                finding=finding, status=FINDING_ACTIONS[action], user=request.user
-            )
-            flash.success(request, f"Marked {finding.get_status_display().lower()}{every}.")
-        else:
-            raise Http404("No such action")
-    except BadRequest as exc:
-        flash.error(request, exc.message)
-    back = request.POST.get("next", "")
-    return redirect(f"{reverse('compaction:findings')}?{back}" if back else "compaction:findings")

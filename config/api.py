@@ -26,6 +26,7 @@ from ninja.responses import NinjaJSONEncoder
 from alerts import api as alerts_api
 from compaction import api as compaction_api
 from config.middleware import database_unavailable_response
+from privacy import api as privacy_api
 from sessions import api as sessions_api
 from sessions import auth, import_api, wire
 from sessions.errors import ITEM_LISTS, ApiError, BadRequest, TooManyRequests, Unauthorized
@@ -142,7 +143,7 @@ def _database_down(request: HttpRequest, exc: Exception) -> HttpResponse:
 @api.exception_handler(DataError)
 def _not_storable(request: HttpRequest, exc: DataError) -> HttpResponse:
     # Validation keeps every field within what the columns hold; should a value still get
-    # past it, the client gets a 400, and the log (see sessions/log_safety.py) no content.
+    # past it, the client gets a 400, and the log (see privacy/log_safety.py) no content.
     logger.warning("a value could not be stored: %s", type(exc).__name__)
     return _error(request, 400, "body: a value is outside what storage holds")
 
@@ -196,3 +197,4 @@ api.add_router("/", sessions_api.router)
 api.add_router("/", compaction_api.router)
 api.add_router("/", import_api.router)
 api.add_router("/", alerts_api.router)
+api.add_router("/", privacy_api.router)

@@ -2,7 +2,7 @@
 
 The access log prints what a request asked for, and a path carries a session's external id
 (``/api/v1/sessions/cliente-530.582.439-79/events``), a query or a referrer a search: every such
-part is printed with personal data masked, like every other log line (``sessions/log_masking``).
+part is printed with personal data masked, like every other log line (``privacy/log_masking.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from urllib.parse import unquote
 
 from gunicorn.glogging import Logger
 
-from sessions import masking
+from privacy import masking
 
 accesslog = "-"
 

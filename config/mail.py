@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.core.mail import EmailMessage
 from django.core.mail.backends import console
 
-from sessions import masking
+from privacy import masking
 
 
 class MaskedConsoleEmailBackend(console.EmailBackend):

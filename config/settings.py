@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "compaction.apps.CompactionConfig",
     "team.apps.TeamConfig",
     "alerts.apps.AlertsConfig",
+    "privacy.apps.PrivacyConfig",
 ]
 
 MIDDLEWARE = [
@@ -334,10 +335,10 @@ ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL", "claude-sonnet-4-5")
 ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL", "")
 
 # Privacy: sessions scanned by an earlier personal data detector are scanned again by the
-# current one, this many per beat (compaction/rescan.py); `scan_personal_data` does them all.
+# current one, this many per beat (privacy/rescan.py); `scan_personal_data` does them all.
 FINDINGS_RESCAN_BATCH = env_int("FINDINGS_RESCAN_BATCH", 20)
 # Privacy: the server secret of the keyed hash (HMAC-SHA256) that findings and subject searches
-# store instead of a personal value. Empty: derived from SECRET_KEY (compaction/findings.py).
+# store instead of a personal value. Empty: derived from SECRET_KEY (privacy/findings.py).
 SAWTOOTH_PII_KEY = env_str("SAWTOOTH_PII_KEY", "")
 
 # Cost in money: USD per million tokens (input, output, cache read, cache write at the
@@ -391,7 +392,7 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "sawtooth@localhost")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"mask_personal_data": {"()": "sessions.log_masking.MaskPersonalData"}},
+    "filters": {"mask_personal_data": {"()": "privacy.log_masking.MaskPersonalData"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["mask_personal_data"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},

@@ -5,8 +5,9 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from sessions import masking, services
-from sessions.models import AgentSession, ApiKey, AuditEvent, Membership, Project
+from privacy import audit, masking
+from sessions import services
+from sessions.models import AgentSession, ApiKey, Membership, Project
 
 
 class MembershipInline(admin.TabularInline[Membership, Project]):
@@ -114,21 +115,3 @@ class AgentSessionAdmin(admin.ModelAdmin[AgentSession]):
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[AgentSession]) -> None:
         for session in queryset.select_related("project"):
             services.session_delete(session=session, by=request.user, reason=ADMIN_DELETE_REASON)
-
-
-@admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin[AuditEvent]):
-    """Read-only: the audit log is append-only, here as everywhere."""
-
-    list_display = ["created_at", "actor_name", "action", "project_name", "target", "reason"]
-    list_filter = ["action", "project"]
-    search_fields = ["actor_name", "target", "reason"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
-        return False

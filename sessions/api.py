@@ -12,9 +12,9 @@ from typing import Literal
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
-from compaction import known_clean
 from compaction import selectors as compaction_selectors
-from sessions import auth, limits, masking, search, selectors, services
+from privacy import known_clean, masking
+from sessions import auth, limits, search, selectors, services
 from sessions.auth import KeyRequest, ProjectKey
 from sessions.limits import OFFSET_MAX
 from sessions.models import AgentSession, Message

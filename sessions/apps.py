@@ -12,7 +12,6 @@ class TracesConfig(AppConfig):
         from django.core import checks
 
         from config import secret
-        from sessions import log_safety, login_throttle  # noqa: F401  (connects its signals)
+        from sessions import login_throttle  # noqa: F401  (connects its signals)
 
-        log_safety.install()
         checks.register(secret.production_key_check, checks.Tags.security, deploy=True)

@@ -10,10 +10,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 
 from alerts import selectors as alert_selectors
 from compaction import selectors as compaction_selectors
-from sessions import audit, exports, masking, selectors
+from privacy import audit, masking
+from privacy.models import AuditAction
+from sessions import exports, selectors
 from sessions.errors import NotFound
 from sessions.forms import SessionFilterForm
-from sessions.models import AgentSession, AuditAction, Project
+from sessions.models import AgentSession, Project
 
 FORMATS = ("csv", "json")
 LIST_EXPORT_LIMIT = 10_000

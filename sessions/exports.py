@@ -2,7 +2,7 @@
 
 Rows are plain dicts built here from selector data; ``csv_response`` and ``json_response``
 write them. Exports are pages too: every text a person or an agent wrote (ids, agents,
-models, failure reasons) goes out masked (``sessions/masking.py``). Spreadsheet programs run a
+models, failure reasons) goes out masked (``privacy/masking.py``). Spreadsheet programs run a
 cell that starts with ``= + - @``, a tab or a carriage return as a formula, and trace content
 is hostile, so every CSV text cell that starts with one of those is prefixed with a quote
 (``csv_cell``). JSON is written as is.
@@ -19,7 +19,7 @@ from django.http import HttpResponse, JsonResponse
 
 from compaction import selectors as compaction_selectors
 from compaction.models import CompactionSpan, SessionAnalysis
-from sessions import masking
+from privacy import masking
 from sessions.models import AgentSession
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

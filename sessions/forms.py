@@ -5,7 +5,8 @@ from __future__ import annotations
 from django import forms
 from django.http import QueryDict
 
-from sessions import limits, masking
+from privacy import masking
+from sessions import limits
 from sessions.filters import PERIOD_LABELS, SORTS
 
 

@@ -17,7 +17,7 @@ from functools import lru_cache
 import nh3
 from markdown_it import MarkdownIt
 
-from compaction.engine import pii
+from privacy.detect import pii
 
 TAGS = {
     "p", "br", "hr", "strong", "em", "del", "s", "code", "pre", "blockquote", "a",
@@ -34,7 +34,7 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("js-default", {"html": False, "breaks": True}).disable("image")
 
 
-# A masked value (compaction/engine/pii.py: "[cpf ***.***.***-79]") is text, not emphasis.
+# A masked value (privacy/detect/pii.py: "[cpf ***.***.***-79]") is text, not emphasis.
 _MASK = re.compile(r"\[(?:" + "|".join(pii.KINDS) + r") [^\]\n]*\]")
 
 

@@ -41,7 +41,7 @@ class Project(models.Model):
     )
     mask_at_ingest = models.BooleanField(
         default=False,
-        help_text="Store trace text with personal data already masked (compaction/engine/pii.py): "
+        help_text="Store trace text with personal data already masked (privacy/detect/pii.py): "
         "the raw values are never kept. Applies to what is ingested after it is turned on.",
     )
     created_at = models.DateTimeField(default=timezone.now)
@@ -307,45 +307,3 @@ class Probe(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id}#{self.seq}: {self.text[:40]}"
-
-
-class AuditAction(models.TextChoices):
-    REVEAL = "reveal", "Reveal"
-    EXPORT = "export", "Export"
-    ERASURE = "erasure", "Erasure"
-    ROLE_CHANGE = "role_change", "Role change"
-    KEY_CHANGE = "key_change", "Key change"
-    SUBJECT_FIND = "subject_find", "Subject find"
-    REVIEW = "review", "Review decision"
-    POLICY_CHANGE = "policy_change", "Policy change"
-    WEBHOOK_CHANGE = "webhook_change", "Webhook change"
-    SETTINGS_CHANGE = "settings_change", "Alert settings change"
-
-
-class AuditEvent(models.Model):
-    """Who did what, when and why: append-only (rows are only ever inserted; see sessions/audit).
-
-    The actor and project are kept by name too, so a row outlives a deleted user or project.
-    A row never holds a revealed value: only where it was and what kind it was.
-    """
-
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    actor_name = models.CharField(max_length=150)
-    action = models.CharField(max_length=20, choices=AuditAction.choices)
-    project = models.ForeignKey(
-        Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events"
-    )
-    project_name = models.CharField(max_length=limits.PROJECT_NAME_MAX, blank=True)
-    target = models.CharField(max_length=300, help_text="What was acted on, e.g. message:12#3.")
-    reason = models.TextField(blank=True)
-    detail = models.JSONField(default=dict, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-pk"]
-        indexes = [models.Index(fields=["project", "-created_at"], name="audit_recent")]
-
-    def __str__(self) -> str:
-        return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_name} {self.action} {self.target}"

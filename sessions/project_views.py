@@ -17,9 +17,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from sessions import access, audit, reveal, selectors, services
+from privacy import audit, reveal
+from privacy.models import AuditAction
+from sessions import access, selectors, services
 from sessions.errors import ApiError
-from sessions.models import ApiKey, AuditAction, Membership, Project, Role
+from sessions.models import ApiKey, Membership, Project, Role
 
 AUDIT_PER_PAGE = 100
 

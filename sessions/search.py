@@ -35,8 +35,8 @@ from django.db.models import BooleanField, F, Func, Q, QuerySet
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from compaction.engine import pii
-from sessions import masking
+from privacy import masking
+from privacy.detect import pii
 from sessions import search_sql as sql
 from sessions.models import AgentSession, CompactionEvent, Message
 

@@ -11,8 +11,9 @@ from django.db.models import Count, F, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from compaction.selectors import summary_personal_data
-from sessions import masking, search, wire
+from privacy import masking
+from privacy.selectors import summary_personal_data
+from sessions import search, wire
 from sessions.errors import NotFound
 from sessions.filters import PERIODS, SORTS
 from sessions.models import AgentSession, Message, Project

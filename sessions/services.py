@@ -18,15 +18,17 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from compaction import services as compaction_services
-from compaction.engine import pii, titles
+from compaction.engine import titles
 from compaction.engine.messages import message_from_wire
-from sessions import audit, limits, search, wire
+from privacy import audit
+from privacy.detect import pii
+from privacy.models import AuditAction
+from sessions import limits, search, wire
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
     AgentSession,
     ApiKey,
-    AuditAction,
     CompactionEvent,
     Message,
     Probe,
@@ -409,7 +411,7 @@ def _identifiers_check(external_id: str, fields: SessionIn | None) -> None:
 def _mask_personal_data(
     messages: list[Message], compactions: list[CompactionEvent], probes: list[Probe]
 ) -> None:
-    """The project's "mask at ingest" policy: keep only masked text (compaction/engine/pii.py).
+    """The project's "mask at ingest" policy: keep only masked text (privacy/detect/pii.py).
 
     The content hashes stay those of what was sent, so an identical resend is still a duplicate.
     """

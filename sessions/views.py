@@ -16,6 +16,7 @@ from compaction import charts
 from compaction import selectors as compaction_selectors
 from compaction.engine.messages import is_prompt, message_from_wire
 from compaction.models import CompactionSpan, SessionAnalysis
+from privacy import selectors as privacy_selectors
 from sessions import access, import_views, selectors, services
 from sessions.errors import NotFound
 from sessions.forms import SessionDeleteForm, SessionFilterForm
@@ -186,7 +187,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "point_count": len(analysis.curve) if analysis else 0,
         "replays": session.replays.order_by("-created_at")[:10],
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
-        "findings": compaction_selectors.session_finding_rows(session, limit=FINDINGS_SHOWN),
+        "findings": privacy_selectors.session_finding_rows(session, limit=FINDINGS_SHOWN),
         "tool_names": selectors.tool_names(session_id=session.pk, messages=list(page.object_list)),
         "jump_seq": int(seq) if seq.isdecimal() and len(seq) <= 10 else None,
         "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),

@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from sessions import audit
+from privacy import audit
 from sessions.models import Membership
 from team import services
 

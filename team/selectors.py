@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, urlencode
 from django.db.models import QuerySet
 
 from compaction.models import CompactionSpan
-from sessions import masking
+from privacy import masking
 from sessions.models import AgentSession, Membership, Project
 from team.models import Comment, SavedFilter
 

@@ -21,9 +21,11 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from compaction.models import CompactionSpan
-from sessions import audit, limits, masking
+from privacy import audit, masking
+from privacy.models import AuditAction
+from sessions import limits
 from sessions.errors import BadRequest, NotFound
-from sessions.models import AgentSession, AuditAction, Membership, Project, Role
+from sessions.models import AgentSession, Membership, Project, Role
 from team import selectors
 from team.models import Comment, CommentRevision, SavedFilter
 

@@ -21,7 +21,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from compaction.engine import pii
 from compaction.engine import text as txt
 from compaction.engine.facts import Fact, canon_path, looks_like_file
 from compaction.engine.messages import (
@@ -32,6 +31,7 @@ from compaction.engine.messages import (
     ToolResultBlock,
     block_text,
 )
+from privacy.detect import pii
 
 # File names too common to stand for one file on their own.
 GENERIC_NAMES = frozenset(

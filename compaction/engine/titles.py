@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from compaction.engine import pii
 from compaction.engine.harness import strip_harness_records
 from compaction.engine.messages import Message, TextBlock, is_prompt
+from privacy.detect import pii
 
 TITLE_CHARS = 120
 

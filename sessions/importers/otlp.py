@@ -26,7 +26,8 @@ from typing import Any
 
 from django.db import DataError
 
-from sessions import limits, masking, wire
+from privacy import masking
+from sessions import limits, wire
 from sessions.errors import ApiError, BadRequest
 from sessions.importers.calls import Call, conversation_ingest
 from sessions.importers.report import ImportReport

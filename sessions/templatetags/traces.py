@@ -13,7 +13,7 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from sessions import masking
+from privacy import masking
 from sessions.markdown import markdown_html
 
 register = template.Library()
@@ -178,7 +178,7 @@ def reveal_controls(context: template.Context, kind: str, text: Any, *ids: Any) 
     """Beside a masked text: one reveal form per masked value, for privacy reviewers only.
 
     ``{% reveal_controls "message" raw m.session_id m.seq i %}`` names the target
-    ``message:<session>:<seq>:<block>`` that ``sessions/reveal.py`` reads back.
+    ``message:<session>:<seq>:<block>`` that ``privacy/reveal.py`` reads back.
     """
     if not context.get("can_reveal"):
         return {"can_reveal": False}

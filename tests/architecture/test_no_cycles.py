@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import grimp
 
-PACKAGES = ("sessions", "compaction", "alerts", "team", "config")
+PACKAGES = ("sessions", "compaction", "alerts", "privacy", "team", "config")
 
 
 def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:

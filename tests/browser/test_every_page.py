@@ -20,7 +20,8 @@ from playwright.sync_api import Page
 from alerts import webhooks
 from alerts.models import Alert
 from compaction import pipeline, services
-from compaction.models import Experiment, Finding, ReplayRun
+from compaction.models import Experiment, ReplayRun
+from privacy.models import Finding
 from sessions.models import AgentSession, Project
 from team import services as team_services
 from tests.browser.test_alerts import troubled_session

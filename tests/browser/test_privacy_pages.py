@@ -10,7 +10,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
-from sessions.models import AuditEvent, Membership, Project, Role
+from privacy.models import AuditEvent
+from sessions.models import Membership, Project, Role
 from tests.browser.conftest import PASSWORD
 from tests.privacy.support import CPF, EMAIL, support_session
 

@@ -10,10 +10,10 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
 from compaction import pipeline
-from compaction.models import Finding, FindingStatus
+from privacy.models import Finding, FindingStatus
 from sessions.models import CompactionEvent, Membership, Project, Role
 from tests.browser.conftest import PASSWORD
-from tests.compaction.test_findings import CPF, EMAIL, NEW_CPF, support_chat
+from tests.privacy.test_findings import CPF, EMAIL, NEW_CPF, support_chat
 
 pytestmark = pytest.mark.browser
 

@@ -1,4 +1,5 @@
-"""The tiny examples in the engine's docstrings are specifications too: run them."""
+"""The tiny examples in the docstrings of the engine and of the personal data detector are
+specifications too: run them."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ import pkgutil
 import pytest
 
 import compaction.engine
+import privacy.detect
 
 MODULES = [
     "compaction.engine",  # the façade's own example
     *sorted(
         info.name
         for info in pkgutil.walk_packages(compaction.engine.__path__, "compaction.engine.")
+    ),
+    *sorted(
+        info.name for info in pkgutil.walk_packages(privacy.detect.__path__, "privacy.detect.")
     ),
 ]
 

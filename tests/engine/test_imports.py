@@ -13,6 +13,14 @@ def test_engine_does_not_import_django():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
+def test_the_personal_data_detector_does_not_import_django():
+    code = (
+        "import sys, privacy.detect.pii, compaction.engine.fact_index; "
+        "assert 'django' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
 def test_engine_does_not_import_the_anthropic_sdk_until_a_model_is_called():
     code = (
         "import sys, compaction.engine.replay, compaction.engine.evals, "

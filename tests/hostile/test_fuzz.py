@@ -526,7 +526,7 @@ def _fill(route: str, door: Any) -> str | None:
     """The route with its parameters set to ids of the labelled project; None when a
     parameter has no sample (a one-time password link)."""
     from alerts.models import Alert
-    from compaction.models import Finding
+    from privacy.models import Finding
 
     head = route.split("/", 1)[0]
     alert = Alert.objects.filter(session__project=door.project).first()

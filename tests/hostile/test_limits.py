@@ -23,18 +23,10 @@ from django.test import Client
 
 from alerts.models import Alert, AlertEvent
 from compaction import pipeline
-from compaction.models import AnalysisStatus, CompactionSpan, Experiment, Finding, SessionAnalysis
+from compaction.models import AnalysisStatus, CompactionSpan, Experiment, SessionAnalysis
+from privacy.models import AuditEvent, Finding
 from sessions.limits import TEXT_LIMITS
-from sessions.models import (
-    AgentSession,
-    ApiKey,
-    AuditEvent,
-    CompactionEvent,
-    Message,
-    Probe,
-    Project,
-    Role,
-)
+from sessions.models import AgentSession, ApiKey, CompactionEvent, Message, Probe, Project, Role
 from team.models import Comment, SavedFilter
 from tests.alerts.test_alerts import THREE, analysed_session
 from tests.factories import make_key, make_project, make_session, make_user, wire_message
@@ -366,7 +358,7 @@ def subject_identifier(ctx: Ctx, v: str) -> Outcome:
 def subject_reason(ctx: Ctx, v: str) -> Outcome:
     _personal_session(ctx)
     response, errors = _subject(ctx, CPF, v)
-    from compaction.models import SubjectRequest
+    from privacy.models import SubjectRequest
 
     refused = "; ".join(errors.get("reason", [])) or None
     stored = SubjectRequest.objects.filter(reason=v).exists()

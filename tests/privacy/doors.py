@@ -23,7 +23,8 @@ from alerts.models import AlertSettings
 from compaction import pipeline
 from compaction import services as compaction_services
 from compaction.models import CompactionSpan, Experiment, ReplayRun
-from sessions import reveal, services
+from privacy import reveal
+from sessions import services
 from sessions.models import AgentSession, Membership, Project, Role
 from sessions.schemas import EventBatch
 from team import services as team_services

@@ -13,8 +13,9 @@ from django.core.management import call_command
 from django.test import Client, RequestFactory
 
 from compaction import pipeline
-from sessions import audit
-from sessions.models import ApiKey, AuditAction, AuditEvent, Membership, Project, Role
+from privacy import audit, services
+from privacy.models import AuditAction, AuditEvent
+from sessions.models import ApiKey, Membership, Project, Role
 from tests.factories import make_project, make_user
 
 pytestmark = pytest.mark.django_db
@@ -80,11 +81,14 @@ def test_the_admin_shows_the_log_read_only() -> None:
     assert not model_admin.has_delete_permission(request, event)
     client = Client()
     client.force_login(admin_user)
-    change_url = f"/admin/traces/auditevent/{event.pk}/change/"
+    change_url = f"/admin/privacy/auditevent/{event.pk}/change/"
     assert client.get(change_url).status_code == 200  # viewable
+    # where it was before the audit log moved to the privacy app
+    old_url = f"/admin/traces/auditevent/{event.pk}/change/"
+    assert client.get(old_url, follow=True).redirect_chain == [(change_url, 302)]
     client.post(change_url, {"reason": "rewritten", "target": "other", "actor_name": "x"})
     assert (
-        client.post(f"/admin/traces/auditevent/{event.pk}/delete/", {"post": "yes"}).status_code
+        client.post(f"/admin/privacy/auditevent/{event.pk}/delete/", {"post": "yes"}).status_code
         == 403
     )
     event.refresh_from_db()
@@ -222,8 +226,7 @@ def test_exports_by_any_member_are_audited(client: Client, project: Project) -> 
 
 
 def test_review_decisions_are_audited(project: Project) -> None:
-    from compaction import findings
-    from compaction.models import Finding
+    from privacy.models import Finding
     from tests.factories import make_session
 
     session = make_session(
@@ -232,7 +235,7 @@ def test_review_decisions_are_audited(project: Project) -> None:
     pipeline.session_analyse(session_id=session.pk)
     finding = Finding.objects.get(session=session)
     reviewer = make_user(project=project, role=Role.PRIVACY_REVIEWER)
-    findings.finding_review(finding=finding, status="false_positive", user=reviewer)
+    services.finding_review(finding=finding, status="false_positive", user=reviewer)
     event = _last(project, AuditAction.REVIEW)
     assert (event.actor, event.target) == (reviewer, f"finding:{finding.pk}")
     assert event.detail == {"status": "false_positive", "kind": "cpf", "where": "message", "seq": 0}

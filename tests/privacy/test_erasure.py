@@ -11,12 +11,14 @@ import json
 import pytest
 
 from alerts.models import Alert, Webhook, WebhookDelivery
-from compaction import pipeline, subjects
+from compaction import pipeline
 from compaction import services as compaction_services
 from compaction.engine import analysis as engine_analysis
 from compaction.models import AnalysisStatus, ReplayRun, SessionAnalysis
+from privacy import subjects
+from privacy.models import AuditAction, AuditEvent
 from sessions import services
-from sessions.models import AgentSession, AuditAction, AuditEvent
+from sessions.models import AgentSession
 from sessions.schemas import EventBatch
 from tests.dump import cells_holding
 from tests.privacy.doors import CPF, EMAIL, PHONE, RAW_FORMS, Door, labelled_project

@@ -24,9 +24,10 @@ from django.test import Client
 from alerts import webhooks
 from alerts.models import Alert, WebhookDelivery
 from config.api import api
+from privacy.log_masking import MaskPersonalData
+from privacy.models import AuditAction, AuditEvent
 from sessions import services
-from sessions.log_masking import MaskPersonalData
-from sessions.models import AuditAction, AuditEvent, Role
+from sessions.models import Role
 from tests.privacy.doors import CPF, EMAIL, EXTERNAL_ID, PHONE, Door, labelled_project, leaks
 
 pytestmark = pytest.mark.django_db

@@ -7,9 +7,10 @@ import pytest
 from django.test import Client
 
 from alerts.models import Alert
-from sessions import masking
+from privacy import masking
+from privacy.models import AuditAction, AuditEvent
 from sessions.errors import BadRequest
-from sessions.models import AgentSession, AuditAction, AuditEvent, Role
+from sessions.models import AgentSession, Role
 from team import selectors as team_selectors
 from team import services as team_services
 from tests.factories import make_project, make_session, make_user

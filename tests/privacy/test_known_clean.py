@@ -1,5 +1,5 @@
 """Messages the analysis found clean are read without a second scan, and nothing else is:
-what the read path trusts (compaction/known_clean.py) and every way the claim could go stale."""
+what the read path trusts (privacy/known_clean.py) and every way the claim could go stale."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from compaction import findings, known_clean, message_scan, pipeline, subjects
+from compaction import pipeline
 from compaction import services as compaction_services
-from compaction.engine import pii
-from compaction.known_clean import CleanRange
-from compaction.models import Finding, SessionAnalysis
-from sessions import masking
+from compaction.models import SessionAnalysis
+from privacy import known_clean, masking, message_scan, services, subjects
+from privacy.detect import pii
+from privacy.known_clean import CleanRange
+from privacy.models import Finding
 from sessions.models import AgentSession, Message, Project
 from tests.factories import make_key, make_project, make_session, wire_message
 
@@ -150,7 +151,7 @@ def test_a_redaction_flags_the_message_it_rewrote() -> None:
     session = _chat(project)
     finding = Finding.objects.get(session=session, where="message")
     SessionAnalysis.objects.filter(session=session).update(pii_flagged_message_pks=[])
-    findings.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
+    services.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
     assert not known_clean.clean_range(session).holds(finding.message_id or 0)
 
 

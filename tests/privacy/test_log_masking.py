@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import logging
 
-from sessions.log_masking import MaskPersonalData
+from privacy.log_masking import MaskPersonalData
 
 
 def _logger(stream: io.StringIO) -> logging.Logger:

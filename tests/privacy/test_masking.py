@@ -11,8 +11,9 @@ from django.test import Client
 from compaction import pipeline
 from compaction import services as compaction_services
 from compaction.models import CompactionSpan, ReplayRun
-from sessions import masking
-from sessions.models import AgentSession, AuditAction, AuditEvent, Project, Role
+from privacy import masking
+from privacy.models import AuditAction, AuditEvent
+from sessions.models import AgentSession, Project, Role
 from tests.factories import make_key, make_project, make_user
 from tests.privacy.support import CPF, EMAIL, leaks, support_session
 
@@ -233,7 +234,7 @@ def test_an_index_past_the_last_masked_value_is_a_404(
 def test_redacting_a_finding_is_an_audited_erasure(
     client: Client, project: Project, session: AgentSession
 ) -> None:
-    from compaction.models import Finding
+    from privacy.models import Finding
 
     _reviewer(client, project)
     finding = Finding.objects.filter(session=session, kind="cpf", where="message").first()

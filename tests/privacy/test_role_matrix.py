@@ -23,8 +23,9 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from alerts.models import Alert
 from compaction import pipeline
 from compaction import services as compaction_services
-from compaction.models import CompactionSpan, Experiment, Finding, ReplayRun
+from compaction.models import CompactionSpan, Experiment, ReplayRun
 from config.api import api
+from privacy.models import Finding
 from sessions import access, services
 from sessions.models import AgentSession, ApiKey, Membership, Project, Role
 from team import services as team_services
@@ -236,11 +237,11 @@ PAGES: dict[str, list[PageRule]] = {
             outsider=200,
         ),
     ],
-    "compaction:findings": [
+    "privacy:findings": [
         # An admin of another project sees that project's (empty) queue, nothing of this one.
         PageRule("get", lambda w: "/privacy/findings/", Role.PRIVACY_REVIEWER, outsider=200)
     ],
-    "compaction:finding-action": [
+    "privacy:finding-action": [
         PageRule(
             "post",
             lambda w: f"/privacy/findings/{_finding(w)}/confirm/",
@@ -264,7 +265,7 @@ PAGES: dict[str, list[PageRule]] = {
             Role.VIEWER,
         )
     ],
-    "compaction:subjects": [
+    "privacy:subjects": [
         # the outsider is an admin of another project: the page offers only that project
         PageRule("get", lambda w: "/privacy/subjects/", Role.PRIVACY_REVIEWER, outsider=200)
     ],
@@ -352,6 +353,7 @@ EXEMPT = {
     "logout": "signs the current user out",
     "otlp-traces": "bearer-key door (sessions/auth.py), in API_ROUTES below",
     "admin": "Django admin: staff and superusers only, audit model read-only",
+    "admin-audit-moved": "a redirect to the admin's audit log, which checks the caller",
     "api": "the NinjaAPI: every operation is in API_ROUTES below",
 }
 

@@ -13,11 +13,12 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from compaction import pipeline
-from compaction.models import CompactionSpan, ReplayRun, SessionAnalysis, SubjectToken
+from compaction.models import CompactionSpan, ReplayRun, SessionAnalysis
 from config.settings import CELERY_BEAT_SCHEDULE
+from privacy.models import AuditEvent, SubjectToken
 from sessions import services, tasks
 from sessions.errors import BadRequest
-from sessions.models import AgentSession, AuditEvent, CompactionEvent, Message, Role
+from sessions.models import AgentSession, CompactionEvent, Message, Role
 from tests.factories import make_key, make_project, make_session, make_user, wire_message
 
 pytestmark = pytest.mark.django_db

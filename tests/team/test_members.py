@@ -9,7 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from sessions.models import AuditEvent, Membership, Project, Role
+from privacy.models import AuditEvent
+from sessions.models import Membership, Project, Role
 from tests.factories import make_project, make_user
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from compaction import subjects
+from privacy import subjects
 from sessions.errors import BadRequest
 from sessions.models import Project
 

@@ -3,8 +3,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from compaction import subjects
 from compaction.management.commands._subject_base import project_and_subject
+from privacy import subjects
 from sessions.errors import BadRequest
 
 

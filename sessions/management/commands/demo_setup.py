@@ -5,8 +5,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from compaction import findings
 from config import secret
+from privacy import findings
 from sessions import example_data, services
 from sessions.models import AgentSession, Membership, Project, Role
 from sessions.schemas import EventBatch

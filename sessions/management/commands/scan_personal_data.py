@@ -2,7 +2,7 @@
 
 The analysis pass scans every session as it arrives; this is for sessions stored before the
 scan existed, or scanned by an earlier detector (beat rescans those too, a few per minute:
-compaction/rescan.py). Raw messages the current detector scanned already are not scanned
+privacy/rescan.py). Raw messages the current detector scanned already are not scanned
 again; summaries and metadata are, keeping review decisions.
 """
 
@@ -12,8 +12,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from compaction import findings, rescan
-from compaction.models import Finding
+from privacy import findings, rescan
+from privacy.models import Finding
 from sessions.models import AgentSession, Project
 
 

@@ -19,8 +19,9 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
-from sessions import masking
-from sessions.models import AuditAction, AuditEvent, Project
+from privacy import masking
+from privacy.models import AuditAction, AuditEvent
+from sessions.models import Project
 
 Actor = AbstractBaseUser | AnonymousUser | None
 

@@ -2,7 +2,7 @@
 
 The services and selectors of one feature, kept together because they share one rule: where
 an identifier can be. The index (``SubjectToken``) holds a keyed hash of each identifier the
-detector (``compaction.engine.pii``) finds, never its text; it is rebuilt by the analysis pass
+detector (``privacy.detect.pii``) finds, never its text; it is rebuilt by the analysis pass
 for the raw rows, summaries and observed spans, and by each replay for its own rows.
 
 Erasure follows lineage: every row that deleting the session would delete (Django's deletion
@@ -28,33 +28,24 @@ from django.db.models import F, Q
 from django.db.models.deletion import Collector
 
 from alerts.models import WebhookDelivery
-from compaction import findings, known_clean, message_scan, outbox, services
-from compaction.engine import pii
-from compaction.message_scan import MessageHit, MessageScan, Scan
-from compaction.models import (
-    CompactionSpan,
-    Experiment,
+from compaction import outbox, services
+from compaction.models import CompactionSpan, Experiment, ReplayRun, ReplayStatus, SessionAnalysis
+from privacy import audit, findings, known_clean, message_scan
+from privacy.detect import pii
+from privacy.message_scan import MessageHit, MessageScan, Scan
+from privacy.models import (
+    AuditAction,
+    AuditEvent,
     Finding,
-    ReplayRun,
-    ReplayStatus,
-    SessionAnalysis,
     SubjectAction,
     SubjectIndexMark,
     SubjectRequest,
     SubjectToken,
     SubjectWhere,
 )
-from sessions import audit, search
+from sessions import search
 from sessions.errors import BadRequest
-from sessions.models import (
-    AgentSession,
-    AuditAction,
-    AuditEvent,
-    CompactionEvent,
-    Message,
-    Probe,
-    Project,
-)
+from sessions.models import AgentSession, CompactionEvent, Message, Probe, Project
 from team.models import SavedFilter
 
 logger = logging.getLogger(__name__)
@@ -704,7 +695,7 @@ def subject_erase(
             rewritten = []
             for row in sorted(lineage(session), key=lambda r: not _is_raw(r)):
                 if _row_erase(row, erase):
-                    counts[type(row)._meta.label] += 1
+                    counts[_row_label(row)] += 1
                     if isinstance(row, Message):
                         rewritten.append(row.pk)
             known_clean.messages_rewritten(session.pk, rewritten)
@@ -725,7 +716,7 @@ def subject_erase(
     may_hold = _may_hold(subject)
     for row in _project_rows(project):
         if any(may_hold(text) for text in row_strings(row)) and _row_erase(row, erase):
-            counts[type(row)._meta.label] += 1
+            counts[_row_label(row)] += 1
     return _request_record(
         project=project,
         subject=subject,
@@ -737,6 +728,22 @@ def subject_erase(
             "rows": dict(counts),
         },
     )
+
+
+# An erasure's counts name each model by the label it had before the privacy models left
+# compaction and traces, so the requests recorded before and after that move read alike.
+_LABEL_BEFORE_THE_MOVE = {
+    "privacy.AuditEvent": "traces.AuditEvent",
+    "privacy.Finding": "compaction.Finding",
+    "privacy.SubjectIndexMark": "compaction.SubjectIndexMark",
+    "privacy.SubjectRequest": "compaction.SubjectRequest",
+    "privacy.SubjectToken": "compaction.SubjectToken",
+}
+
+
+def _row_label(row: models.Model) -> str:
+    label = type(row)._meta.label
+    return _LABEL_BEFORE_THE_MOVE.get(label, label)
 
 
 def _is_raw(row: models.Model) -> bool:

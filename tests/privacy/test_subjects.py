@@ -10,20 +10,14 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from compaction import pipeline, subjects, tasks
-from compaction.engine import pii
-from compaction.models import (
-    CompactionSpan,
-    Finding,
-    ReplayRun,
-    ReplayStatus,
-    SubjectAction,
-    SubjectRequest,
-    SubjectToken,
-)
+from compaction import pipeline, tasks
+from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
+from privacy import subjects
+from privacy.detect import pii
+from privacy.models import AuditEvent, Finding, SubjectAction, SubjectRequest, SubjectToken
 from sessions import example_data
 from sessions.errors import BadRequest
-from sessions.models import AgentSession, AuditEvent, Message, Project, Role
+from sessions.models import AgentSession, Message, Project, Role
 from sessions.schemas import EventBatch
 from sessions.services import events_ingest
 from tests.dump import cells_holding

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from compaction.engine import pii
 from compaction.engine.messages import Message as EngineMessage
 from compaction.engine.messages import message_from_wire
+from privacy.detect import pii
 from sessions import search
 from sessions.models import AgentSession, Message, message_usage
 
@@ -56,7 +56,7 @@ class MessageScan:
     search_texts: dict[int, str] = field(default_factory=dict)
     # How many queries read them: with one, the scan saw every message of the range that
     # was stored when it began (pks grow in commit order); with more, one stored between
-    # two queries may have been missed (compaction/known_clean.py looks for those).
+    # two queries may have been missed (privacy/known_clean.py looks for those).
     reads: int = 0
 
     def hits_after(self, pk: int) -> Iterator[MessageHit]:

@@ -6,13 +6,13 @@ import pytest
 from django.test import Client
 
 from compaction import pipeline
-from compaction.models import Finding, FindingStatus
+from privacy.models import Finding, FindingStatus
 from sessions import example_data
 from sessions import services as session_services
 from sessions.models import CompactionEvent, Role
 from sessions.schemas import EventBatch
-from tests.compaction.test_findings import CPF, EMAIL, NEW_CPF, support_chat
 from tests.factories import make_project, make_session, make_user, wire_message
+from tests.privacy.test_findings import CPF, EMAIL, NEW_CPF, support_chat
 
 pytestmark = pytest.mark.django_db
 

@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import DatabaseError, transaction
 
-from compaction import findings, message_scan, subjects
-from compaction.engine import pii
 from compaction.models import SessionAnalysis
+from privacy import findings, message_scan, subjects
+from privacy.detect import pii
 
 logger = logging.getLogger(__name__)
 

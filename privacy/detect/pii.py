@@ -51,9 +51,9 @@ from stdnum.br import cnpj as stdnum_cnpj
 from stdnum.br import cpf as stdnum_cpf
 from validate_docbr import CNH, CNS, PIS, TituloEleitoral
 
-from compaction.engine import not_personal, person_names
 from compaction.engine.memo import text_digest
-from compaction.engine.not_personal import Level
+from privacy.detect import not_personal, person_names
+from privacy.detect.not_personal import Level
 
 KINDS: tuple[str, ...] = (
     "cpf",

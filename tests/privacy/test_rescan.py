@@ -1,5 +1,5 @@
 """A detector change reaches sessions scanned before it: findings and subject index rescanned,
-review decisions kept (compaction/rescan.py, findings.scan_stale)."""
+review decisions kept (privacy/rescan.py, findings.scan_stale)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,12 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from compaction import findings, pipeline, rescan, subjects
-from compaction.engine import pii
-from compaction.models import (
-    Finding,
-    FindingStatus,
-    SessionAnalysis,
-    SubjectIndexMark,
-    SubjectToken,
-)
+from compaction import pipeline
+from compaction.models import SessionAnalysis
+from config.settings import CELERY_BEAT_SCHEDULE, CELERY_TASK_ROUTES
+from privacy import findings, rescan, services, subjects, tasks
+from privacy.detect import pii
+from privacy.models import Finding, FindingStatus, SubjectIndexMark, SubjectToken
 from tests.factories import make_project, make_session, wire_message
 
 pytestmark = pytest.mark.django_db
@@ -76,11 +73,11 @@ def test_a_rescan_drops_what_the_old_rules_found_and_keeps_review_decisions(proj
     session = scanned_by_the_older_detector(project)
     assert ("phone" in {k for _, k, _ in kinds(session)}) is True
     confirmed = Finding.objects.get(session=session, seq=0, kind="cpf")
-    findings.finding_review(finding=confirmed, status=FindingStatus.CONFIRMED, user=None)
+    services.finding_review(finding=confirmed, status=FindingStatus.CONFIRMED, user=None)
     phone = Finding.objects.filter(session=session, kind="phone").first()
-    findings.finding_review(finding=phone, status=FindingStatus.FALSE_POSITIVE, user=None)
+    services.finding_review(finding=phone, status=FindingStatus.FALSE_POSITIVE, user=None)
     email = Finding.objects.get(session=session, kind="email")
-    findings.finding_redact(finding=email, user=None, reason="LGPD request 12, redact")
+    services.finding_redact(finding=email, user=None, reason="LGPD request 12, redact")
 
     assert rescan.session_rescan(session_id=session.pk) is True
 
@@ -161,3 +158,9 @@ def test_a_session_the_detector_fails_on_does_not_stop_the_sweep(project, monkey
     assert rescan.stale_sessions_rescan() == 1
     assert list(rescan.stale_sessions()) == [old[1].pk]
     assert f"personal data rescan of session {old[1].pk} failed" in caplog.text
+
+
+def test_beat_and_the_routes_find_the_rescan_by_the_name_it_had_before_the_move() -> None:
+    assert tasks.stale_findings_rescan.name == "compaction.tasks.stale_findings_rescan"
+    assert tasks.stale_findings_rescan.name in CELERY_TASK_ROUTES
+    assert tasks.stale_findings_rescan.name in {e["task"] for e in CELERY_BEAT_SCHEDULE.values()}

@@ -10,8 +10,10 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 
-from compaction import findings, pipeline, selectors
-from compaction.models import CompactionSpan, Finding, FindingStatus, SessionAnalysis
+from compaction import pipeline
+from compaction.models import CompactionSpan, SessionAnalysis
+from privacy import findings, selectors, services
+from privacy.models import Finding, FindingStatus
 from sessions import selectors as session_selectors
 from sessions.models import AgentSession, CompactionEvent, Message
 from tests.factories import make_key, make_project, make_session, make_user, wire_message
@@ -115,7 +117,7 @@ def test_the_keyed_hash_depends_on_the_server_secret(settings):
 def test_a_second_pass_changes_nothing_and_keeps_review_decisions(chat):
     before = rows(chat)
     confirmed = Finding.objects.get(session=chat, where="summary", masked="***.***.***-25")
-    findings.finding_review(finding=confirmed, status=FindingStatus.CONFIRMED, user=None)
+    services.finding_review(finding=confirmed, status=FindingStatus.CONFIRMED, user=None)
     make_session(chat.project, external_id="chat-1", messages=[wire_message(6, "user", "ok")])
     pipeline.session_analyse(session_id=chat.pk)
     assert rows(chat) == before
@@ -162,7 +164,7 @@ def test_summary_personal_data_is_what_the_alert_rule_and_the_list_filter_read(p
     )
     assert list(listed) == [chat]
     for finding in Finding.objects.filter(session=chat, where="summary"):
-        findings.finding_review(finding=finding, status=FindingStatus.FALSE_POSITIVE, user=None)
+        services.finding_review(finding=finding, status=FindingStatus.FALSE_POSITIVE, user=None)
     assert not selectors.session_has_summary_personal_data(session_id=chat.pk)
 
 
@@ -192,7 +194,7 @@ def test_a_name_a_cue_marks_as_a_customers_in_a_summary_is_sure_and_alerts(proje
 
 def test_redact_rewrites_the_summary_and_its_span_and_nothing_else(chat):
     finding = Finding.objects.get(session=chat, where="summary", masked="***.***.***-79")
-    findings.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
+    services.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
     event = CompactionEvent.objects.get(session=chat)
     assert CPF not in event.summary
     assert "[cpf ***.***.***-79]" in event.summary
@@ -207,14 +209,14 @@ def test_redact_rewrites_the_summary_and_its_span_and_nothing_else(chat):
 
 def test_redact_a_message_value_rewrites_every_block_that_holds_it(chat):
     finding = Finding.objects.get(session=chat, where="message", seq=3)
-    findings.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
+    services.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
     content = Message.objects.get(session=chat, seq=3).content
     assert content[0]["input"]["cpf"] == "[cpf ***.***.***-79]"
 
 
 def test_redact_metadata(chat):
     finding = Finding.objects.get(session=chat, where="metadata")
-    findings.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
+    services.finding_redact(finding=finding, user=None, reason="LGPD request 12, redact")
     chat.refresh_from_db()
     assert chat.metadata == {"customer": {"email": "[email c***@***.com]"}, "locale": "pt-BR"}
 
@@ -278,7 +280,7 @@ def test_personal_data_in_a_summary_raises_an_alert_that_follows_the_review(chat
 
     # a reviewer decides the summary's findings are false positives: the rule stops citing them
     for finding in Finding.objects.filter(session=chat, where="summary"):
-        findings.finding_review(finding=finding, status=FindingStatus.FALSE_POSITIVE, user=None)
+        services.finding_review(finding=finding, status=FindingStatus.FALSE_POSITIVE, user=None)
     assert not list(
         findings.summary_personal_data_detector(session_id=chat.pk)(
             f"Cliente CPF {CPF}, e-mail {EMAIL}; cônjuge CPF {NEW_CPF}."

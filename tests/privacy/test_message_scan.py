@@ -1,11 +1,11 @@
-"""One read of a session's messages per analysis pass (compaction/message_scan.py)."""
+"""One read of a session's messages per analysis pass (privacy/message_scan.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from compaction import message_scan
-from compaction.engine import pii
+from privacy import message_scan
+from privacy.detect import pii
 from tests.factories import conversation, make_session, wire_message
 
 pytestmark = pytest.mark.django_db

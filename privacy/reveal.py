@@ -20,9 +20,11 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from compaction.models import CompactionSpan
-from sessions import access, audit, limits, masking, selectors
+from privacy import audit, masking
+from privacy.models import AuditAction
+from sessions import access, limits, selectors
 from sessions.errors import BadRequest, NotFound
-from sessions.models import AgentSession, AuditAction, Project, Role
+from sessions.models import AgentSession, Project, Role
 from sessions.templatetags.traces import block_text, pretty_json
 
 REASON_MIN_CHARS = 10

@@ -3,10 +3,10 @@
 Raw content stays stored as sent; it is masked on the way out. Templates go through the
 ``masked`` filter (``sessions/templatetags/traces.py``), the API through ``json_mask``, and a
 reveal (one value, by a privacy reviewer, with a reason) through ``occurrence_value``. The
-detector is the engine's (``compaction.engine.pii``: ``scan`` finds, ``mask`` replaces).
+detector is ``privacy.detect.pii`` (``scan`` finds, ``mask`` replaces).
 
 A page shows the same message many times over its life, so scans are cached per text; and a
-message the analysis pass found clean is not scanned again (``compaction/known_clean.py``).
+message the analysis pass found clean is not scanned again (``privacy/known_clean.py``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 from django.conf import settings
 
-from compaction.engine import pii
 from compaction.engine.memo import digest_lru
+from privacy.detect import pii
 
 # A few pages of a long session (a page shows ~300 texts).
 _CACHE_SIZE = 4096
@@ -43,7 +43,7 @@ def json_mask(value: Any, *, values_clean: bool = False) -> Any:
     """A JSON value with every string (keys included) masked, for API output.
 
     ``values_clean``: its string values are known to hold nothing the detector finds (a
-    message the analysis scanned, ``compaction/known_clean.py``); only its keys are masked.
+    message the analysis scanned, ``privacy/known_clean.py``); only its keys are masked.
     """
     if isinstance(value, str):
         return value if values_clean else text_mask(value)

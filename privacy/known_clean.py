@@ -1,6 +1,6 @@
 """Messages the read path may show without scanning them for personal data again.
 
-Raw content is masked on the way out (``sessions/masking.py``): every string of every message a
+Raw content is masked on the way out (``privacy/masking.py``): every string of every message a
 page or the API shows is scanned, and on a long message page that scan was half the read. The
 analysis pass has scanned the same strings already (its findings step), so it also records which
 messages held nothing: a range of message pks it scanned with one detector version, and the pks
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from compaction.engine import pii
 from compaction.models import SessionAnalysis
+from privacy.detect import pii
 from sessions.models import AgentSession, Message
 
 

@@ -2,7 +2,7 @@
 
 Log calls pass ids, not trace content (``logger.exception("replay %s failed", run.pk)``), but
 an exception's message or traceback can still quote content; this filter is the net under
-that. It imports only ``sessions.masking`` (no models), so logging can load it before Django's
+that. It imports only ``privacy.masking`` (no models), so logging can load it before Django's
 apps are ready.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from sessions import masking
+from privacy import masking
 
 
 class MaskPersonalData(logging.Filter):

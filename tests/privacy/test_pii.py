@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction.engine import person_names
-from compaction.engine.pii import KINDS, Detection, mask, masked_preview, scan
+from privacy.detect import person_names
+from privacy.detect.pii import KINDS, Detection, mask, masked_preview, scan
 
 # Check digits computed by python-stdnum / validate-docbr, not made up.
 CPF = "529.982.247-25"

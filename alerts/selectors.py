@@ -31,7 +31,6 @@ from alerts.models import (
     AlertSeverity,
     AlertState,
 )
-from compaction import findings
 from compaction.engine import alerts as engine
 from compaction.engine.messages import Orphan
 from compaction.models import CompactionSpan, ReplayRun, SpanOrigin

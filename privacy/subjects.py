@@ -730,9 +730,18 @@ def subject_erase(
     )
 
 
-# An erasure's counts name each model by the label it had before the privacy models left
-# compaction and traces, so the requests recorded before and after that move read alike.
+# An erasure's counts name each model by the label it had before the alerts, privacy and team
+# models left compaction and traces, so the requests recorded before and after the move read
+# alike.
 _LABEL_BEFORE_THE_MOVE = {
+    "alerts.Alert": "compaction.Alert",
+    "alerts.AlertEvent": "compaction.AlertEvent",
+    "alerts.AlertSettings": "compaction.AlertSettings",
+    "alerts.Webhook": "compaction.Webhook",
+    "alerts.WebhookDelivery": "compaction.WebhookDelivery",
+    "team.Comment": "compaction.Comment",
+    "team.CommentRevision": "compaction.CommentRevision",
+    "team.SavedFilter": "compaction.SavedFilter",
     "privacy.AuditEvent": "traces.AuditEvent",
     "privacy.Finding": "compaction.Finding",
     "privacy.SubjectIndexMark": "compaction.SubjectIndexMark",

@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from privacy import audit, masking
+from privacy import masking
 from sessions import services
 from sessions.models import AgentSession, ApiKey, Membership, Project
 

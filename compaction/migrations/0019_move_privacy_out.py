@@ -23,7 +23,7 @@ def _content_types_relabel(old: str, new: str) -> Any:
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('compaction', '0016_limits_one_place'),
+        ('compaction', '0018_move_alerts_out'),
         ('contenttypes', '0002_remove_content_type_name'),
         ('privacy', '0001_initial'),
     ]

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from privacy.models import AuditEvent
 from sessions import services
-from sessions.models import ApiKey, AuditEvent, Project, Role
+from sessions.models import ApiKey, Project, Role
 from tests.factories import make_project, make_user
 
 pytestmark = pytest.mark.django_db

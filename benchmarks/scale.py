@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from _scratch import fresh_database
+from _text import vocabulary, words
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_scale"
@@ -44,16 +45,6 @@ ANALYSIS_MESSAGES = 400
 
 def log(text: str) -> None:
     print(f"[scale {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
-
-
-def vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
-    letters = "abcdefghijklmnoprstuvz"
-    return ["".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(size)]
-
-
-def words(rng: random.Random, vocab: list[str], n: int) -> str:
-    # Zipf-like: low indexes are far more frequent, as in real text.
-    return " ".join(vocab[min(int(rng.paretovariate(1.1)) - 1, len(vocab) - 1)] for _ in range(n))
 
 
 def wire_messages(rng: random.Random, vocab: list[str], count: int) -> list[dict[str, Any]]:

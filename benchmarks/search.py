@@ -22,21 +22,12 @@ import time
 from pathlib import Path
 
 from _scratch import fresh_database
+from _text import vocabulary, words
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "sawtooth_bench_search"
 RARE = "QuotaExceededError"
 TOOLS = ["read_file", "edit_file", "bash", "grep", "list_dir", "write_file", "run_tests", "web"]
-
-
-def _vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
-    letters = "abcdefghijklmnoprstuvz"
-    return ["".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(size)]
-
-
-def _words(rng: random.Random, vocab: list[str], n: int) -> str:
-    # Zipf-like: low indexes are far more frequent, like real text.
-    return " ".join(vocab[min(int(rng.paretovariate(1.1)) - 1, len(vocab) - 1)] for _ in range(n))
 
 
 def timed(client, url: str, repeat: int, **headers: str) -> tuple[float, dict | str]:
@@ -85,7 +76,7 @@ def main() -> None:
     key = services.api_key_create(project=project).raw_key
 
     rng = random.Random(13)
-    vocab = _vocabulary(rng)
+    vocab = vocabulary(rng)
     now = timezone.now()
     started = time.perf_counter()
     sessions = AgentSession.objects.bulk_create(
@@ -93,7 +84,7 @@ def main() -> None:
             AgentSession(
                 project=project if i % 10 else other,  # a tenth belongs to another project
                 external_id=f"run-{i:05d}",
-                title=_words(rng, vocab, 8)[:120],
+                title=words(rng, vocab, 8)[:120],
                 agent=f"agent-{i % 7}",
                 model="claude-opus-4-6",
                 metadata={"git_branch": f"feature/{vocab[i % 400]}-{i}"},
@@ -111,13 +102,13 @@ def main() -> None:
     for s in sessions:
         for seq in range(args.messages):
             if seq == 0:
-                content = [{"type": "text", "text": _words(rng, vocab, 25)}]
+                content = [{"type": "text", "text": words(rng, vocab, 25)}]
                 role = "user"
             elif seq % 2:
                 tool = TOOLS[rng.randrange(len(TOOLS))]
                 path = f"src/{vocab[rng.randrange(300)]}/{vocab[rng.randrange(3000)]}.py"
                 content = [
-                    {"type": "text", "text": _words(rng, vocab, 20)},
+                    {"type": "text", "text": words(rng, vocab, 20)},
                     {
                         "type": "tool_use",
                         "id": f"toolu_{seq}",
@@ -128,7 +119,7 @@ def main() -> None:
                 role = "assistant"
             else:
                 results += 1
-                text = _words(rng, vocab, 250)
+                text = words(rng, vocab, 250)
                 if results % 1500 == 0:
                     text += f" raise {RARE}: monthly quota exhausted"
                 content = [
@@ -145,7 +136,7 @@ def main() -> None:
             CompactionEvent(
                 session=s,
                 seq=args.messages // 2,
-                summary=f"Goal: {_words(rng, vocab, 30)}. Constraints: keep the webhook contract.",
+                summary=f"Goal: {words(rng, vocab, 30)}. Constraints: keep the webhook contract.",
                 content_hash="x",
             )
             for s in sessions[::3]

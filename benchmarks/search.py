@@ -65,7 +65,7 @@ def main() -> None:
     from django.test import Client
     from django.utils import timezone
 
-    from sessions import services
+    from sessions import search, services
     from sessions.models import AgentSession, CompactionEvent, Membership, Message, Project
 
     call_command("migrate", verbosity=0)
@@ -79,24 +79,24 @@ def main() -> None:
     vocab = vocabulary(rng)
     now = timezone.now()
     started = time.perf_counter()
-    sessions = AgentSession.objects.bulk_create(
-        [
-            AgentSession(
-                project=project if i % 10 else other,  # a tenth belongs to another project
-                external_id=f"run-{i:05d}",
-                title=words(rng, vocab, 8)[:120],
-                agent=f"agent-{i % 7}",
-                model="claude-opus-4-6",
-                metadata={"git_branch": f"feature/{vocab[i % 400]}-{i}"},
-                message_count=args.messages,
-                compaction_count=1 if i % 3 == 0 else 0,
-                started_at=now,
-                updated_at=now,
-            )
-            for i in range(args.sessions)
-        ],
-        batch_size=2000,
-    )
+    made = [
+        AgentSession(
+            project=project if i % 10 else other,  # a tenth belongs to another project
+            external_id=f"run-{i:05d}",
+            title=words(rng, vocab, 8)[:120],
+            agent=f"agent-{i % 7}",
+            model="claude-opus-4-6",
+            metadata={"git_branch": f"feature/{vocab[i % 400]}-{i}"},
+            message_count=args.messages,
+            compaction_count=1 if i % 3 == 0 else 0,
+            started_at=now,
+            updated_at=now,
+        )
+        for i in range(args.sessions)
+    ]
+    for session in made:
+        session.search_text = search.session_search_text(session)
+    sessions = AgentSession.objects.bulk_create(made, batch_size=2000)
     rows: list[Message] = []
     results = 0
     for s in sessions:
@@ -126,7 +126,18 @@ def main() -> None:
                     {"type": "tool_result", "tool_use_id": f"toolu_{seq - 1}", "content": text}
                 ]
                 role = "user"
-            rows.append(Message(session=s, seq=seq, role=role, content=content, content_hash="x"))
+            # the masked text the analysis pass would write: search reads nothing else
+            searchable = search.message_search_text(content)
+            rows.append(
+                Message(
+                    session=s,
+                    seq=seq,
+                    role=role,
+                    content=content,
+                    content_hash="x",
+                    search_text=searchable,
+                )
+            )
         if len(rows) >= 20_000:
             Message.objects.bulk_create(rows, batch_size=5000)
             rows = []
@@ -136,7 +147,8 @@ def main() -> None:
             CompactionEvent(
                 session=s,
                 seq=args.messages // 2,
-                summary=f"Goal: {words(rng, vocab, 30)}. Constraints: keep the webhook contract.",
+                summary=(summary := f"Goal: {words(rng, vocab, 30)}. Keep the webhook contract."),
+                search_text=search.summary_search_text(summary),
                 content_hash="x",
             )
             for s in sessions[::3]

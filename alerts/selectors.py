@@ -20,6 +20,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Coalesce, TruncDate
+from django.urls import reverse
 from django.utils import timezone
 
 from alerts.models import (
@@ -208,18 +209,24 @@ def alerts_per_day(*, projects: QuerySet[Project], days: int) -> DailyCounts:
     return DailyCounts(axis, opened, compactions, failed)
 
 
-def alert_span_links(alerts: list[Alert]) -> dict[int, int]:
-    """For each alert, the observed span its evidence points at first (one query)."""
+def alert_span_urls(alerts: list[Alert]) -> dict[int, str]:
+    """For each alert, the address of the observed compaction its evidence points at first
+    (one query: only those still in the session's analysis)."""
     wanted = {
         a.pk: (a.session_id, a.evidence["spans"][0]) for a in alerts if a.evidence.get("spans")
     }
     if not wanted:
         return {}
-    spans = CompactionSpan.objects.filter(
-        session_id__in={s for s, _ in wanted.values()}, origin=SpanOrigin.OBSERVED
-    ).values_list("session_id", "seq", "pk")
-    by_key = {(s, q): pk for s, q, pk in spans}
-    return {a: by_key[key] for a, key in wanted.items() if key in by_key}
+    present = set(
+        CompactionSpan.objects.filter(
+            session_id__in={s for s, _ in wanted.values()}, origin=SpanOrigin.OBSERVED
+        ).values_list("session_id", "seq")
+    )
+    return {
+        a: reverse("compaction:compaction", args=[session_id, seq])
+        for a, (session_id, seq) in wanted.items()
+        if (session_id, seq) in present
+    }
 
 
 def assignee_names(*, projects: QuerySet[Project]) -> list[str]:

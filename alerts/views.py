@@ -87,7 +87,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
     found = selectors.alerts_filtered(projects=projects, filters=filters)
     page = Paginator(found, ALERTS_PER_PAGE).get_page(request.GET.get("page"))
     rows = list(page.object_list)
-    spans = selectors.alert_span_links(rows)
+    spans = selectors.alert_span_urls(rows)
     days = 30 if request.GET.get("days") == "30" else 14
     counts = selectors.alerts_per_day(projects=projects, days=days)
     query = params.copy()
@@ -150,11 +150,11 @@ def _members(alert: Alert) -> Any:
 @login_required
 def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
     alert = _alert(request, pk)
-    span = selectors.alert_span_links([alert]).get(alert.pk)
+    span = selectors.alert_span_urls([alert]).get(alert.pk)
     context = {
         "alert": alert,
         "numbers": [(k.replace("_", " "), v) for k, v in alert.evidence["numbers"].items()],
-        "span_pk": span,
+        "span_url": span,
         "events": alert.events.select_related("actor"),
         "can_triage": has_role(request.user, alert.project_id, Role.ENGINEER),
         "resolve_form": ResolveForm(),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.urls import reverse
 from django.utils import timezone
 
 from compaction.engine.evals import SpanVerdict, span_verdict
@@ -265,6 +266,16 @@ class CompactionSpan(models.Model):
     def __str__(self) -> str:
         return f"{self.origin} {self.stage} @{self.seq}"
 
+    def get_absolute_url(self) -> str:
+        return self.url()
+
+    def url(self, *, middle: bool = False) -> str:
+        """Its address that lasts: the session (or replay) and the seq, never the row id."""
+        name = "compaction-middle" if middle else "compaction"
+        if self.replay_id is not None:
+            return reverse(f"compaction:replay-{name}", args=[self.replay_id, self.seq])
+        return reverse(f"compaction:{name}", args=[self.session_id, self.seq])
+
     @property
     def tokens_dropped(self) -> int | None:
         if self.tokens_before is None or self.tokens_after is None:
@@ -283,6 +294,18 @@ class CompactionSpan(models.Model):
         """The one health verdict of this compaction (its splice and what it lost)."""
         lost = [str(item.get("kind")) for item in self.retention if not item.get("kept")]
         return span_verdict(self.failure_reason if self.failed else "", lost)
+
+
+class RetiredSpan(models.Model):
+    """The id of a span a later analysis no longer has (its compaction left the trace): links
+    to it (shared, in comments, in webhook payloads) redirect to the seq it had."""
+
+    span_id = models.PositiveBigIntegerField(primary_key=True)
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="+")
+    seq = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return f"span {self.span_id}: session {self.session_id} #{self.seq}"
 
 
 class OutboxTask(models.Model):

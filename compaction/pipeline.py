@@ -49,6 +49,7 @@ from compaction.models import (
     Experiment,
     ReplayRun,
     ReplayStatus,
+    RetiredSpan,
     SessionAnalysis,
     SpanOrigin,
 )
@@ -86,6 +87,60 @@ def _observed_span_row(
     )
 
 
+# Every column of a span a new pass rewrites (all but its id and session).
+_SPAN_FIELDS = [
+    f.name
+    for f in CompactionSpan._meta.concrete_fields
+    if not f.primary_key and f.name not in ("session", "origin", "replay")
+]
+
+
+def _observed_spans_store(
+    session: AgentSession, rows: list[CompactionSpan]
+) -> list[CompactionSpan]:
+    """Store a pass's observed spans keeping the ids of the compactions already stored, so a
+    link to one (``/sessions/<pk>/spans/<id>/``, a comment on it, an alert's evidence) lives
+    through a new analysis. A span is the same compaction when it has the same event, else the
+    same seq; the ids of those gone are remembered (``RetiredSpan``) and their links redirect
+    to the seq they had."""
+    old = list(CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED))
+    by_event = {span.event_id: span for span in old}
+    by_seq: dict[int, list[CompactionSpan]] = {}
+    for span in old:
+        by_seq.setdefault(span.seq, []).append(span)
+    kept: list[CompactionSpan] = []
+    new: list[CompactionSpan] = []
+    taken: set[int] = set()
+    for row in rows:
+        same = by_event.get(row.event_id)
+        if same is None or same.pk in taken:
+            same = next((s for s in by_seq.get(row.seq, []) if s.pk not in taken), None)
+        if same is None:
+            new.append(row)
+            continue
+        taken.add(same.pk)
+        row.pk = same.pk
+        kept.append(row)
+    gone = [span for span in old if span.pk not in taken]
+    RetiredSpan.objects.bulk_create(
+        [RetiredSpan(span_id=s.pk, session_id=session.pk, seq=s.seq) for s in gone],
+        ignore_conflicts=True,
+    )
+    CompactionSpan.objects.filter(pk__in=[s.pk for s in gone]).delete()
+    # (session, index) and the event are unique: clear both on the rows that keep their id
+    # before the final values go in, so two rows trading places never collide midway.
+    CompactionSpan.objects.filter(pk__in=[s.pk for s in kept]).update(
+        index=F("index") + _INDEX_PARKING, event=None
+    )
+    CompactionSpan.objects.bulk_update(kept, _SPAN_FIELDS, batch_size=500)
+    created = CompactionSpan.objects.bulk_create(new)
+    return sorted([*kept, *created], key=lambda span: span.index)
+
+
+# Above any index a session has (one compaction per call at most): a parking value.
+_INDEX_PARKING = 1_000_000_000
+
+
 def _analysis_store(
     row_id: int,
     session: AgentSession,
@@ -109,9 +164,9 @@ def _analysis_store(
             return None  # a later pass already wrote newer results
         if locked.erased_generation > generation:
             return None  # it read the history before an erasure: the next pass reads it after
-        CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED).delete()
-        spans = CompactionSpan.objects.bulk_create(
-            [_observed_span_row(session, e, s) for e, s in zip(events, result.spans, strict=True)]
+        spans = _observed_spans_store(
+            session,
+            [_observed_span_row(session, e, s) for e, s in zip(events, result.spans, strict=True)],
         )
         subjects.subject_index_session(
             session=session,

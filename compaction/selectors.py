@@ -8,7 +8,6 @@ from typing import Any, Literal, cast
 
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
-from django.urls import reverse
 
 from compaction.engine import pricing
 from compaction.engine import replay as replay_engine
@@ -30,6 +29,7 @@ from compaction.models import (
     Experiment,
     ReplayRun,
     ReplayStatus,
+    RetiredSpan,
     SessionAnalysis,
     SpanOrigin,
 )
@@ -281,6 +281,10 @@ def observed_spans(session: AgentSession) -> QuerySet[CompactionSpan]:
     )
 
 
+def retired_span(*, session: AgentSession, span_id: int) -> RetiredSpan | None:
+    return RetiredSpan.objects.filter(session=session, span_id=span_id).first()
+
+
 def replay_get(*, projects: QuerySet[Project], pk: int) -> ReplayRun:
     run = (
         ReplayRun.objects.filter(session__project__in=projects, pk=pk)
@@ -315,7 +319,7 @@ def span_marker(span: CompactionSpan) -> dict[str, Any]:
         "tokens_before": span.tokens_before,
         "tokens_after": span.tokens_after,
         "failed": span.failed,
-        "url": reverse("compaction:span", args=[span.session_id, span.pk]),
+        "url": span.get_absolute_url(),
     }
 
 

@@ -5,8 +5,27 @@ from compaction import views
 app_name = "compaction"
 
 urlpatterns = [
-    path("sessions/<int:pk>/spans/<int:span_pk>/", views.span_detail, name="span"),
-    path("sessions/<int:pk>/spans/<int:span_pk>/middle/", views.span_middle, name="span-middle"),
+    path("sessions/<int:pk>/compactions/<int:seq>/", views.compaction_detail, name="compaction"),
+    path(
+        "sessions/<int:pk>/compactions/<int:seq>/middle/",
+        views.compaction_middle,
+        name="compaction-middle",
+    ),
+    path(
+        "replays/<int:pk>/compactions/<int:seq>/",
+        views.replay_compaction_detail,
+        name="replay-compaction",
+    ),
+    path(
+        "replays/<int:pk>/compactions/<int:seq>/middle/",
+        views.replay_compaction_middle,
+        name="replay-compaction-middle",
+    ),
+    # the old addresses (a span's row id): redirected to the ones above
+    path("sessions/<int:pk>/spans/<int:span_pk>/", views.span_moved, name="span"),
+    path(
+        "sessions/<int:pk>/spans/<int:span_pk>/middle/", views.span_middle_moved, name="span-middle"
+    ),
     path("sessions/<int:pk>/replay/", views.replay_new, name="replay-new"),
     path("sessions/<int:pk>/replays/compare/", views.replay_compare, name="replay-compare"),
     path("replays/<int:pk>/", views.replay_detail, name="replay"),

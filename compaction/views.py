@@ -10,6 +10,7 @@ from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from alerts import selectors as alert_selectors
@@ -67,16 +68,59 @@ def _history(span: CompactionSpan) -> SpanHistory:
     return SpanHistory(head, first, total - 2 * MIDDLE_EDGE, last, tail)
 
 
+def _same_seq(spans: Any, seq: int, request: HttpRequest) -> tuple[CompactionSpan, list[Any]]:
+    """The compaction at `seq` (the n-th, ``?n=``, where several share it) and all of them."""
+    siblings = list(spans.filter(seq=seq).select_related("event", "replay").order_by("index"))
+    if not siblings:
+        raise Http404("No compaction at this seq")
+    n = request.GET.get("n", "1")
+    chosen = int(n) if n.isdigit() and 1 <= int(n) <= len(siblings) else 1
+    return siblings[chosen - 1], siblings
+
+
 @login_required
-def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
+def compaction_detail(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
+    """An observed compaction, addressed by its session and seq: a link that lasts."""
     session = _session(request, pk)
-    span = (
-        CompactionSpan.objects.filter(session=session, pk=span_pk)
-        .select_related("event", "replay")
-        .first()
-    )
-    if span is None:
+    span, siblings = _same_seq(selectors.observed_spans(session), seq, request)
+    return _span_page(request, session, span, siblings)
+
+
+@login_required
+def replay_compaction_detail(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
+    """A compaction a replay produced, addressed by the replay and its seq."""
+    run = _replay(request, pk)
+    span, siblings = _same_seq(selectors.replay_spans(run), seq, request)
+    return _span_page(request, run.session, span, siblings)
+
+
+@login_required
+def span_moved(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
+    """The old address of a compaction, its row id: to the address that lasts."""
+    return _moved(request, pk, span_pk, middle=False)
+
+
+@login_required
+def span_middle_moved(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
+    return _moved(request, pk, span_pk, middle=True)
+
+
+def _moved(request: HttpRequest, pk: int, span_pk: int, *, middle: bool) -> HttpResponse:
+    """Also the id of a span a later analysis retired goes to the seq it had."""
+    session = _session(request, pk)
+    span = CompactionSpan.objects.filter(session=session, pk=span_pk).first()
+    if span is not None:
+        return redirect(span.url(middle=middle), permanent=True)
+    retired = selectors.retired_span(session=session, span_id=span_pk)
+    if retired is None:
         raise Http404("No such compaction in this session")
+    name = "compaction:compaction-middle" if middle else "compaction:compaction"
+    return redirect(reverse(name, args=[session.pk, retired.seq]), permanent=True)
+
+
+def _span_page(
+    request: HttpRequest, session: AgentSession, span: CompactionSpan, siblings: list[Any]
+) -> HttpResponse:
     retention = sorted(
         selectors.span_retention(span),
         key=lambda item: (item["kept"], KIND_ORDER.get(item["kind"], 9), item.get("seq") or 0),
@@ -90,6 +134,9 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
     context = {
         "session": session,
         "span": span,
+        "siblings": siblings if len(siblings) > 1 else [],
+        "middle_url": span.url(middle=True)
+        + (f"?n={siblings.index(span) + 1}" if len(siblings) > 1 else ""),
         "summary_call": cost.call if cost else None,
         "summary_call_seconds": (
             cost.call.duration_ms / 1000 if cost and cost.call and cost.call.duration_ms else None
@@ -112,12 +159,21 @@ def span_detail(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
 
 
 @login_required
-def span_middle(request: HttpRequest, pk: int, span_pk: int) -> HttpResponse:
-    """The hidden part of a long summarized middle, loaded on demand."""
+def compaction_middle(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
     session = _session(request, pk)
-    span = CompactionSpan.objects.filter(session=session, pk=span_pk).first()
-    if span is None:
-        raise Http404("No such compaction in this session")
+    span, _ = _same_seq(selectors.observed_spans(session), seq, request)
+    return _middle(request, session, span)
+
+
+@login_required
+def replay_compaction_middle(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
+    run = _replay(request, pk)
+    span, _ = _same_seq(selectors.replay_spans(run), seq, request)
+    return _middle(request, run.session, span)
+
+
+def _middle(request: HttpRequest, session: AgentSession, span: CompactionSpan) -> HttpResponse:
+    """The hidden part of a long summarized middle, loaded on demand."""
     history = _history(span)
     shown = {m.seq for m in history.middle_start + history.middle_end}
     start = span.replaced_from_seq or 0

@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from compaction.models import CompactionSpan
 from sessions import access, selectors
 from sessions.errors import ApiError, BadRequest, NotFound
 from sessions.models import AgentSession, Membership, Project, Role
@@ -33,9 +34,9 @@ def _session(request: HttpRequest, pk: int) -> AgentSession:
         raise Http404("No such session in your projects") from None
 
 
-def _back(comment: Comment | None, session: AgentSession, span_pk: int | None) -> str:
-    if span_pk is not None:
-        url = reverse("compaction:span", args=[session.pk, span_pk])
+def _back(comment: Comment | None, session: AgentSession, span: CompactionSpan | None) -> str:
+    if span is not None:
+        url = span.get_absolute_url()
     else:
         url = reverse("sessions:detail", args=[session.pk])
     return f"{url}#comment-{comment.pk}" if comment else f"{url}#comments"
@@ -57,9 +58,9 @@ def comment_create(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except BadRequest as exc:
         flash.error(request, f"Comment not saved: {exc.message}")
-        return redirect(_back(None, session, span.pk if span else None))
+        return redirect(_back(None, session, span))
     flash.success(request, "Comment posted.")
-    return redirect(_back(comment, session, span.pk if span else None))
+    return redirect(_back(comment, session, span))
 
 
 @login_required
@@ -77,7 +78,7 @@ def comment_edit(request: HttpRequest, pk: int, comment_pk: int) -> HttpResponse
         flash.error(request, f"Comment not changed: {exc.message}")
     else:
         flash.success(request, "Comment edited.")
-    return redirect(_back(comment, session, comment.span_id))
+    return redirect(_back(comment, session, comment.span))
 
 
 # ---- saved filters ----------------------------------------------------------------------

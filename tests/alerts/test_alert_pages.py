@@ -32,8 +32,7 @@ def test_the_queue_shows_open_alerts_with_links_to_their_evidence(client, projec
     html = client.get("/alerts/").content.decode()
     assert "Compacted 3 times in one session" in html
     assert f'href="/sessions/{session.pk}/?seq=4#seq-4"' in html
-    span_pk = session.compaction_spans.get(seq=4).pk
-    assert f'href="/sessions/{session.pk}/spans/{span_pk}/"' in html
+    assert f'href="/sessions/{session.pk}/compactions/4/"' in html
     assert f'href="/alerts/{alert.pk}/"' in html
     assert 'data-chart="alerts-per-day"' in html
 

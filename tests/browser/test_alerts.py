@@ -110,7 +110,7 @@ def test_walk_the_triage_queue(logged_in: Page, live_server, project: Project) -
     page.go_back()
     page.locator("a.evidence-span").first.click()
     span = troubled.compaction_spans.get(seq=40)
-    page.wait_for_url(f"**/sessions/{troubled.pk}/spans/{span.pk}/")
+    page.wait_for_url(f"**{span.get_absolute_url()}")
 
     # The alert's own page: mute it until tomorrow, then resolve it with a reason.
     alert = Alert.objects.get(session=troubled, rule="lost_constraint")

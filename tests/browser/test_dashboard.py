@@ -74,7 +74,7 @@ def test_clicking_a_compaction_marker_opens_its_span(
     x, y = marker_position(logged_in)
     logged_in.mouse.move(x, y)
     logged_in.mouse.click(x, y)
-    logged_in.wait_for_url(f"{live_server.url}/sessions/{session.pk}/spans/{span.pk}/")
+    logged_in.wait_for_url(f"{live_server.url}/sessions/{session.pk}/compactions/{span.seq}/")
     expect(logged_in.get_by_role("heading", level=1)).to_contain_text("Compaction at #100")
 
 
@@ -83,7 +83,7 @@ def test_span_page_shows_the_lost_constraint_as_lost(
 ) -> None:
     session = analysed_session(project)
     span = CompactionSpan.objects.get(session=session)
-    logged_in.goto(f"{live_server.url}/sessions/{session.pk}/spans/{span.pk}/")
+    logged_in.goto(f"{live_server.url}{span.get_absolute_url()}")
     lost_box = logged_in.locator(".lost-box")
     # CONSTRAINT is the uploaded probe's auto-extracted copy: it is checked once, as the probe
     probe = "do not change the public API"
@@ -155,7 +155,7 @@ def test_hostile_content_never_runs_on_any_dashboard_page(
     for path in (
         "/",
         f"/sessions/{session.pk}/",
-        f"/sessions/{session.pk}/spans/{span.pk}/",
+        span.get_absolute_url(),
         f"/replays/{run.pk}/",
     ):
         logged_in.goto(f"{live_server.url}{path}")

@@ -42,7 +42,7 @@ class Site:
 
     project: Project
     session: AgentSession
-    span_pk: int
+    span_seq: int
     replay: ReplayRun
     experiment: Experiment
     alert: Alert
@@ -57,7 +57,7 @@ PAGES: dict[str, Callable[[Site], str]] = {
     "sessions": lambda s: "/",
     "projects": lambda s: "/projects/",
     "session": lambda s: f"/sessions/{s.session.pk}/",
-    "span": lambda s: f"/sessions/{s.session.pk}/spans/{s.span_pk}/",
+    "span": lambda s: f"/sessions/{s.session.pk}/compactions/{s.span_seq}/",
     "replay-new": lambda s: f"/sessions/{s.session.pk}/replay/",
     "replay": lambda s: f"/replays/{s.replay.pk}/",
     "experiments": lambda s: "/experiments/",
@@ -109,7 +109,7 @@ def site(project: Project) -> Site:
     return Site(
         project=project,
         session=session,
-        span_pk=session.compaction_spans.filter(replay=None).order_by("seq").first().pk,
+        span_seq=session.compaction_spans.filter(replay=None).order_by("seq").first().seq,
         replay=replay,
         experiment=experiment,
         alert=Alert.objects.filter(session=session).first(),

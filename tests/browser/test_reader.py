@@ -59,7 +59,7 @@ def long_span_session(project: Project) -> AgentSession:
 
 def span_url(live_server, session: AgentSession) -> str:
     span = CompactionSpan.objects.get(session=session, origin="observed")
-    return f"{live_server.url}/sessions/{session.pk}/spans/{span.pk}/"
+    return f"{live_server.url}{span.get_absolute_url()}"
 
 
 def in_viewport(page: Page, selector: str) -> bool:

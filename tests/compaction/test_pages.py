@@ -47,13 +47,13 @@ def test_session_page_embeds_the_curve_with_one_point_per_call(viewer: Client, s
     [markers] = [t for t in figure["data"] if t["name"] == "Observed compaction"]
     span = CompactionSpan.objects.get(session=session)
     assert markers["x"] == [100]
-    assert markers["customdata"] == [f"/sessions/{session.pk}/spans/{span.pk}/"]
+    assert markers["customdata"] == [span.get_absolute_url()]
     assert 'data-chart="token-curve"' in response.content.decode()
 
 
 def test_span_page_groups_history_and_shows_the_lost_constraint(viewer: Client, session):
     span = CompactionSpan.objects.get(session=session)
-    response = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/")
+    response = viewer.get(span.get_absolute_url())
     assert response.status_code == 200
     history = response.context["history"]
     assert [m.seq for m in history.head] == [0, 1, 2, 3]
@@ -77,7 +77,7 @@ def test_span_page_groups_history_and_shows_the_lost_constraint(viewer: Client, 
 
 def test_span_middle_loads_the_hidden_messages(viewer: Client, session):
     span = CompactionSpan.objects.get(session=session)
-    response = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/middle/")
+    response = viewer.get(span.url(middle=True))
     seqs = [m.seq for m in response.context["messages"]]
     assert seqs == list(range(44, 56))
 
@@ -87,6 +87,7 @@ def test_pages_of_another_project_are_404(client: Client, session):
     span = CompactionSpan.objects.get(session=session)
     run = services.replay_run_start(session=session, policy={})
     for url in (
+        span.get_absolute_url(),
         f"/sessions/{session.pk}/spans/{span.pk}/",
         f"/sessions/{session.pk}/replay/",
         f"/replays/{run.pk}/",
@@ -217,7 +218,7 @@ def test_experiment_form_rejects_a_bad_grid(viewer: Client, project):
 
 def test_span_page_shows_why_each_fact_was_kept_or_lost(viewer: Client, session):
     span = CompactionSpan.objects.get(session=session)
-    response = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/")
+    response = viewer.get(span.get_absolute_url())
     by_text = {item["text"]: item for item in response.context["retention"]}
     lost = by_text[CONSTRAINT]
     assert not lost["kept"]
@@ -242,6 +243,6 @@ def test_span_page_escapes_evidence_taken_from_the_trace(viewer: Client, session
         }
     ]
     span.save()
-    body = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
+    body = viewer.get(span.get_absolute_url()).content.decode()
     assert "<script>alert(1)</script>" not in body
     assert "found: &lt;script&gt;alert(1)&lt;/script&gt; billing/api.py" in body

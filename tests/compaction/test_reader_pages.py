@@ -99,7 +99,7 @@ def test_tool_names_finds_the_call_on_an_earlier_page(session):
 
 def test_span_page_links_facts_to_raw_messages_on_the_same_page(viewer: Client, session):
     span = CompactionSpan.objects.get(session=session)
-    body = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
+    body = viewer.get(span.get_absolute_url()).content.decode()
     constraint = next(i for i in span.retention if i["text"] == CONSTRAINT)
     seq = constraint["seq"]
     assert f'href="#raw-{seq}" data-raw-seq="{seq}"' in body
@@ -110,13 +110,13 @@ def test_span_page_links_facts_to_raw_messages_on_the_same_page(viewer: Client, 
 
 def test_span_page_names_the_tool_of_each_result(viewer: Client, session):
     span = CompactionSpan.objects.get(session=session)
-    body = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
+    body = viewer.get(span.get_absolute_url()).content.decode()
     assert '<code class="tool-name">read_file</code> <span class="muted">toolu_0000' in body
 
 
 def test_hidden_middle_names_tools_and_formats_numbers(viewer: Client, session):
     span = CompactionSpan.objects.get(session=session)
-    body = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/middle/").content.decode()
+    body = viewer.get(span.url(middle=True)).content.decode()
     assert '<code class="tool-name">read_file</code>' in body
     tokens = session.messages.get(seq=45).context_tokens
     assert tokens > 1000
@@ -125,7 +125,7 @@ def test_hidden_middle_names_tools_and_formats_numbers(viewer: Client, session):
 
 def test_replay_this_prefills_the_policy_from_the_span(viewer: Client, session):
     span = CompactionSpan.objects.get(session=session)
-    body = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
+    body = viewer.get(span.get_absolute_url()).content.decode()
     # The tail #96-#99 is one turn (a prompt, a call, its result, an answer).
     query = "hard_limit=150000&amp;soft_limit=112500&amp;unit=turn&amp;keep_last=1"
     assert f'href="/sessions/{session.pk}/replay/?{query}"' in body
@@ -232,7 +232,7 @@ def test_a_facts_evidence_is_shown_as_text_beside_its_raw_link(viewer: Client, s
         {"kind": "constraint", "text": CONSTRAINT, "seq": 8, "kept": False, "evidence": HOSTILE}
     ]
     span.save(update_fields=["retention"])
-    body = viewer.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
+    body = viewer.get(span.get_absolute_url()).content.decode()
     assert 'href="#raw-8" data-raw-seq="8"' in body
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in body
     assert HOSTILE not in body

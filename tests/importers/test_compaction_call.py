@@ -196,7 +196,7 @@ def test_the_span_page_shows_the_summary_call_and_its_doubtful_output(client: Cl
     summary = _expected(MANUAL)
     client.force_login(make_user(project=project))
 
-    page = client.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
+    page = client.get(span.get_absolute_url()).content.decode()
 
     seconds = f"{summary['duration_ms'] / 1000:.1f}"
     assert (
@@ -276,7 +276,7 @@ def test_the_session_and_span_pages_show_the_cost_in_money(client: Client) -> No
 
     page = client.get(f"/sessions/{session.pk}/").content.decode()
     span = CompactionSpan.objects.get(session=session, origin="observed")
-    span_page = client.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
+    span_page = client.get(span.get_absolute_url()).content.decode()
 
     assert f'<dd class="cost">${expected:.2f} <span class="muted">' in page
     for model, usd in by_model.items():

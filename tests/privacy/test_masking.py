@@ -52,8 +52,8 @@ def page_urls(session: AgentSession, replay: ReplayRun) -> list[str]:
         for index in range(len(message.content)):
             urls.append(f"/sessions/{session.pk}/messages/{message.seq}/blocks/{index}/")
     for span in CompactionSpan.objects.filter(session=session):
-        urls.append(f"/sessions/{session.pk}/spans/{span.pk}/")
-        urls.append(f"/sessions/{session.pk}/spans/{span.pk}/middle/")
+        urls.append(span.get_absolute_url())
+        urls.append(span.url(middle=True))
     urls += [f"/replays/{replay.pk}/", f"/replays/{replay.pk}/status/"]
     urls.append(f"/sessions/{session.pk}/replay/")
     return urls
@@ -153,7 +153,7 @@ def test_a_summary_value_is_revealed_from_its_span(
     _reviewer(client, project)
     span = CompactionSpan.objects.filter(session=session, summary__contains=CPF).first()
     assert span is not None
-    page = client.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
+    page = client.get(span.get_absolute_url()).content.decode()
     assert leaks(page) == []
     assert f'value="summary:{span.pk}"' in page
     cpf_index = [o.kind for o in masking.occurrences(span.summary)].index("cpf")

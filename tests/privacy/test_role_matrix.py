@@ -23,7 +23,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from alerts.models import Alert
 from compaction import pipeline
 from compaction import services as compaction_services
-from compaction.models import CompactionSpan, Experiment, ReplayRun
+from compaction.models import CompactionSpan, Experiment, ReplayRun, SpanOrigin
 from config.api import api
 from privacy.models import Finding
 from sessions import access, services
@@ -67,6 +67,10 @@ def world() -> World:
     )
     pipeline.session_analyse(session_id=session.pk)
     run = compaction_services.replay_run_start(session=session, policy={})
+    # a compaction the replay produced, as a finished run stores it
+    CompactionSpan.objects.create(
+        session=session, origin=SpanOrigin.REPLAYED, replay=run, index=0, seq=10, stage="clear"
+    )
     experiment = compaction_services.experiment_start(
         project=project, name="grid", policies=[{}], sessions=[session]
     )
@@ -194,12 +198,36 @@ PAGES: dict[str, list[PageRule]] = {
     "sessions:audit-export": [
         PageRule("get", lambda w: f"/projects/{w.project.pk}/audit.csv", Role.PRIVACY_REVIEWER)
     ],
+    "compaction:compaction": [
+        PageRule(
+            "get", lambda w: f"/sessions/{w.session.pk}/compactions/{w.span.seq}/", Role.VIEWER
+        )
+    ],
+    "compaction:compaction-middle": [
+        PageRule(
+            "get",
+            lambda w: f"/sessions/{w.session.pk}/compactions/{w.span.seq}/middle/",
+            Role.VIEWER,
+        )
+    ],
+    "compaction:replay-compaction": [
+        PageRule("get", lambda w: f"/replays/{w.replay.pk}/compactions/10/", Role.VIEWER)
+    ],
+    "compaction:replay-compaction-middle": [
+        PageRule("get", lambda w: f"/replays/{w.replay.pk}/compactions/10/middle/", Role.VIEWER)
+    ],
+    # the old addresses redirect (for a member; an outsider learns nothing)
     "compaction:span": [
-        PageRule("get", lambda w: f"/sessions/{w.session.pk}/spans/{w.span.pk}/", Role.VIEWER)
+        PageRule(
+            "get", lambda w: f"/sessions/{w.session.pk}/spans/{w.span.pk}/", Role.VIEWER, ok=301
+        )
     ],
     "compaction:span-middle": [
         PageRule(
-            "get", lambda w: f"/sessions/{w.session.pk}/spans/{w.span.pk}/middle/", Role.VIEWER
+            "get",
+            lambda w: f"/sessions/{w.session.pk}/spans/{w.span.pk}/middle/",
+            Role.VIEWER,
+            ok=301,
         )
     ],
     "compaction:replay-new": [

@@ -40,7 +40,7 @@ def test_a_comment_on_a_span_is_shown_on_the_span_page_not_the_session_page(
     )
     assert (
         "summary lost the rule"
-        in client_in.get(f"/sessions/{session.pk}/spans/{span.pk}/").content.decode()
+        in client_in.get(span.get_absolute_url()).content.decode()
     )
     assert "summary lost the rule" not in client_in.get(f"/sessions/{session.pk}/").content.decode()
 

@@ -81,8 +81,9 @@ class AlertFilters:
     sort: str = "newest"
 
     @classmethod
-    def parse(cls, params: Any) -> AlertFilters:
-        """From query parameters; an unknown value is a 400 naming the parameter."""
+    def parse(cls, params: Any, *, default_sort: str = "newest") -> AlertFilters:
+        """From query parameters; an unknown value is a 400 naming the parameter. The triage
+        page sorts by severity unless asked otherwise; the API keeps newest first."""
         age = params.get("age") or None
         if age is not None and (
             not str(age).isdigit() or len(str(age)) > 6 or not 1 <= int(age) <= AGE_DAYS_MAX
@@ -100,7 +101,7 @@ class AlertFilters:
             project=_text("project", params.get("project"), limits.PROJECT_NAME_MAX),
             assignee=_text("assignee", params.get("assignee"), USERNAME_MAX),
             age_days=int(age) if age is not None else None,
-            sort=_choice("sort", params.get("sort"), list(SORTS)) or "newest",
+            sort=_choice("sort", params.get("sort"), list(SORTS)) or default_sort,
         )
 
 

@@ -81,9 +81,11 @@ def alert_list(request: HttpRequest) -> HttpResponse:
         params["state"] = AlertState.OPEN  # the queue opens on what needs someone
     error = ""
     try:
-        filters = selectors.AlertFilters.parse(params)
+        # triage starts at the top: the most severe first, unless the user sorts otherwise
+        filters = selectors.AlertFilters.parse(params, default_sort="severity")
     except BadRequest as exc:
-        error, filters = exc.message, selectors.AlertFilters(state=AlertState.OPEN)
+        error = exc.message
+        filters = selectors.AlertFilters(state=AlertState.OPEN, sort="severity")
     found = selectors.alerts_filtered(projects=projects, filters=filters)
     page = Paginator(found, ALERTS_PER_PAGE).get_page(request.GET.get("page"))
     rows = list(page.object_list)

@@ -188,3 +188,38 @@ def test_alerts_page_links_settings_only_for_admins(client, project) -> None:
     assert f"/projects/{project.pk}/settings/" not in client.get("/alerts/").content.decode()
     login(client, project, role=Role.ADMIN)
     assert f"/projects/{project.pk}/settings/" in client.get("/alerts/").content.decode()
+
+
+def test_the_queue_opens_most_severe_first_and_the_api_newest_first(client, project) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tests.factories import make_key, make_session
+
+    session = make_session(project, external_id="run-sev")
+    now = timezone.now()
+    for title, rule, severity, age in (
+        ("an old critical", "overflow", "critical", 3),
+        ("a new warning", "near_overflow", "warning", 0),
+        ("a middle info", "repeated_compaction", "info", 1),
+    ):
+        Alert.objects.create(
+            project=project,
+            session=session,
+            rule=rule,
+            severity=severity,
+            title=title,
+            opened_at=now - timedelta(hours=age),
+        )
+    login(client, project)
+    html = client.get("/alerts/").content.decode()
+    order = [html.index(t) for t in ("an old critical", "a new warning", "a middle info")]
+    assert order == sorted(order)
+    assert '<option value="severity" selected>' in html
+    newest = client.get("/alerts/?sort=newest").content.decode()
+    assert newest.index("a new warning") < newest.index("an old critical")
+    # the API's order is unchanged: newest first
+    key = make_key(project)
+    items = client.get("/api/v1/alerts", HTTP_AUTHORIZATION=f"Bearer {key}").json()["items"]
+    assert [i["title"] for i in items] == ["a new warning", "a middle info", "an old critical"]

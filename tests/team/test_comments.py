@@ -38,10 +38,7 @@ def test_a_comment_on_a_span_is_shown_on_the_span_page_not_the_session_page(
     client_in.post(
         f"/sessions/{session.pk}/comments/", {"body": "summary lost the rule", "span": span.pk}
     )
-    assert (
-        "summary lost the rule"
-        in client_in.get(span.get_absolute_url()).content.decode()
-    )
+    assert "summary lost the rule" in client_in.get(span.get_absolute_url()).content.decode()
     assert "summary lost the rule" not in client_in.get(f"/sessions/{session.pk}/").content.decode()
 
 

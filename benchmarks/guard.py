@@ -245,7 +245,7 @@ def update(names: list[str], runs: int) -> None:
         "benchmarks": {name: stored[name] for name in sorted(stored)},
     }
     BASELINES.write_text(json.dumps(document, indent=2) + "\n")
-    print(f"guard: wrote {BASELINES.relative_to(ROOT)} for {', '.join(names)}")
+    print(f"guard: wrote {os.path.relpath(BASELINES, ROOT)} for {', '.join(names)}")
 
 
 def compare(

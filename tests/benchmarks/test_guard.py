@@ -76,11 +76,13 @@ def test_a_slow_figure_fails_the_check_and_is_named(
     stored = {"replay": {"args": args, "runs": 1, "figures": {"seconds": 1.0, "calls": 2000}}}
     baselines.write_text(json.dumps({"benchmarks": stored}))
     monkeypatch.setattr(guard, "BASELINES", baselines)
+    monkeypatch.setattr(guard, "calibrate", lambda: 0.1)  # no calibration stored: counts as 1x
     monkeypatch.setattr(guard, "run", lambda name: {"seconds": 25.0, "calls": 2000})
 
     assert guard.check(["replay"]) == 1
     out = capsys.readouterr().out
-    assert out.splitlines()[0].split() == [
+    assert out.splitlines()[0].startswith("guard: calibration 0.1000 s here")
+    assert out.splitlines()[1].split() == [
         "benchmark",
         "figure",
         "baseline",
@@ -88,7 +90,7 @@ def test_a_slow_figure_fails_the_check_and_is_named(
         "slower",
         "verdict",
     ]
-    assert out.splitlines()[2].split() == ["replay", "seconds", "1", "25", "25.00x", "FAIL"]
+    assert out.splitlines()[3].split() == ["replay", "seconds", "1", "25", "25.00x", "FAIL"]
     assert "guard: 1 of 1 figures over 3x slower: replay.seconds (25.0x)" in out
 
     monkeypatch.setattr(guard, "run", lambda name: {"seconds": 1.4, "calls": 2000})
@@ -104,6 +106,7 @@ def test_a_slow_run_is_measured_again_and_only_a_lasting_slowdown_fails(
     stored = {"replay": {"args": args, "runs": 1, "figures": {"seconds": 1.0}}}
     baselines.write_text(json.dumps({"benchmarks": stored}))
     monkeypatch.setattr(guard, "BASELINES", baselines)
+    monkeypatch.setattr(guard, "calibrate", lambda: 0.1)
 
     busy_then_quiet = iter([9.0, 1.1])
     monkeypatch.setattr(guard, "run", lambda name: {"seconds": next(busy_then_quiet)})
@@ -113,6 +116,58 @@ def test_a_slow_run_is_measured_again_and_only_a_lasting_slowdown_fails(
     monkeypatch.setattr(guard, "run", lambda name: runs.append(name) or {"seconds": 9.0})
     assert guard.check(["replay"]) == 1
     assert runs == ["replay"] * (1 + guard.RETRIES)
+
+
+@pytest.mark.parametrize(
+    ("calibration_now", "seconds_now", "passes"),
+    [
+        (0.25, 5.0, True),  # 5x slower on a machine 2.5x slower: 2x, inside the margin
+        (0.25, 9.0, False),  # 9x on a machine 2.5x slower: 3.6x, a slowdown of ours
+        (0.05, 4.0, False),  # a faster machine never widens the margin: 4x fails
+        (0.10, 2.9, True),
+    ],
+)
+def test_a_slower_machine_widens_the_margin_by_how_much_slower_it_is(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    calibration_now: float,
+    seconds_now: float,
+    passes: bool,
+) -> None:
+    baselines = tmp_path / "baselines.json"
+    args = guard.SUITE["replay"][1:]
+    document = {
+        "measured_on": {"calibration_seconds": 0.1},
+        "benchmarks": {"replay": {"args": args, "runs": 1, "figures": {"seconds": 1.0}}},
+    }
+    baselines.write_text(json.dumps(document))
+    monkeypatch.setattr(guard, "BASELINES", baselines)
+    monkeypatch.setattr(guard, "calibrate", lambda: calibration_now)
+    monkeypatch.setattr(guard, "run", lambda name: {"seconds": seconds_now})
+    assert (guard.check(["replay"]) == 0) is passes
+
+
+def test_a_partial_update_keeps_the_calibration_the_other_baselines_were_taken_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    baselines = tmp_path / "baselines.json"
+    stored = {
+        name: {"args": argv[1:], "runs": 1, "figures": {"seconds": 1.0}}
+        for name, argv in guard.SUITE.items()
+    }
+    document = {"measured_on": {"calibration_seconds": 0.1}, "benchmarks": stored}
+    baselines.write_text(json.dumps(document))
+    monkeypatch.setattr(guard, "BASELINES", baselines)
+    monkeypatch.setattr(guard, "calibrate", lambda: 0.3)
+    monkeypatch.setattr(guard, "run", lambda name: {"seconds": 2.0})
+
+    guard.update(["replay"], runs=1)
+    written = json.loads(baselines.read_text())
+    assert written["measured_on"]["calibration_seconds"] == 0.1
+    assert written["benchmarks"]["replay"]["figures"]["seconds"] == 2.0
+
+    guard.update(list(guard.SUITE), runs=1)
+    assert json.loads(baselines.read_text())["measured_on"]["calibration_seconds"] == 0.3
 
 
 def test_the_guards_own_examples_hold() -> None:

@@ -74,7 +74,10 @@ def _same_seq(spans: Any, seq: int, request: HttpRequest) -> tuple[CompactionSpa
     if not siblings:
         raise Http404("No compaction at this seq")
     n = request.GET.get("n", "1")
-    chosen = int(n) if n.isdigit() and 1 <= int(n) <= len(siblings) else 1
+    # ascii digits only, and few: "²" is a digit to str.isdigit, and int() refuses 5,000 digits
+    chosen = int(n) if n.isascii() and n.isdecimal() and len(n) <= 4 else 1
+    if not 1 <= chosen <= len(siblings):
+        chosen = 1
     return siblings[chosen - 1], siblings
 
 

@@ -148,7 +148,9 @@ def test_two_compactions_at_one_seq_are_both_on_its_page(viewer: Client, session
     second = viewer.get(f"/sessions/{session.pk}/compactions/20/?n=2").content.decode()
     assert "clear_tool_results (this one)" in second
     assert viewer.get(f"/sessions/{session.pk}/compactions/20/middle/?n=2").status_code == 200
-    # a position past the last falls back to the first, never to an error
+    # a position past the last, or not a number, falls back to the first, never to an error
+    for odd in ("²", "9" * 5000, "-1", "0"):
+        assert viewer.get(f"/sessions/{session.pk}/compactions/20/?n={odd}").status_code == 200
     assert (
         "(this one)" in viewer.get(f"/sessions/{session.pk}/compactions/20/?n=9").content.decode()
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -41,3 +42,18 @@ def _test_dns(monkeypatch: pytest.MonkeyPatch) -> None:
     from alerts import webhook_destinations
 
     monkeypatch.setattr(webhook_destinations, "resolve", resolve_in_tests)
+
+
+@pytest.fixture
+def member(project: Any) -> Any:
+    """A viewer of the test module's ``project``."""
+    from tests.factories import make_user
+
+    return make_user(project=project)
+
+
+@pytest.fixture
+def client_in(client: Any, member: Any) -> Any:
+    """The test client, signed in as ``member``."""
+    client.force_login(member)
+    return client

@@ -133,3 +133,30 @@ def make_long_compacted_session(
     )
     pipeline.session_analyse(session_id=session.pk)
     return session
+
+
+def make_billing_session(
+    project: Project, *, error: str | None = None, **batch: Any
+) -> AgentSession:
+    """The 20-turn "billing-run" session with one compaction at seq 30 (replacing 2-25),
+    analysed. ``error``: the compaction's reported error; ``batch``: more of the batch."""
+    compaction: dict[str, Any] = {
+        "seq": 30,
+        "trigger": "auto",
+        "strategy": "summarize",
+        "tokens_before": 150000,
+        "tokens_after": 30000,
+        "summary": "Goal: migrate billing.",
+        "replaced": {"from_seq": 2, "to_seq": 25},
+    }
+    if error is not None:
+        compaction["error"] = error
+    session = make_session(
+        project,
+        external_id="billing-run",
+        messages=coding_session_messages(turns=20),
+        compactions=[compaction],
+        **batch,
+    )
+    pipeline.session_analyse(session_id=session.pk)
+    return session

@@ -13,10 +13,9 @@ from django.test import Client, RequestFactory
 from django.utils import timezone
 from django.views.defaults import server_error
 
-from compaction import pipeline
 from sessions.exports import csv_cell
 from sessions.models import AgentSession
-from tests.factories import coding_session_messages, make_project, make_session, make_user
+from tests.factories import make_billing_session, make_project, make_session, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -30,37 +29,7 @@ def project():
 
 @pytest.fixture
 def session(project):
-    session = make_session(
-        project,
-        external_id="billing-run",
-        session={"agent": HOSTILE},
-        messages=coding_session_messages(turns=20),
-        compactions=[
-            {
-                "seq": 30,
-                "trigger": "auto",
-                "strategy": "summarize",
-                "tokens_before": 150000,
-                "tokens_after": 30000,
-                "summary": "Goal: migrate billing.",
-                "replaced": {"from_seq": 2, "to_seq": 25},
-                "error": "-1 @ summarizer failed",
-            }
-        ],
-    )
-    pipeline.session_analyse(session_id=session.pk)
-    return session
-
-
-@pytest.fixture
-def member(project):
-    return make_user(project=project)
-
-
-@pytest.fixture
-def client_in(client: Client, member) -> Client:
-    client.force_login(member)
-    return client
+    return make_billing_session(project, session={"agent": HOSTILE}, error="-1 @ summarizer failed")
 
 
 # --- the relative range ----------------------------------------------------------------

@@ -1,13 +1,11 @@
-"""Fixtures of the team tests: a project, one analysed session with a compaction at seq 30,
-and a member of the project signed in."""
+"""Fixtures of the team tests: a project and one analysed session with a compaction at seq 30
+(``member`` and ``client_in``, a member signed in, are tests/conftest.py's)."""
 
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
-from compaction import pipeline
-from tests.factories import coding_session_messages, make_project, make_session, make_user
+from tests.factories import make_billing_session, make_project
 
 
 @pytest.fixture
@@ -17,32 +15,4 @@ def project():
 
 @pytest.fixture
 def session(project):
-    session = make_session(
-        project,
-        external_id="billing-run",
-        messages=coding_session_messages(turns=20),
-        compactions=[
-            {
-                "seq": 30,
-                "trigger": "auto",
-                "strategy": "summarize",
-                "tokens_before": 150000,
-                "tokens_after": 30000,
-                "summary": "Goal: migrate billing.",
-                "replaced": {"from_seq": 2, "to_seq": 25},
-            }
-        ],
-    )
-    pipeline.session_analyse(session_id=session.pk)
-    return session
-
-
-@pytest.fixture
-def member(project):
-    return make_user(project=project)
-
-
-@pytest.fixture
-def client_in(client: Client, member) -> Client:
-    client.force_login(member)
-    return client
+    return make_billing_session(project)

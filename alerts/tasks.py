@@ -11,12 +11,10 @@ from typing import Any
 
 from celery import Task
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 
 from alerts import services, webhooks
+from config.celery import TRANSIENT_DB_ERRORS as TRANSIENT
 from config.celery import app
-
-TRANSIENT = (OperationalError, InterfaceError)
 
 
 @app.task(

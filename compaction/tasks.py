@@ -5,12 +5,9 @@ The alerts' tasks (webhook deliveries, the alert e-mail, unmuting) are in alerts
 
 from __future__ import annotations
 
-from django.db import InterfaceError, OperationalError
-
 from compaction import outbox, pipeline, recovery
+from config.celery import TRANSIENT_DB_ERRORS as TRANSIENT
 from config.celery import app
-
-TRANSIENT = (OperationalError, InterfaceError)
 
 
 @app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=5)

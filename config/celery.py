@@ -2,12 +2,17 @@ import os
 
 from celery import Celery
 from celery.signals import worker_init, worker_process_init
+from django.db import InterfaceError, OperationalError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("sawtooth")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# A database moment (a restart, a lost connection) that a task's retry with backoff outlives;
+# every app's tasks name it in autoretry_for.
+TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
 
 
 def _ensure_filesystem_broker_folders() -> None:

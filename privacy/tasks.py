@@ -6,12 +6,9 @@ messages from before the move still find them (CELERY_BEAT_SCHEDULE, CELERY_TASK
 
 from __future__ import annotations
 
-from django.db import InterfaceError, OperationalError
-
+from config.celery import TRANSIENT_DB_ERRORS as TRANSIENT
 from config.celery import app
 from privacy import rescan
-
-TRANSIENT = (OperationalError, InterfaceError)
 
 
 @app.task(

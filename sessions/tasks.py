@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from django.db import InterfaceError, OperationalError
-
-from config.celery import app
+from config.celery import TRANSIENT_DB_ERRORS, app
 from sessions import services
 
 
-@app.task(acks_late=True, autoretry_for=(OperationalError, InterfaceError), max_retries=3)
+@app.task(acks_late=True, autoretry_for=TRANSIENT_DB_ERRORS, max_retries=3)
 def sessions_purge_expired() -> int:
     """The retention purge, run by beat (``purge-expired-sessions``)."""
     return services.sessions_purge_expired()

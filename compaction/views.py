@@ -23,6 +23,7 @@ from sessions import access
 from sessions import selectors as session_selectors
 from sessions.errors import BadRequest, NotFound, TooManyRequests
 from sessions.models import AgentSession, Message, Role
+from sessions.pages import session_or_404
 from team import selectors as team_selectors
 
 # How many replaced messages the span page shows at each end of the summarized middle.
@@ -33,13 +34,6 @@ KIND_ORDER = {"probe": 0, "task": 1, "constraint": 2, "decision": 3, "identifier
 
 def _projects(request: HttpRequest) -> Any:
     return session_selectors.projects_for_user(request.user)
-
-
-def _session(request: HttpRequest, pk: int) -> AgentSession:
-    try:
-        return session_selectors.session_get(projects=_projects(request), pk=pk)
-    except NotFound:
-        raise Http404("No such session in your projects") from None
 
 
 @dataclass(frozen=True)
@@ -84,7 +78,7 @@ def _same_seq(spans: Any, seq: int, request: HttpRequest) -> tuple[CompactionSpa
 @login_required
 def compaction_detail(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
     """An observed compaction, addressed by its session and seq: a link that lasts."""
-    session = _session(request, pk)
+    session = session_or_404(request, pk)
     span, siblings = _same_seq(selectors.observed_spans(session), seq, request)
     return _span_page(request, session, span, siblings)
 
@@ -110,7 +104,7 @@ def span_middle_moved(request: HttpRequest, pk: int, span_pk: int) -> HttpRespon
 
 def _moved(request: HttpRequest, pk: int, span_pk: int, *, middle: bool) -> HttpResponse:
     """Also the id of a span a later analysis retired goes to the seq it had."""
-    session = _session(request, pk)
+    session = session_or_404(request, pk)
     span = CompactionSpan.objects.filter(session=session, pk=span_pk).first()
     if span is not None:
         return redirect(span.url(middle=middle), permanent=True)
@@ -163,7 +157,7 @@ def _span_page(
 
 @login_required
 def compaction_middle(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
-    session = _session(request, pk)
+    session = session_or_404(request, pk)
     span, _ = _same_seq(selectors.observed_spans(session), seq, request)
     return _middle(request, session, span)
 
@@ -197,7 +191,7 @@ def _middle(request: HttpRequest, session: AgentSession, span: CompactionSpan) -
 @login_required
 @require_http_methods(["GET", "POST"])
 def replay_new(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _session(request, pk)
+    session = session_or_404(request, pk)
     if request.method == "POST":
         access.require_role(request.user, session.project_id, Role.ENGINEER)
     form = PolicyForm(request.POST or None, session=session, initial=_policy_prefill(request))
@@ -333,7 +327,7 @@ def replay_status(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def replay_compare(request: HttpRequest, pk: int) -> HttpResponse:
     """Two finished replays of one session: curves overlaid, totals and verdicts side by side."""
-    session = _session(request, pk)
+    session = session_or_404(request, pk)
     done = selectors.session_replays_done(session)
     choices = done[:50]
     pair = [done.filter(pk=value).first() for value in _ids(request, "a", "b")]

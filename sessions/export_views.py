@@ -13,19 +13,12 @@ from compaction import selectors as compaction_selectors
 from privacy import audit, masking
 from privacy.models import AuditAction
 from sessions import exports, selectors
-from sessions.errors import NotFound
 from sessions.forms import SessionFilterForm
-from sessions.models import AgentSession, Project
+from sessions.models import Project
+from sessions.pages import session_or_404
 
 FORMATS = ("csv", "json")
 LIST_EXPORT_LIMIT = 10_000
-
-
-def _session(request: HttpRequest, pk: int) -> AgentSession:
-    try:
-        return selectors.session_get(projects=selectors.projects_for_user(request.user), pk=pk)
-    except NotFound:
-        raise Http404("No such session in your projects") from None
 
 
 def _format(fmt: str) -> str:
@@ -47,7 +40,7 @@ def _recorded(request: HttpRequest, project: Project, target: str, rows: int) ->
 
 @login_required
 def session_curve_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
-    session = _session(request, pk)
+    session = session_or_404(request, pk)
     rows = exports.curve_rows(compaction_selectors.analysis_for(session))
     name = f"session-{session.pk}-curve.{_format(fmt)}"
     _recorded(request, session.project, f"session:{session.pk} curve.{fmt}", len(rows))
@@ -60,7 +53,7 @@ def session_curve_export(request: HttpRequest, pk: int, fmt: str) -> HttpRespons
 
 @login_required
 def session_spans_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
-    session = _session(request, pk)
+    session = session_or_404(request, pk)
     rows = exports.span_rows(compaction_selectors.observed_spans(session))
     name = f"session-{session.pk}-spans.{_format(fmt)}"
     _recorded(request, session.project, f"session:{session.pk} spans.{fmt}", len(rows))

@@ -17,8 +17,7 @@ from compaction import selectors as compaction_selectors
 from compaction.engine.messages import is_prompt, message_from_wire
 from compaction.models import CompactionSpan, SessionAnalysis
 from privacy import selectors as privacy_selectors
-from sessions import access, import_views, selectors, services
-from sessions.errors import NotFound
+from sessions import access, import_views, pages, selectors, services
 from sessions.forms import SessionDeleteForm, SessionFilterForm
 from sessions.models import AgentSession, Message, Role
 from team import selectors as team_selectors
@@ -131,20 +130,13 @@ def session_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _session_or_404(request: HttpRequest, pk: int) -> AgentSession:
-    try:
-        return selectors.session_get(projects=selectors.projects_for_user(request.user), pk=pk)
-    except NotFound:
-        raise Http404("No such session in your projects") from None
-
-
 # Personal data findings listed on a session page (masked); the review queue has them all.
 FINDINGS_SHOWN = 100
 
 
 @login_required
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _session_or_404(request, pk)
+    session = pages.session_or_404(request, pk)
     analysis = compaction_selectors.analysis_for(session)
     spans = list(compaction_selectors.observed_spans(session).select_related("event"))
     messages = session.messages.order_by("seq")
@@ -201,7 +193,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def session_delete(request: HttpRequest, pk: int) -> HttpResponse:
     """Confirm, then delete a session and everything derived from it (admins only)."""
-    session = _session_or_404(request, pk)
+    session = pages.session_or_404(request, pk)
     access.require_role(request.user, session.project_id, Role.ADMIN)
     form = SessionDeleteForm(request.POST or None, external_id=session.external_id)
     if request.method == "POST" and form.is_valid():
@@ -215,7 +207,7 @@ def session_delete(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def analysis_status(request: HttpRequest, pk: int) -> HttpResponse:
     """The polled banner on a session page while its analysis is pending."""
-    session = _session_or_404(request, pk)
+    session = pages.session_or_404(request, pk)
     context = {"session": session, "analysis": compaction_selectors.analysis_for(session)}
     return render(request, "sessions/session_detail.html#analysis-status", context)
 
@@ -223,7 +215,7 @@ def analysis_status(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def message_block(request: HttpRequest, pk: int, seq: int, index: int) -> HttpResponse:
     """The full text of one content block, loaded on demand when a long one was clipped."""
-    session = _session_or_404(request, pk)
+    session = pages.session_or_404(request, pk)
     message = session.messages.filter(seq=seq).first()
     if message is None or not 0 <= index < len(message.content):
         raise Http404("No such block")

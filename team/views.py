@@ -18,20 +18,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from compaction.models import CompactionSpan
 from sessions import access, selectors
-from sessions.errors import ApiError, BadRequest, NotFound
+from sessions.errors import ApiError, BadRequest
 from sessions.models import AgentSession, Membership, Project, Role
+from sessions.pages import session_or_404
 from team import selectors as team_selectors
 from team import services
 from team.models import Comment
 
 # ---- comments ---------------------------------------------------------------------------
-
-
-def _session(request: HttpRequest, pk: int) -> AgentSession:
-    try:
-        return selectors.session_get(projects=selectors.projects_for_user(request.user), pk=pk)
-    except NotFound:
-        raise Http404("No such session in your projects") from None
 
 
 def _back(comment: Comment | None, session: AgentSession, span: CompactionSpan | None) -> str:
@@ -45,7 +39,7 @@ def _back(comment: Comment | None, session: AgentSession, span: CompactionSpan |
 @login_required
 @require_POST
 def comment_create(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _session(request, pk)
+    session = session_or_404(request, pk)
     span = None
     span_pk = request.POST.get("span")
     if span_pk:
@@ -66,7 +60,7 @@ def comment_create(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def comment_edit(request: HttpRequest, pk: int, comment_pk: int) -> HttpResponse:
-    session = _session(request, pk)
+    session = session_or_404(request, pk)
     comment = Comment.objects.filter(session=session, pk=comment_pk).first()
     if comment is None:
         raise Http404("No such comment")

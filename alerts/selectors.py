@@ -154,6 +154,11 @@ def open_alert_count(*, projects: QuerySet[Project]) -> int:
     return Alert.objects.filter(project__in=projects, state=AlertState.OPEN).count()
 
 
+def session_alerts(*, session: AgentSession) -> list[Alert]:
+    """A session's alerts for its page, the most severe first, then the newest."""
+    return list(_with_rank(session.alerts.all()).order_by("-severity_rank", "-opened_at"))
+
+
 def session_alert_severity(*, sessions: list[AgentSession]) -> dict[int, str]:
     """The worst severity among each session's active alerts (open or acknowledged)."""
     worst: dict[int, str] = {}

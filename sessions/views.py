@@ -185,6 +185,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),
         "subagents": selectors.subagent_tree(session=session),
         "comments": team_selectors.comments_for(session=session),
+        "alerts": alert_selectors.session_alerts(session=session),
     }
     return render(request, "sessions/session_detail.html", context)
 

@@ -7,6 +7,9 @@
     document.querySelectorAll(".is-target").forEach(function (old) { old.classList.remove("is-target"); });
     el.classList.add("is-target");
     el.scrollIntoView({ block: "center" });
+    // Keyboard and screen reader users land where the eye does: focus follows the jump.
+    if (!el.hasAttribute("tabindex")) { el.setAttribute("tabindex", "-1"); }
+    el.focus({ preventScroll: true });
   }
 
   // --- Span page: summary / raw tabs on narrow screens ---------------------------------

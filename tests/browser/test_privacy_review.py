@@ -80,6 +80,7 @@ def test_a_reviewer_walks_the_queue(page: Page, live_server, project: Project) -
     assert statuses == {FindingStatus.REDACTED, FindingStatus.FALSE_POSITIVE}
 
     page.goto(f"{live_server.url}/sessions/{chat.pk}/")
+    page.get_by_role("tab", name="Personal data").click()
     expect(page.get_by_role("heading", name="Personal data")).to_be_visible()
 
 

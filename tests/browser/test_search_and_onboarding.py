@@ -144,6 +144,7 @@ def test_subagents_hang_under_their_parent_and_hide_from_the_list(
         "Migrate billing to API v2. Do not change the public API."
     )
     expect(page.get_by_text(parent.external_id, exact=True)).to_be_visible()
+    page.get_by_role("tab", name="Subagents 2").click()
     tree = page.locator("ul.subagent-tree li")
     expect(tree).to_have_count(2)
     tree.get_by_role("link", name="Find every caller of charge_customer").click()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Dialog, Page
+from playwright.sync_api import Dialog, Page, expect
 
 from sessions.models import Project
 from tests.factories import make_session, wire_message
+from tests.privacy.support import support_session
 
 pytestmark = pytest.mark.browser
 
@@ -69,3 +70,54 @@ def test_session_list_links_to_the_session_page(
     assert logged_in.get_by_role("heading", level=1).inner_text() == "message 0"
     assert logged_in.locator("p.session-id").inner_text() == "run-42"
     assert logged_in.locator("ol.timeline > li.msg").count() == 6
+
+
+def test_the_session_page_leads_with_its_timeline_and_tabs_the_rest(
+    logged_in: Page, live_server, project: Project
+) -> None:
+    """Header, curve and compactions, then the timeline: personal data, alerts, comments and
+    replays are tabs with their counts, so a long findings table no longer pushes the timeline
+    down. The address keeps the chosen tab, and a link into a tab opens it."""
+    session = support_session(project)
+    url = f"{live_server.url}/sessions/{session.pk}/"
+    logged_in.set_viewport_size({"width": 1440, "height": 900})
+    logged_in.goto(url)
+    tabs = logged_in.get_by_role("tab")
+    names = [" ".join(name.split()) for name in tabs.all_inner_texts()]
+    assert names[0].startswith("Timeline")
+    assert names[1].startswith("Personal data")
+    assert any(name.startswith("Comments 0") for name in names)
+    timeline = logged_in.locator("#timeline")
+    findings = logged_in.locator("#findings")
+    expect(timeline).to_be_visible()
+    expect(findings).to_be_hidden()
+    # The timeline's heading is within the first 1,200 px of a 1440 px wide page.
+    assert (
+        logged_in.locator("#messages-h").evaluate("h => h.getBoundingClientRect().top + scrollY")
+        < 1200
+    )
+
+    logged_in.get_by_role("tab", name="Personal data").click()
+    expect(findings).to_be_visible()
+    expect(timeline).to_be_hidden()
+    assert logged_in.url.endswith("#findings")
+    # Arrow keys move between tabs; the selected one is the only tab stop.
+    logged_in.keyboard.press("ArrowLeft")
+    expect(timeline).to_be_visible()
+    assert logged_in.evaluate("document.activeElement.id") == "tab-timeline"
+
+    # A link into a tab (a comment's permalink, a finding's section) opens that tab.
+    logged_in.goto(url + "#comments")
+    expect(logged_in.locator("#comments")).to_be_visible()
+    expect(timeline).to_be_hidden()
+
+
+def test_a_jump_to_a_message_moves_focus_to_it(
+    logged_in: Page, live_server, project: Project
+) -> None:
+    session = make_session(project, external_id="long-run", messages=30)
+    logged_in.goto(f"{live_server.url}/sessions/{session.pk}/")
+    logged_in.get_by_label("Jump to seq").fill("17")
+    logged_in.get_by_role("button", name="Go").click()
+    logged_in.wait_for_url("**#seq-17")
+    expect(logged_in.locator("#seq-17")).to_be_focused()

@@ -43,7 +43,7 @@ def test_copy_link_puts_the_messages_permalink_on_the_clipboard(
     page = logged_in
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.goto(f"{live_server.url}/sessions/{session.pk}/")
-    page.get_by_role("button", name="Copy a link to message 3").click()
+    page.get_by_role("button", name="Copy link to message 3").click()
     link = f"{live_server.url}/sessions/{session.pk}/?seq=3#seq-3"
     expect(page.locator(".copy-status")).to_have_text(f"Link copied: {link}")
     assert page.evaluate("() => navigator.clipboard.readText()") == link

@@ -156,6 +156,7 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "alert": alert,
         "numbers": [(k.replace("_", " "), v) for k, v in alert.evidence["numbers"].items()],
+        "rule_line": selectors.alert_rule_line(alert),
         "span_url": span,
         "events": alert.events.select_related("actor"),
         "can_triage": has_role(request.user, alert.project_id, Role.ENGINEER),

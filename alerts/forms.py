@@ -64,6 +64,26 @@ class WebhookForm(forms.Form):
     )
 
 
+class WebhookEditForm(forms.Form):
+    url = forms.URLField(label="URL", max_length=500, assume_scheme="https")
+    format = forms.ChoiceField(choices=WebhookFormat.choices)
+    rules = forms.MultipleChoiceField(
+        required=False,
+        choices=AlertRule.choices,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: every rule.",
+    )
+    active = forms.BooleanField(required=False, label="Active (deliver alerts)")
+    new_secret = forms.CharField(
+        required=False,
+        min_length=16,
+        max_length=200,
+        label="New secret",
+        widget=forms.PasswordInput,
+        help_text="Leave empty to keep the current secret; fill in to rotate it.",
+    )
+
+
 class ResolveForm(forms.Form):
     reason = forms.CharField(max_length=limits.RESOLVE_REASON_MAX)
 

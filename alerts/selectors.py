@@ -244,10 +244,14 @@ def sessions_with_alerts(
     sessions: QuerySet[AgentSession], *, only_with_open: bool = False
 ) -> QuerySet[AgentSession]:
     """Annotate ``alert_severity``, the worst severity among each session's open or
-    acknowledged alerts (a subquery, so the list keeps its fixed number of queries)."""
+    acknowledged alerts, and ``overflowed``, whether the overflow rule ever fired on it
+    (subqueries, so the list keeps its fixed number of queries)."""
     active = Alert.objects.filter(session=OuterRef("pk"), state__in=ACTIVE_STATES)
     worst = _with_rank(active).order_by(F("severity_rank").desc()).values("severity")[:1]
-    sessions = sessions.annotate(alert_severity=Subquery(worst))
+    sessions = sessions.annotate(
+        alert_severity=Subquery(worst),
+        overflowed=Exists(Alert.objects.filter(session=OuterRef("pk"), rule=AlertRule.OVERFLOW)),
+    )
     if only_with_open:
         sessions = sessions.filter(
             Exists(Alert.objects.filter(session=OuterRef("pk"), state=AlertState.OPEN))

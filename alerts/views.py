@@ -185,6 +185,8 @@ def alert_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         elif action == "mute":
             mute = MuteForm(request.POST)
             if not mute.is_valid():
+                if "tz" in mute.errors:
+                    raise BadRequest(str(mute.errors["tz"][0]))
                 raise BadRequest("until: give a date and time")
             services.alert_mute(alert_id=alert.pk, until=mute.cleaned_data["until"], actor=user)
         elif action == "assign":

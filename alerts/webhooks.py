@@ -155,12 +155,13 @@ def webhook_update(
 
 def ping_payload(*, hook: Webhook, now: datetime) -> dict[str, Any]:
     """A test delivery's body: says it is a test and which project sent it, nothing else."""
-    text = f"Sawtooth test delivery from project {hook.project.name}: this webhook is reached."
+    project = masking.text_mask(hook.project.name)
+    text = f"Sawtooth test delivery from project {project}: this webhook is reached."
     if hook.format == WebhookFormat.SLACK:
         return {"text": slack_escape(text)}
     return {
         "event": "test",
-        "project": hook.project.name,
+        "project": project,
         "webhook": hook.pk,
         "message": text,
         "sent_at": now.isoformat(),

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
+from django.apps import apps
 from django.test import Client
 
 from compaction import pipeline
+from compaction.models import SessionAnalysis
 from sessions.models import Role
 from tests.alerts.test_alerts import THREE, analysed_session
 from tests.factories import make_project, make_session, make_user, wire_message
@@ -87,3 +91,11 @@ def test_the_flags_keep_the_list_at_a_fixed_number_of_queries(
         client.get("/")
     with django_assert_num_queries(14):
         client.get("/?problems=pii_open")
+
+
+def test_the_migration_counts_lost_files_for_analyses_stored_before(project) -> None:
+    amber = analysed_session(project=project, compactions=THREE[:1])
+    SessionAnalysis.objects.filter(session=amber).update(lost_files_only=0)
+    migration = importlib.import_module("compaction.migrations.0021_analysis_lost_files_only")
+    migration.count_existing(apps, None)
+    assert SessionAnalysis.objects.get(session=amber).lost_files_only == 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django import forms
 
@@ -64,12 +66,59 @@ class WebhookForm(forms.Form):
     )
 
 
+class WebhookEditForm(forms.Form):
+    url = forms.URLField(label="URL", max_length=500, assume_scheme="https")
+    format = forms.ChoiceField(choices=WebhookFormat.choices)
+    rules = forms.MultipleChoiceField(
+        required=False,
+        choices=AlertRule.choices,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: every rule.",
+    )
+    active = forms.BooleanField(required=False, label="Active (deliver alerts)")
+    new_secret = forms.CharField(
+        required=False,
+        min_length=16,
+        max_length=200,
+        label="New secret",
+        widget=forms.PasswordInput,
+        help_text="Leave empty to keep the current secret; fill in to rotate it.",
+    )
+
+
 class ResolveForm(forms.Form):
     reason = forms.CharField(max_length=limits.RESOLVE_REASON_MAX)
 
 
 class MuteForm(forms.Form):
+    """``until`` as the viewer typed it (a datetime-local: no zone), read in ``tz``: the
+    browser's IANA zone, filled in by static/js/times.js. Without it (no JavaScript) it is
+    read as UTC, which the label then says."""
+
     until = forms.DateTimeField(widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    tz = forms.CharField(
+        required=False, max_length=64, widget=forms.HiddenInput(attrs={"data-tz": ""})
+    )
+
+    def clean_tz(self) -> ZoneInfo:
+        name: str = self.cleaned_data.get("tz") or "UTC"
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise forms.ValidationError(f"tz: unknown time zone {name!r}") from None
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        until, zone = data.get("until"), data.get("tz")
+        if isinstance(until, datetime) and isinstance(zone, ZoneInfo):
+            data["until"] = local_to_utc(until.replace(tzinfo=None), zone)
+        return data
+
+
+def local_to_utc(naive: datetime, zone: ZoneInfo) -> datetime:
+    """A wall-clock time in ``zone`` as the UTC moment it names (the earlier one when a
+    clock change makes it ambiguous; a time skipped by one is moved past the gap)."""
+    return naive.replace(tzinfo=zone).astimezone(UTC)
 
 
 class CommentForm(forms.Form):

@@ -249,10 +249,14 @@ def sessions_with_alerts(
     sessions: QuerySet[AgentSession], *, only_with_open: bool = False
 ) -> QuerySet[AgentSession]:
     """Annotate ``alert_severity``, the worst severity among each session's open or
-    acknowledged alerts (a subquery, so the list keeps its fixed number of queries)."""
+    acknowledged alerts, and ``overflowed``, whether the overflow rule ever fired on it
+    (subqueries, so the list keeps its fixed number of queries)."""
     active = Alert.objects.filter(session=OuterRef("pk"), state__in=ACTIVE_STATES)
     worst = _with_rank(active).order_by(F("severity_rank").desc()).values("severity")[:1]
-    sessions = sessions.annotate(alert_severity=Subquery(worst))
+    sessions = sessions.annotate(
+        alert_severity=Subquery(worst),
+        overflowed=Exists(Alert.objects.filter(session=OuterRef("pk"), rule=AlertRule.OVERFLOW)),
+    )
     if only_with_open:
         sessions = sessions.filter(
             Exists(Alert.objects.filter(session=OuterRef("pk"), state=AlertState.OPEN))
@@ -262,9 +266,60 @@ def sessions_with_alerts(
 
 def alert_thresholds(*, project: Project | int) -> engine.Thresholds:
     """The project's thresholds, or the engine defaults when it has none saved."""
+    return alert_thresholds_sourced(project=project)[0]
+
+
+def alert_thresholds_sourced(*, project: Project | int) -> tuple[engine.Thresholds, str]:
+    """The project's thresholds and where they come from: ``project`` (its saved settings)
+    or ``default`` (the engine's, when it has none saved)."""
     project_id = project if isinstance(project, int) else project.pk
     found = AlertSettings.objects.filter(project_id=project_id).first()
-    return found.thresholds() if found else engine.Thresholds()
+    if found is None:
+        return engine.Thresholds(), THRESHOLDS_DEFAULT
+    return found.thresholds(), THRESHOLDS_PROJECT
+
+
+THRESHOLDS_PROJECT = "project"
+THRESHOLDS_DEFAULT = "default"
+SOURCE_LABELS = {
+    THRESHOLDS_PROJECT: "project setting",
+    THRESHOLDS_DEFAULT: "default",
+}
+
+
+@dataclass(frozen=True)
+class RuleLine:
+    """Which rule fired, what it saw and the threshold it compared against, for the alert
+    page: ``source`` says whether that threshold was recorded when the alert fired or is the
+    project's current one (alerts stored before thresholds were recorded)."""
+
+    rule: str
+    observed: str
+    threshold: str
+    source: str
+
+    def __str__(self) -> str:
+        head = f"{self.rule}: {self.observed}"
+        if not self.threshold:
+            return head
+        return f"{head}, {self.threshold}" + (f" ({self.source})" if self.source else "")
+
+
+def alert_rule_line(alert: Alert) -> RuleLine:
+    evidence = alert.evidence
+    label = alert.get_rule_display()
+    recorded = evidence.get("thresholds")
+    if recorded is not None:
+        thresholds = recorded
+        source = SOURCE_LABELS.get(evidence.get("thresholds_source", ""), "")
+    else:
+        current, where = alert_thresholds_sourced(project=alert.project_id)
+        thresholds = engine.rule_thresholds(alert.rule, current)
+        source = f"current {SOURCE_LABELS[where]}, not recorded when it fired"
+    observed, threshold = engine.rule_statement(alert.rule, evidence["numbers"], thresholds)
+    if threshold.startswith("fires on"):
+        source = ""  # not a setting: the rule itself
+    return RuleLine(rule=label, observed=observed, threshold=threshold, source=source)
 
 
 def lost_facts(span: CompactionSpan) -> tuple[engine.LostFact, ...]:

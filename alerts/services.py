@@ -81,13 +81,17 @@ def _event(
     )
 
 
-def _finding_save(*, session: AgentSession, finding: engine.AlertFinding) -> Alert:
+def _finding_save(
+    *, session: AgentSession, finding: engine.AlertFinding, thresholds_source: str
+) -> Alert:
     # An alert quotes what it found (a lost probe, an error text): stored masked, so no
     # page, webhook, e-mail or export of it ever holds a value in clear.
+    evidence: engine.AlertEvidence = masking.json_mask(finding.evidence)
+    # The thresholds the rule compared against are kept with it: a later change of the
+    # project's settings must not rewrite why an alert fired.
+    evidence["thresholds_source"] = thresholds_source
     finding = dataclasses.replace(
-        finding,
-        title=masking.text_mask(finding.title)[:300],
-        evidence=masking.json_mask(finding.evidence),
+        finding, title=masking.text_mask(finding.title)[:300], evidence=evidence
     )
     now = timezone.now()
     alert, created = Alert.objects.get_or_create(
@@ -155,9 +159,10 @@ def alerts_evaluate_session(
     session = analysis.session
     try:
         inputs = alert_inputs(session=session, analysis=analysis, messages=messages, spans=spans)
+        thresholds, source = selectors.alert_thresholds_sourced(project=session.project_id)
         findings = engine.evaluate(
             inputs,
-            selectors.alert_thresholds(project=session.project_id),
+            thresholds,
             personal_data=personal_data.summary_personal_data_detector(session_id=session.pk),
         )
     except DatabaseError:
@@ -169,7 +174,9 @@ def alerts_evaluate_session(
     if not findings:
         return []
     with transaction.atomic():
-        return [_finding_save(session=session, finding=f) for f in findings]
+        return [
+            _finding_save(session=session, finding=f, thresholds_source=source) for f in findings
+        ]
 
 
 # --- lifecycle ---------------------------------------------------------------------------

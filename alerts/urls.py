@@ -20,4 +20,14 @@ urlpatterns = [
         views.webhook_delete,
         name="webhook-delete",
     ),
+    path(
+        "projects/<int:pk>/webhooks/<int:hook_pk>/edit/",
+        views.webhook_edit,
+        name="webhook-edit",
+    ),
+    path(
+        "projects/<int:pk>/webhooks/<int:hook_pk>/test/",
+        views.webhook_test,
+        name="webhook-test",
+    ),
 ]

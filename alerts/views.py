@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
@@ -24,6 +24,7 @@ from alerts.forms import (
     CommentForm,
     MuteForm,
     ResolveForm,
+    WebhookEditForm,
     WebhookForm,
 )
 from alerts.models import (
@@ -156,6 +157,7 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "alert": alert,
         "numbers": [(k.replace("_", " "), v) for k, v in alert.evidence["numbers"].items()],
+        "rule_line": selectors.alert_rule_line(alert),
         "span_url": span,
         "events": alert.events.select_related("actor"),
         "can_triage": has_role(request.user, alert.project_id, Role.ENGINEER),
@@ -183,6 +185,8 @@ def alert_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         elif action == "mute":
             mute = MuteForm(request.POST)
             if not mute.is_valid():
+                if "tz" in mute.errors:
+                    raise BadRequest(str(mute.errors["tz"][0]))
                 raise BadRequest("until: give a date and time")
             services.alert_mute(alert_id=alert.pk, until=mute.cleaned_data["until"], actor=user)
         elif action == "assign":
@@ -264,4 +268,44 @@ def webhook_delete(request: HttpRequest, pk: int, hook_pk: int) -> HttpResponse:
     project = _project(request, pk)
     if webhooks.webhook_delete(project=project, webhook_id=hook_pk, by=request.user):
         flash.success(request, "Webhook removed.")
+    return redirect("alerts:project-settings", project.pk)
+
+
+@login_required
+def webhook_edit(request: HttpRequest, pk: int, hook_pk: int) -> HttpResponse:
+    project = _project(request, pk)
+    hook = get_object_or_404(Webhook, project=project, pk=hook_pk)
+    initial = {"url": hook.url, "format": hook.format, "rules": hook.rules, "active": hook.active}
+    form = WebhookEditForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            webhooks.webhook_update(
+                project=project,
+                webhook_id=hook.pk,
+                url=data["url"],
+                format=data["format"],
+                rules=list(data["rules"]),
+                active=data["active"],
+                new_secret=data["new_secret"],
+                by=request.user,
+            )
+        except BadRequest as exc:
+            form.add_error(None, exc.message)
+        else:
+            flash.success(request, "Webhook saved.")
+            return redirect("alerts:project-settings", project.pk)
+    context = {"project": project, "hook": hook, "form": form}
+    return render(request, "alerts/webhook_edit.html", context)
+
+
+@login_required
+@require_POST
+def webhook_test(request: HttpRequest, pk: int, hook_pk: int) -> HttpResponse:
+    project = _project(request, pk)
+    try:
+        webhooks.webhook_test_send(project=project, webhook_id=hook_pk, by=request.user)
+    except NotFound:
+        raise Http404("No such webhook in this project") from None
+    flash.success(request, "Test delivery queued; its result shows in the delivery log below.")
     return redirect("alerts:project-settings", project.pk)

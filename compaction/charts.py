@@ -179,8 +179,11 @@ def token_curve(
     hard_limit: int | None = None,
     replayed: Sequence[Point] | None = None,
     replayed_spans: Iterable[Mapping[str, Any]] = (),
+    replayed_clears: Iterable[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """Context size per model call (the sawtooth), billed tokens, limits and compactions."""
+    """Context size per model call (the sawtooth), billed tokens, limits and compactions;
+    ``replayed_clears`` (span markers of tool-result clearing) are drawn apart from the
+    replay's summaries, as small circles."""
     shown = decimate(points)
     reported, estimated = _split_estimated(shown)
     data: list[dict[str, Any]] = []
@@ -212,6 +215,11 @@ def token_curve(
         marker["marker"]["symbol"] = "triangle-down-open"
         marker["marker"]["color"] = REPLAYED
         data.append(marker)
+    replayed_clears = list(replayed_clears)
+    if replayed_clears:
+        clears = compaction_markers(replayed_clears, name="Replayed clear")
+        clears["marker"].update(symbol="circle-open", size=9, color=REPLAYED)
+        data.append(clears)
     peak = max(
         [
             float(y)

@@ -8,6 +8,7 @@ from django import forms
 from django.db.models import QuerySet
 
 from compaction import selectors
+from compaction.engine import replay as engine_replay
 from compaction.engine.names import Stage, SummarizerName, Unit
 from sessions import limits
 from sessions.models import AgentSession, Project
@@ -89,9 +90,25 @@ class PolicyForm(forms.Form):
     def __init__(self, *args: Any, session: AgentSession, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         window = selectors.session_window(session)[0]
-        self.fields["soft_limit"].initial = int(window * 0.45)
-        self.fields["hard_limit"].initial = int(window * 0.6)
+        analysis = getattr(session, "analysis", None)
+        # The peak the session reached: limits below it make the first replay compact (a
+        # share of the window would never fire on a session that stayed well below it).
+        self.peak: int | None = analysis.peak_context_tokens if analysis else None
+        if self.peak:
+            soft, hard = engine_replay.limits_below_peak(self.peak, window)
+        else:
+            soft, hard = int(window * 0.45), int(window * 0.6)
+        self.fields["soft_limit"].initial = soft
+        self.fields["hard_limit"].initial = hard
         self.window = window
+        # Said only where the limits shown are these defaults (a span page may prefill others).
+        prefilled = "soft_limit" in self.initial or "hard_limit" in self.initial
+        self.peak_note = (
+            f"This session peaked at {self.peak:,} tokens; these limits ({soft:,} soft, "
+            f"{hard:,} hard) compact it."
+            if self.peak and not prefilled and not self.is_bound
+            else ""
+        )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -51,6 +51,10 @@ class SessionAnalysis(models.Model):
     lost_facts = models.PositiveIntegerField(
         default=0, help_text="Probes and constraints lost by observed compactions."
     )
+    lost_files_only = models.PositiveIntegerField(
+        default=0,
+        help_text="Observed compactions that lost only files or identifiers (amber verdict).",
+    )
     pii_scanned_message_pk = models.PositiveBigIntegerField(
         default=0, help_text="Messages up to this pk have been scanned for personal data."
     )

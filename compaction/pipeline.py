@@ -191,6 +191,7 @@ def _analysis_store(
         locked.estimated_calls = result.estimated_calls
         locked.failed_splices = result.failed_splices
         locked.lost_facts = result.lost_facts
+        locked.lost_files_only = result.lost_files_only
         locked.error = ""
         locked.finished_at = timezone.now()
         locked.save()

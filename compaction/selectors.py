@@ -15,7 +15,7 @@ from compaction.engine.analysis import WindowSource, window_for
 from compaction.engine.evals import RetentionItemDict
 from compaction.engine.experiments import PolicyRow, policy_key
 from compaction.engine.messages import NOT_A_MODEL, is_prompt, message_from_wire
-from compaction.engine.names import Unit
+from compaction.engine.names import Stage, Unit
 from compaction.engine.replay import TotalsDict
 from compaction.engine.session_replay import ReplayEvals
 from compaction.engine.summary_call import (
@@ -321,6 +321,54 @@ def span_marker(span: CompactionSpan) -> dict[str, Any]:
         "failed": span.failed,
         "url": span.get_absolute_url(),
     }
+
+
+@dataclass(frozen=True)
+class ReplayClear:
+    """One tool-result clearing step of a replay: where, how many results, in which
+    messages (inclusive seq ranges), and the tokens it freed."""
+
+    seq: int
+    url: str
+    cleared: int
+    messages: tuple[tuple[int, int], ...]
+    tokens_before: int | None
+    tokens_after: int | None
+
+    @property
+    def tokens_freed(self) -> int | None:
+        if self.tokens_before is None or self.tokens_after is None:
+            return None
+        return self.tokens_before - self.tokens_after
+
+    @property
+    def messages_label(self) -> str:
+        return ", ".join(f"#{a}" if a == b else f"#{a}\u2013#{b}" for a, b in self.messages)
+
+
+def replay_clears(spans: Iterable[CompactionSpan]) -> list[ReplayClear]:
+    """The clearing steps among a replay's spans, in order."""
+    out = []
+    for span in spans:
+        if span.stage != Stage.CLEAR_TOOL_RESULTS:
+            continue
+        details = span.details or {}
+        ranges = tuple(
+            (int(r[0]), int(r[1]))
+            for r in details.get("changed") or []
+            if isinstance(r, list | tuple) and len(r) == 2
+        )
+        out.append(
+            ReplayClear(
+                seq=span.seq,
+                url=span.get_absolute_url(),
+                cleared=int(details.get("cleared") or 0),
+                messages=ranges,
+                tokens_before=span.tokens_before,
+                tokens_after=span.tokens_after,
+            )
+        )
+    return out
 
 
 # --- stored results, read back with the engine's types (a renamed key is a mypy error) -------

@@ -253,9 +253,17 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
             replayed_spans=[
                 selectors.span_marker(s) for s in replayed if s.stage != Stage.CLEAR_TOOL_RESULTS
             ],
+            replayed_clears=[
+                selectors.span_marker(s) for s in replayed if s.stage == Stage.CLEAR_TOOL_RESULTS
+            ],
         ),
+        replayed_clears=selectors.replay_clears(replayed),
         health=health,
-        comparison=_comparison(run, health),
+        comparison=_with_money(
+            _comparison(run, health),
+            observed=money.observed_usd if money else None,
+            replayed=money.usd if money else None,
+        ),
         money=money,
         money_delta=-money.saved_usd if money and money.saved_usd is not None else None,
         money_rule=selectors.MONEY_RULE,
@@ -266,6 +274,18 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
         other_replays=selectors.session_replays_done(run.session).exclude(pk=run.pk)[:20],
     )
     return context
+
+
+BILLED_ROW = "Billed tokens"
+
+
+def _with_money(rows: list[dict[str, Any]], **usd: float | None) -> list[dict[str, Any]]:
+    """The billed-tokens row with each side's cost beside it (``<side>_usd``), by the one
+    money rule the Cost row states (compaction/engine/pricing.py through replay_money)."""
+    for row in rows:
+        if row["label"] == BILLED_ROW:
+            row.update({f"{side}_usd": value for side, value in usd.items()})
+    return rows
 
 
 def _money_delta(a: selectors.ReplayMoney | None, b: selectors.ReplayMoney | None) -> float | None:
@@ -291,7 +311,7 @@ def _comparison(run: ReplayRun, health: selectors.ReplayHealth) -> list[dict[str
             observed and observed["input_tokens"],
             totals and totals["input_tokens"],
         ),
-        ("Billed tokens", observed_billed, totals and totals["billed_tokens"]),
+        (BILLED_ROW, observed_billed, totals and totals["billed_tokens"]),
         (
             "Compactions (summaries)",
             observed and observed["compactions"],
@@ -339,7 +359,11 @@ def replay_compare(request: HttpRequest, pk: int) -> HttpResponse:
         labels = [f"Replay {first.pk}", f"Replay {second.pk}"]
         money = [selectors.replay_money(run, analysis) for run in (first, second)]
         context.update(
-            rows=selectors.replay_pair_rows(first, second),
+            rows=_with_money(
+                selectors.replay_pair_rows(first, second),
+                first=money[0].usd if money[0] else None,
+                second=money[1].usd if money[1] else None,
+            ),
             money=money,
             money_delta=_money_delta(*money),
             money_rule=selectors.MONEY_RULE,

@@ -6,7 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Min, Q, QuerySet
+from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from privacy.models import FINDING_PLACE, Finding, FindingLevel, FindingStatus, FindingWhere
 from sessions.errors import NotFound
@@ -25,6 +26,31 @@ def summary_personal_data(prefix: str = "") -> Q:
             | Q(**{f"{prefix}status": FindingStatus.OPEN, f"{prefix}confidence": "high"})
         )
     )
+
+
+def _open_personal_data() -> QuerySet[Finding]:
+    return Finding.objects.filter(
+        session=OuterRef("pk"), status=FindingStatus.OPEN, level=FindingLevel.FINDING
+    )
+
+
+def has_open_personal_data() -> Exists:
+    """For a session query: it has personal data waiting for review (see below)."""
+    return Exists(_open_personal_data())
+
+
+def with_open_finding_counts(sessions: QuerySet[AgentSession]) -> QuerySet[AgentSession]:
+    """Annotate ``open_personal_data``: how many distinct personal data values of each session
+    wait for review (open findings, "info" ones left out). A count only, never a value; a
+    subquery, so a list keeps its fixed number of queries."""
+    open_values = (
+        _open_personal_data()
+        .order_by()
+        .values("session")
+        .annotate(n=Count("value_hash", distinct=True))
+        .values("n")
+    )
+    return sessions.annotate(open_personal_data=Coalesce(Subquery(open_values), 0))
 
 
 def session_findings(session: AgentSession) -> QuerySet[Finding]:

@@ -39,9 +39,12 @@ class SessionFilterForm(forms.Form):
             ("", "Any"),
             ("failed", "Failed splice"),
             ("lost", "Lost rules"),
+            ("lost_files", "Lost files only"),
             ("orphans", "Orphan tool pairs"),
             ("alerts", "Has open alerts"),
             ("pii", "Personal data in summary"),
+            ("pii_open", "Personal data to review"),
+            ("overflow", "Overflow"),
         ],
     )
     subagents = forms.BooleanField(required=False, label="Show subagents")

@@ -12,6 +12,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from privacy import masking
+from privacy import selectors as privacy_selectors
 from privacy.selectors import summary_personal_data
 from sessions import search, wire
 from sessions.errors import NotFound
@@ -70,6 +71,13 @@ def session_search(
         sessions = sessions.filter(analysis__failed_splices__gt=0)
     elif problem == "lost":
         sessions = sessions.filter(analysis__lost_facts__gt=0)
+    elif problem == "lost_files":
+        sessions = sessions.filter(analysis__lost_files_only__gt=0)
+    elif problem == "pii_open":
+        sessions = sessions.filter(privacy_selectors.has_open_personal_data())
+    elif problem == "overflow":
+        # A call over the window; an API refusal of a too-long prompt is the overflow alert's.
+        sessions = sessions.filter(analysis__peak_fill__gt=1)
     elif problem == "orphans":
         sessions = sessions.exclude(analysis__orphans=[]).filter(analysis__isnull=False)
     elif problem == "pii":

@@ -84,6 +84,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     sessions = alert_selectors.sessions_with_alerts(
         sessions, only_with_open=filters.get("problems") == "alerts"
     )
+    sessions = privacy_selectors.with_open_finding_counts(sessions)
     page = Paginator(sessions, SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
     project_choices = list(projects.order_by("name")[:200])
     filtered = list_filtered(filters)

@@ -28,7 +28,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from compaction.engine.evals import BARELY_CHANGED_WARNING
 from compaction.engine.messages import Message, Orphan
@@ -56,6 +56,9 @@ class AlertEvidence(TypedDict):
     ``calls``: seqs of the model calls involved; ``spans``: seqs of the compactions involved;
     ``numbers``: the figures the rule compared; ``items``: one line per concrete thing (a lost
     rule, an orphan id, a reason); ``seq``: where to open the session chart.
+    ``thresholds``: the rule's thresholds in force when it fired (:func:`rule_thresholds`);
+    ``thresholds_source``: where the app took them from (``project`` or ``default``). Both
+    absent on alerts stored before they were recorded.
     """
 
     seq: int | None
@@ -63,6 +66,8 @@ class AlertEvidence(TypedDict):
     spans: list[int]
     numbers: dict[str, float]
     items: list[str]
+    thresholds: NotRequired[dict[str, float]]
+    thresholds_source: NotRequired[str]
 
 
 @dataclass(frozen=True)
@@ -413,8 +418,82 @@ def evaluate(
         check = _RULES.get(rule)
         finding = check(inputs, t) if check else _personal(inputs, personal_data)
         if finding is not None:
+            finding.evidence["thresholds"] = rule_thresholds(rule, t)
             found.append(finding)
     return found
+
+
+def rule_thresholds(rule: str, t: Thresholds) -> dict[str, float]:
+    """The thresholds of ``t`` that ``rule`` compares against; {} for a rule that fires on
+    any occurrence (a failed splice, an overflow, a lost constraint, ...).
+
+    >>> rule_thresholds("compaction_thrash", Thresholds())
+    {'thrash_compactions': 2, 'thrash_window_calls': 20}
+    >>> rule_thresholds("overflow", Thresholds())
+    {}
+    """
+    if rule == "repeated_compaction":
+        return {"repeated_compaction_count": t.repeated_compaction_count}
+    if rule == "compaction_thrash":
+        return {
+            "thrash_compactions": t.thrash_compactions,
+            "thrash_window_calls": t.thrash_window_calls,
+        }
+    if rule == "near_overflow":
+        return {"near_overflow_fill": t.near_overflow_fill}
+    return {}
+
+
+def _n(value: float | None) -> str:
+    return "?" if value is None else f"{value:,.0f}"
+
+
+def rule_statement(
+    rule: str, numbers: dict[str, float], thresholds: dict[str, float] | None
+) -> tuple[str, str]:
+    """What the rule observed and the threshold it compared against, as two short phrases
+    for a person; the second is "" for a rule without a threshold.
+
+    >>> rule_statement("repeated_compaction", {"compactions": 6}, {"repeated_compaction_count": 3})
+    ('6 compactions in the session', 'threshold 3')
+    >>> rule_statement("near_overflow", {"peak_fill": 0.971}, {"near_overflow_fill": 0.95})
+    ('a call at 97.1% of the window', 'threshold 95% of the window')
+    """
+    th = thresholds or {}
+    get = numbers.get
+    if rule == "repeated_compaction":
+        n = get("compactions")
+        observed = f"{_n(n)} compaction{'' if n == 1 else 's'} in the session"
+        limit = th.get("repeated_compaction_count")
+        return observed, "" if limit is None else f"threshold {_n(limit)}"
+    if rule == "compaction_thrash":
+        observed = f"{_n(get('compactions'))} compactions within {_n(get('calls_between'))} calls"
+        k, w = th.get("thrash_compactions"), th.get("thrash_window_calls")
+        if k is None or w is None:
+            return observed, ""
+        return observed, f"threshold {_n(k)} compactions within {_n(w)} calls"
+    if rule == "near_overflow":
+        fill = get("peak_fill")
+        observed = f"a call at {fill:.1%} of the window" if fill is not None else "a call"
+        limit = th.get("near_overflow_fill")
+        return observed, "" if limit is None else f"threshold {limit:.0%} of the window"
+    if rule == "failed_splice":
+        return f"{_n(get('failed'))} failed compaction(s)", "fires on any failed splice"
+    if rule == "overflow":
+        peak = get("peak_tokens")
+        window = get("context_window")
+        if peak is not None:
+            return f"a call of {_n(peak)} tokens in a {_n(window)}-token window", (
+                "fires on any call over the window"
+            )
+        return f"{_n(get('errors'))} too-long-prompt error(s)", "fires on any context error"
+    if rule == "lost_constraint":
+        return f"{_n(get('lost'))} constraint(s) lost", "fires on any lost constraint"
+    if rule == "orphan_pairs":
+        return f"{_n(get('orphans'))} unpaired tool block(s)", "fires on any orphan"
+    if rule == "personal_data":
+        return f"{_n(get('hits'))} personal data hit(s) in summaries", "fires on any hit"
+    return "", ""
 
 
 # What the Anthropic, OpenAI and Claude Code error texts say when a prompt is over the window.

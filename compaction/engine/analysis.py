@@ -262,6 +262,10 @@ class ObservedSpan:
     def lost_facts(self) -> int:
         return sum(1 for f in self.retention.lost if f.kind in LOST_FACT_KINDS)
 
+    @property
+    def verdict(self) -> evals.SpanVerdict:
+        return evals.span_verdict(self.failure_reason, [f.kind for f in self.retention.lost])
+
     def details(self) -> ObservedDetails:
         out: ObservedDetails = {
             "reported": {
@@ -377,6 +381,12 @@ class Analysis:
     def lost_facts(self) -> int:
         """Rules (probes, the task, constraints) the observed compactions lost."""
         return sum(s.lost_facts for s in self.spans)
+
+    @property
+    def lost_files_only(self) -> int:
+        """Compactions whose verdict is amber: they lost files or identifiers, no rule, and
+        their splice did not fail."""
+        return sum(s.verdict.status == "warn" for s in self.spans)
 
     def curve_dicts(self) -> list[tokens.CurvePointDict]:
         return [p.to_dict() for p in self.curve]

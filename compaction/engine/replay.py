@@ -245,6 +245,33 @@ def overflow_calls(context_tokens: Iterable[int], context_window: int) -> int:
     return sum(1 for n in context_tokens if overflows(n, context_window))
 
 
+SOFT_OF_PEAK = 0.6
+HARD_OF_PEAK = 0.8
+
+
+def limits_below_peak(peak_tokens: int, context_window: int) -> tuple[int, int]:
+    """Soft and hard limits that make a replay compact on a session that peaked at
+    ``peak_tokens``: about 60 % and 80 % of that peak, rounded (to 1,000 tokens above
+    10,000, else to 100), never above the window and never below 1.
+
+    >>> limits_below_peak(143_210, 200_000)
+    (86000, 115000)
+    >>> limits_below_peak(250_000, 200_000)
+    (150000, 200000)
+    >>> limits_below_peak(1_200, 200_000)
+    (700, 1000)
+    """
+
+    def rounded(n: float) -> int:
+        step = 1000 if n > 10_000 else 100
+        return max(1, round(n / step) * step)
+
+    cap = context_window if context_window > 0 else peak_tokens
+    soft = min(rounded(peak_tokens * SOFT_OF_PEAK), cap)
+    hard = min(rounded(peak_tokens * HARD_OF_PEAK), cap)
+    return min(soft, hard), hard
+
+
 def _calls(n: int) -> str:
     return f"{n:,} call{'s' if n != 1 else ''}"
 

@@ -8,9 +8,13 @@ so other text filters compose before it: `{{ body|clip|markdown }}`.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from django import template
+from django.contrib.humanize.templatetags.humanize import naturaltime
+from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from privacy import masking
@@ -189,3 +193,32 @@ def reveal_controls(context: template.Context, kind: str, text: Any, *ids: Any) 
         "target": ":".join([kind, *(str(i) for i in ids)]),
         "csrf_token": context.get("csrf_token"),
     }
+
+
+TIME_FORMATS = {"minutes": "%Y-%m-%d %H:%M", "seconds": "%Y-%m-%d %H:%M:%S", "date": "%Y-%m-%d"}
+
+
+@register.filter
+def when(value: datetime | None, style: str = "minutes") -> str:
+    """A moment as ``<time>``: readable without JavaScript in UTC with the zone said, and
+    rewritten by static/js/times.js into the viewer's own zone and its abbreviation.
+
+    ``style``: ``minutes`` (default), ``seconds``, ``date``, or ``ago`` ("3 hours ago", the
+    exact moment in its title). Empty for no value, so ``|when|default:"never"`` works.
+    """
+    if not isinstance(value, datetime):
+        return ""
+    utc = value.astimezone(UTC) if timezone.is_aware(value) else value.replace(tzinfo=UTC)
+    iso = utc.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if style == "ago":
+        exact = f"{utc:%Y-%m-%d %H:%M:%S} UTC"
+        return format_html(
+            '<time datetime="{}" data-local="ago" title="{}">{}</time>',
+            iso,
+            exact,
+            naturaltime(value),
+        )
+    shown = f"{utc.strftime(TIME_FORMATS.get(style, TIME_FORMATS['minutes']))} UTC"
+    if style == "date":
+        shown = utc.strftime(TIME_FORMATS["date"])  # a day has no zone worth naming
+    return format_html('<time datetime="{}" data-local="{}">{}</time>', iso, style, shown)

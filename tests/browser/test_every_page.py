@@ -66,6 +66,9 @@ PAGES: dict[str, Callable[[Site], str]] = {
     "alerts": lambda s: "/alerts/",
     "alert": lambda s: f"/alerts/{s.alert.pk}/",
     "project-settings": lambda s: f"/projects/{s.project.pk}/settings/",
+    "webhook-edit": lambda s: (
+        f"/projects/{s.project.pk}/webhooks/{s.project.webhooks.get().pk}/edit/"
+    ),
     "replay-compare": lambda s: f"/sessions/{s.session.pk}/replays/compare/?a={s.replay.pk}",
     "search": lambda s: "/search/?q=billing",
     "findings": lambda s: "/privacy/findings/",

@@ -9,6 +9,7 @@ from django.test import Client
 from django.utils.html import escape
 
 from compaction import pipeline, services
+from compaction.engine.replay import limits_below_peak
 from compaction.models import CompactionSpan, ReplayRun
 from sessions.models import Role
 from tests.factories import (
@@ -98,7 +99,9 @@ def test_pages_of_another_project_are_404(client: Client, session):
 
 def test_replay_form_starts_a_run_and_redirects(viewer: Client, session):
     form = viewer.get(f"/sessions/{session.pk}/replay/")
-    assert form.context["form"]["hard_limit"].initial == 120000
+    # below the session's own peak, so the first replay compacts (test_replay_defaults.py)
+    peak = session.analysis.peak_context_tokens
+    assert form.context["form"]["hard_limit"].initial == limits_below_peak(peak, 200_000)[1]
     response = viewer.post(
         f"/sessions/{session.pk}/replay/",
         {

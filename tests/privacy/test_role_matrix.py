@@ -20,7 +20,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from alerts.models import Alert
+from alerts import webhook_secrets
+from alerts.models import Alert, Webhook
 from compaction import pipeline
 from compaction import services as compaction_services
 from compaction.models import CompactionSpan, Experiment, ReplayRun, SpanOrigin
@@ -131,6 +132,15 @@ def _comment(w: World) -> str:
         session=w.session, span=None, author=make_user(), body="first"
     )
     return f"/sessions/{w.session.pk}/comments/{comment.pk}/edit/"
+
+
+def _webhook(w: World) -> int:
+    hook = Webhook.objects.create(
+        project=w.project,
+        url="https://hooks.example.com/matrix",
+        secret_encrypted=webhook_secrets.secret_seal("s" * 24),
+    )
+    return hook.pk
 
 
 def _alert(w: World) -> int:
@@ -326,6 +336,21 @@ PAGES: dict[str, list[PageRule]] = {
         PageRule(
             "post",
             lambda w: f"/projects/{w.project.pk}/webhooks/999999/delete/",
+            Role.ADMIN,
+            ok=302,
+        )
+    ],
+    "alerts:webhook-edit": [
+        PageRule(
+            "get",
+            lambda w: f"/projects/{w.project.pk}/webhooks/{_webhook(w)}/edit/",
+            Role.ADMIN,
+        )
+    ],
+    "alerts:webhook-test": [
+        PageRule(
+            "post",
+            lambda w: f"/projects/{w.project.pk}/webhooks/{_webhook(w)}/test/",
             Role.ADMIN,
             ok=302,
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -184,11 +184,12 @@ def feedback(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def feedback_export(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+def feedback_export(request: HttpRequest, pk: int) -> HttpResponse:
     """Every mark of the project as JSON Lines (DESIGN.md), masked like the pages."""
     project = _member_project(request, pk)
-    response = StreamingHttpResponse(
-        team_selectors.feedback_lines(project=project), content_type="application/x-ndjson"
+    response = HttpResponse(
+        "".join(team_selectors.feedback_lines(project=project)),
+        content_type="application/x-ndjson",
     )
     response["Content-Disposition"] = f'attachment; filename="feedback-{project.pk}.jsonl"'
     return response

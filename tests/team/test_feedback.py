@@ -287,11 +287,11 @@ def test_the_export_has_exactly_the_design_keys_and_is_masked_for_every_reader(
     client.force_login(make_user(project=project, role=Role.VIEWER))
     response = client.get(f"/projects/{project.pk}/feedback.jsonl")
     assert response["Content-Type"] == "application/x-ndjson"
-    page_lines = _lines(b"".join(response.streaming_content))
+    page_lines = _lines(response.content)
     api = client.get("/api/v1/feedback/export", HTTP_AUTHORIZATION=f"Bearer {make_key(project)}")
     assert api.status_code == 200
     assert api["Content-Type"] == "application/x-ndjson"
-    assert _lines(b"".join(api.streaming_content)) == page_lines
+    assert _lines(api.content) == page_lines
     assert [set(line) for line in page_lines] == [
         {"kind", "session", "seq", "fact", "verdict", "mark", "note"}
     ] * 3
@@ -368,4 +368,4 @@ def test_the_feedback_api_needs_the_projects_key(client: Client, span, engineer)
     other = client.get(
         "/api/v1/feedback/export", HTTP_AUTHORIZATION=f"Bearer {make_key(make_project())}"
     )
-    assert b"".join(other.streaming_content) == b""
+    assert other.content == b""

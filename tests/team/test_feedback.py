@@ -369,3 +369,12 @@ def test_the_feedback_api_needs_the_projects_key(client: Client, span, engineer)
         "/api/v1/feedback/export", HTTP_AUTHORIZATION=f"Bearer {make_key(make_project())}"
     )
     assert other.content == b""
+
+
+def test_the_openapi_schema_documents_the_feedback_endpoints(client: Client) -> None:
+    paths = client.get("/api/v1/openapi.json").json()["paths"]
+    summary = paths["/api/v1/feedback/summary"]["get"]["responses"]["200"]
+    assert summary["content"]["application/json"]["schema"]["$ref"].endswith("FeedbackSummary")
+    export = paths["/api/v1/feedback/export"]["get"]["responses"]["200"]
+    assert "application/x-ndjson" in export["content"]
+    assert '"mark": "right"|"wrong"' in export["description"]

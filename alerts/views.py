@@ -40,6 +40,7 @@ from sessions import selectors as session_selectors
 from sessions.access import has_role, require_role
 from sessions.errors import BadRequest, Conflict, NotFound
 from sessions.models import Project, Role
+from team import selectors as team_selectors
 
 ALERTS_PER_PAGE = 50
 CHART_DAYS = (14, 30)
@@ -166,6 +167,11 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "comment_form": CommentForm(),
         "assign_form": AssignForm(users=_members(alert), initial={"assignee": alert.assignee_id}),
         "deliveries": alert.deliveries.select_related("webhook")[:20],
+        "alert_marks": team_selectors.alert_marks_for(
+            alert=alert,
+            user=request.user,
+            can_mark=has_role(request.user, alert.project_id, Role.ENGINEER),
+        ),
     }
     return render(request, "alerts/alert_detail.html", context)
 

@@ -147,6 +147,18 @@ def _span_page(
         "replay_query": urlencode(selectors.span_replay_prefill(span, tail=history.tail)),
         "sections": sections.sections(span.summary_sections, span.summary),
         "retention": retention,
+        "retention_marked": list(
+            zip(
+                retention,
+                team_selectors.fact_marks_for(
+                    span=span,
+                    retention=retention,
+                    user=request.user,
+                    can_mark=access.has_role(request.user, session.project_id, Role.ENGINEER),
+                ),
+                strict=True,
+            )
+        ),
         "lost": [item for item in retention if not item["kept"]],
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
         "next_messages": next_messages,

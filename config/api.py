@@ -1,9 +1,10 @@
 """The one place that builds the HTTP API under /api/v1/: parser, error answers, routers.
 
 Each app keeps its endpoints in a ``Router`` (``sessions/api.py``, ``sessions/import_api.py``,
-``compaction/api.py``, ``alerts/api.py``); a new router is registered at the bottom of this
-file. Keys and the ingest rate limit are checked in ``sessions/auth.py``; every error, whatever
-raised it, is answered as ``{"error": "..."}`` naming the field.
+``compaction/api.py``, ``alerts/api.py``, ``privacy/api.py``, ``team/api.py``); a new router is
+registered at the bottom of this file. Keys and the ingest rate limit are checked in
+``sessions/auth.py``; every error, whatever raised it, is answered as
+``{"error": "..."}`` naming the field.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from privacy import api as privacy_api
 from sessions import api as sessions_api
 from sessions import auth, import_api, wire
 from sessions.errors import ITEM_LISTS, ApiError, BadRequest, TooManyRequests, Unauthorized
+from team import api as team_api
 
 
 class IngestParser(Parser):
@@ -198,3 +200,4 @@ api.add_router("/", compaction_api.router)
 api.add_router("/", import_api.router)
 api.add_router("/", alerts_api.router)
 api.add_router("/", privacy_api.router)
+api.add_router("/", team_api.router)

@@ -44,6 +44,7 @@ RESOLVE_REASON_MAX = 2000  # an alert's resolution
 ALERT_COMMENT_MAX = 4000  # a comment in an alert's history
 COMMENT_MAX = 5000  # a comment on a session or a compaction
 FILTER_NAME_MAX = 80  # a saved list filter
+FEEDBACK_NOTE_MAX = 2000  # the note beside a right / wrong mark on a verdict
 REVEAL_REASON_MAX = 2000  # why a privacy reviewer revealed a value (kept in the audit log)
 REDACT_REASON_MAX = 2000  # why a finding was redacted
 SUBJECT_IDENTIFIER_MAX = 200
@@ -67,6 +68,7 @@ TEXT_LIMITS: dict[str, int] = {
     "alert.comment": ALERT_COMMENT_MAX,
     "comment.body": COMMENT_MAX,
     "filter.name": FILTER_NAME_MAX,
+    "feedback.note": FEEDBACK_NOTE_MAX,
     "reveal.reason": REVEAL_REASON_MAX,
     "redact.reason": REDACT_REASON_MAX,
     "subject.identifier": SUBJECT_IDENTIFIER_MAX,

@@ -1,6 +1,6 @@
-"""Team's writes: comments (with edit history), saved list filters, and who belongs to a
-project with which role (new logins and their one-time password link, role changes,
-removals).
+"""Team's writes: comments (with edit history), saved list filters, right / wrong marks on
+the product's verdicts, and who belongs to a project with which role (new logins and their
+one-time password link, role changes, removals).
 
 Services take keyword arguments and raise BadRequest (or NotFound) with the field's name.
 Comment bodies are trace-adjacent text written by people: templates escape them. Each
@@ -20,14 +20,16 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from compaction.models import CompactionSpan
+from alerts.models import Alert, AlertRule
+from compaction import selectors as compaction_selectors
+from compaction.models import CompactionSpan, SpanOrigin
 from privacy import audit, masking
 from privacy.models import AuditAction
 from sessions import limits
 from sessions.errors import BadRequest, NotFound
 from sessions.models import AgentSession, Membership, Project, Role
 from team import selectors
-from team.models import Comment, CommentRevision, SavedFilter
+from team.models import Comment, CommentRevision, Mark, SavedFilter, VerdictKind, VerdictMark
 
 # ---- comments ---------------------------------------------------------------------------
 
@@ -62,6 +64,106 @@ def comment_edit(*, comment_id: int, editor: Any, body: str) -> Comment:
     comment.edited_at = now
     comment.save(update_fields=["body", "edited_at"])
     return comment
+
+
+# ---- verdict feedback ------------------------------------------------------------------
+
+CLEAR = "clear"  # the third answer of a mark's buttons: take my mark back
+
+
+def _mark(mark: str) -> str:
+    if mark not in (Mark.RIGHT, Mark.WRONG, CLEAR):
+        raise BadRequest(f"mark: {mark!r} is not one of right, wrong, clear")
+    return mark
+
+
+def _note(note: str | None) -> str | None:
+    if note is None:
+        return None
+    return limits.text_check(note.strip(), limit=limits.FEEDBACK_NOTE_MAX, field="note")
+
+
+@transaction.atomic
+def _mark_store(
+    *, where: dict[str, Any], fields: dict[str, Any], mark: str, note: str | None
+) -> VerdictMark | None:
+    """Set, change or clear the one mark ``where`` names (its author among the keys)."""
+    if mark == CLEAR:
+        VerdictMark.objects.filter(**where).delete()
+        return None
+    values = {**fields, "mark": mark, "updated_at": timezone.now()}
+    if note is not None:
+        values["note"] = note
+    existing = VerdictMark.objects.select_for_update().filter(**where).first()
+    if existing is None:
+        try:
+            with transaction.atomic():  # a savepoint: the other click of a double-click won
+                return VerdictMark.objects.create(**where, **values)
+        except IntegrityError:
+            existing = VerdictMark.objects.select_for_update().get(**where)
+    for name, value in values.items():
+        setattr(existing, name, value)
+    existing.save(update_fields=list(values))
+    return existing
+
+
+def fact_mark_set(
+    *, span: CompactionSpan, fact_key: str, author: Any, mark: str, note: str | None = None
+) -> VerdictMark | None:
+    """The author's mark on the verdict (lost or kept) of one fact of an observed compaction.
+
+    ``fact_key`` is the fact's keyed hash (``selectors.fact_key``), so no fact text travels in
+    a form. ``mark`` is right, wrong, or clear (removes the mark); ``note`` None keeps the
+    note the mark has. The verdict recorded is the one the compaction gives now.
+    """
+    if span.origin != SpanOrigin.OBSERVED:
+        raise BadRequest("span: only an observed compaction's verdicts take marks")
+    mark, note = _mark(mark), _note(note)
+    item = next(
+        (
+            i
+            for i in compaction_selectors.span_retention(span)
+            if selectors.fact_key(str(i["text"])) == fact_key
+        ),
+        None,
+    )
+    if item is None:
+        raise NotFound("fact: no such fact in this compaction")
+    return _mark_store(
+        where={
+            "author": author,
+            "session_id": span.session_id,
+            "seq": span.seq,
+            "fact_hash": fact_key,
+            "alert": None,
+        },
+        fields={
+            "kind": VerdictKind.KEPT if item["kept"] else VerdictKind.LOST,
+            "fact": str(item["text"]),
+            "fact_kind": str(item["kind"])[:20],
+        },
+        mark=mark,
+        note=note,
+    )
+
+
+def alert_mark_set(
+    *, alert: Alert, author: Any, mark: str, note: str | None = None
+) -> VerdictMark | None:
+    """The author's mark on an alert. A personal-data alert takes none: the privacy review's
+    confirm / false positive on its findings is its mark, not a second control."""
+    if alert.rule == AlertRule.PERSONAL_DATA:
+        raise BadRequest(
+            "alert: a personal-data alert is marked by the privacy review's confirm / false "
+            "positive on its findings"
+        )
+    mark, note = _mark(mark), _note(note)
+    return _mark_store(
+        where={"author": author, "alert": alert},
+        fields={"kind": VerdictKind.ALERT, "session_id": alert.session_id},
+        mark=mark,
+        note=note,
+    )
 
 
 # ---- saved filters ----------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Team's pages: a project's members (admins only), and the actions that post and edit
-comments and save and delete list filters.
+"""Team's pages: a project's members (admins only), the actions that post and edit
+comments and save and delete list filters, the right / wrong marks on a compaction's fact
+verdicts and on an alert, and a project's feedback page with its JSON Lines export.
 
 Every comment or filter action is a POST from a form on the session, span or list page and
 redirects back to where it came from (the comment's anchor), with a flash message on a bad
@@ -16,9 +17,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from alerts import selectors as alert_selectors
+from compaction import selectors as compaction_selectors
 from compaction.models import CompactionSpan
 from sessions import access, selectors
-from sessions.errors import ApiError, BadRequest
+from sessions.errors import ApiError, BadRequest, NotFound
 from sessions.models import AgentSession, Membership, Project, Role
 from sessions.pages import session_or_404
 from team import selectors as team_selectors
@@ -73,6 +76,123 @@ def comment_edit(request: HttpRequest, pk: int, comment_pk: int) -> HttpResponse
     else:
         flash.success(request, "Comment edited.")
     return redirect(_back(comment, session, comment.span))
+
+
+# ---- verdict feedback ------------------------------------------------------------------
+# Who may comment on an alert may mark a verdict: an engineer or above. A click is a plain
+# form POST that redirects back to the mark's anchor; with htmx it answers the mark's box.
+
+
+def _is_htmx(request: HttpRequest) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def _marked(
+    request: HttpRequest, vm: team_selectors.VerdictMarks | None, back: str, saved: bool
+) -> HttpResponse:
+    if _is_htmx(request):
+        return render(request, "team/_verdict_marks.html", {"vm": vm})
+    flash.success(request, "Mark saved." if saved else "Mark cleared.")
+    return redirect(back)
+
+
+def _refused(request: HttpRequest, exc: ApiError, back: str) -> HttpResponse:
+    if _is_htmx(request):
+        return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
+    flash.error(request, f"Mark not saved: {exc.message}")
+    return redirect(back)
+
+
+@login_required
+@require_POST
+def fact_mark(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
+    """Right / wrong on one fact's verdict (``fact``: its key) of the compaction at ``seq``."""
+    session = session_or_404(request, pk)
+    access.require_role(request.user, session.project_id, Role.ENGINEER)
+    key = request.POST.get("fact", "")
+    spans = list(compaction_selectors.observed_spans(session).filter(seq=seq))
+    # where two compactions share the seq, the one holding the fact (they share its marks)
+    span = next(
+        (
+            s
+            for s in spans
+            if any(team_selectors.fact_key(str(i.get("text"))) == key for i in s.retention)
+        ),
+        None,
+    )
+    if span is None:
+        raise Http404("No such fact in this compaction")
+    back = f"{span.url()}#fact-{key[:16]}"
+    try:
+        mark = services.fact_mark_set(
+            span=span,
+            fact_key=key,
+            author=request.user,
+            mark=request.POST.get("mark", ""),
+            note=request.POST.get("note"),
+        )
+    except NotFound:
+        raise Http404("No such fact in this compaction") from None
+    except BadRequest as exc:
+        return _refused(request, exc, back)
+    vm = team_selectors.fact_marks_one(span=span, key=key, user=request.user, can_mark=True)
+    return _marked(request, vm, back, mark is not None)
+
+
+@login_required
+@require_POST
+def alert_mark(request: HttpRequest, pk: int) -> HttpResponse:
+    """Right / wrong on an alert."""
+    try:
+        alert = alert_selectors.alert_get(projects=selectors.projects_for_user(request.user), pk=pk)
+    except NotFound:
+        raise Http404("No such alert in your projects") from None
+    access.require_role(request.user, alert.project_id, Role.ENGINEER)
+    back = f"{reverse('alerts:detail', args=[alert.pk])}#alert-marks"
+    try:
+        mark = services.alert_mark_set(
+            alert=alert,
+            author=request.user,
+            mark=request.POST.get("mark", ""),
+            note=request.POST.get("note"),
+        )
+    except BadRequest as exc:
+        return _refused(request, exc, back)
+    vm = team_selectors.alert_marks_for(alert=alert, user=request.user, can_mark=True)
+    return _marked(request, vm, back, mark is not None)
+
+
+def _member_project(request: HttpRequest, pk: int) -> Project:
+    project = selectors.projects_for_user(request.user).filter(pk=pk).first()
+    if project is None:
+        raise Http404("No such project among yours")
+    return project
+
+
+@login_required
+def feedback(request: HttpRequest, pk: int) -> HttpResponse:
+    """The project's precision per verdict kind from its members' marks, and the latest
+    marks with links to what they judged. Any member reads it; fact texts are masked."""
+    project = _member_project(request, pk)
+    context = {
+        "project": project,
+        "rows": team_selectors.feedback_summary(project=project),
+        "marks": team_selectors.marks_recent(project=project),
+        "can_mark": access.has_role(request.user, project, Role.ENGINEER),
+    }
+    return render(request, "team/feedback.html", context)
+
+
+@login_required
+def feedback_export(request: HttpRequest, pk: int) -> HttpResponse:
+    """Every mark of the project as JSON Lines (DESIGN.md), masked like the pages."""
+    project = _member_project(request, pk)
+    response = HttpResponse(
+        "".join(team_selectors.feedback_lines(project=project)),
+        content_type="application/x-ndjson",
+    )
+    response["Content-Disposition"] = f'attachment; filename="feedback-{project.pk}.jsonl"'
+    return response
 
 
 # ---- saved filters ----------------------------------------------------------------------

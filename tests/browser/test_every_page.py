@@ -22,7 +22,8 @@ from alerts.models import Alert
 from compaction import pipeline, services
 from compaction.models import Experiment, ReplayRun
 from privacy.models import Finding
-from sessions.models import AgentSession, Project
+from sessions.models import AgentSession, Membership, Project, Role
+from team import selectors as team_selectors
 from team import services as team_services
 from tests.browser.test_alerts import troubled_session
 from tests.factories import make_session
@@ -78,6 +79,7 @@ PAGES: dict[str, Callable[[Site], str]] = {
     "keys": lambda s: f"/projects/{s.project.pk}/keys/",
     "audit": lambda s: f"/projects/{s.project.pk}/audit/",
     "policy": lambda s: f"/projects/{s.project.pk}/policy/",
+    "feedback": lambda s: f"/projects/{s.project.pk}/feedback/",
     "not-found": lambda s: "/sessions/999999/",
 }
 ANONYMOUS = {"login", "set-password"}
@@ -109,10 +111,22 @@ def site(project: Project) -> Site:
     webhooks.webhook_create(
         project=project, url="https://hooks.example.com/on-call", secret="s" * 24
     )
+    # verdict feedback: the span page shows marks beside its facts, the feedback page lists them
+    span = session.compaction_spans.filter(replay=None).order_by("seq").first()
+    marker = get_user_model().objects.create_user(username="marker")
+    Membership.objects.create(user=marker, project=project, role=Role.ENGINEER)
+    for n, item in enumerate(span.retention[:3]):
+        team_services.fact_mark_set(
+            span=span,
+            fact_key=team_selectors.fact_key(item["text"]),
+            author=marker,
+            mark="wrong" if n else "right",
+            note="the summary says it in other words" if n else "",
+        )
     return Site(
         project=project,
         session=session,
-        span_seq=session.compaction_spans.filter(replay=None).order_by("seq").first().seq,
+        span_seq=span.seq,
         replay=replay,
         experiment=experiment,
         alert=Alert.objects.filter(session=session).first(),

@@ -27,7 +27,7 @@ from compaction.models import AnalysisStatus, CompactionSpan, Experiment, Sessio
 from privacy.models import AuditEvent, Finding
 from sessions.limits import TEXT_LIMITS
 from sessions.models import AgentSession, ApiKey, CompactionEvent, Message, Probe, Project, Role
-from team.models import Comment, SavedFilter
+from team.models import Comment, SavedFilter, VerdictMark
 from tests.alerts.test_alerts import THREE, analysed_session
 from tests.factories import make_key, make_project, make_session, make_user, wire_message
 from tests.importers.test_otlp import call, export, text
@@ -313,6 +313,15 @@ def filter_name(ctx: Ctx, v: str) -> Outcome:
     return Outcome(400 if refused else response.status_code, refused, stored)
 
 
+def feedback_note(ctx: Ctx, v: str) -> Outcome:
+    alert = _alert(ctx)
+    ctx.login(Role.ENGINEER)
+    response = ctx.client.post(f"/feedback/alerts/{alert.pk}/", {"mark": "wrong", "note": v})
+    refused = _flash(response)
+    stored = VerdictMark.objects.filter(note=v).exists()
+    return Outcome(400 if refused else response.status_code, refused, stored)
+
+
 def _personal_session(ctx: Ctx) -> AgentSession:
     session = make_session(ctx.project, messages=[wire_message(0, content=f"Meu CPF é {CPF}.")])
     pipeline.session_analyse(session_id=session.pk)
@@ -397,6 +406,7 @@ DOORS = [
     Door("alert.comment", alert_comment, "comment"),
     Door("comment.body", comment_body, "body"),
     Door("filter.name", filter_name, "name"),
+    Door("feedback.note", feedback_note, "note"),
     Door("reveal.reason", reveal_reason, "reason"),
     Door("redact.reason", redact_reason, "reason"),
     Door("subject.identifier", subject_identifier, "identifier"),

@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
 from alerts import webhooks
-from alerts.models import AlertSettings
+from alerts.models import Alert, AlertSettings
 from compaction import pipeline
 from compaction import services as compaction_services
 from compaction.models import CompactionSpan, Experiment, ReplayRun
@@ -27,6 +27,7 @@ from privacy import reveal
 from sessions import services
 from sessions.models import AgentSession, Membership, Project, Role
 from sessions.schemas import EventBatch
+from team import selectors as team_selectors
 from team import services as team_services
 from team.models import SavedFilter
 
@@ -205,6 +206,20 @@ def labelled_project(*, name: str = "casa-aurora") -> Door:
     for user in users.values():
         # As saved before filters refused personal data: rows a page and an erasure still meet.
         SavedFilter.objects.create(user=user, name=f"cliente {CPF}", query=f"q={CPF}")
+    # verdict feedback: every fact of the compaction marked, with a note quoting the person
+    for item in span.retention:
+        team_services.fact_mark_set(
+            span=span,
+            fact_key=team_selectors.fact_key(str(item["text"])),
+            author=users[Role.ENGINEER.value],
+            mark="wrong",
+            note=f"a cliente {NAME} (CPF {CPF}) disse outra coisa",
+        )
+    alert = Alert.objects.filter(session=session).exclude(rule="personal_data").first()
+    if alert is not None:
+        team_services.alert_mark_set(
+            alert=alert, author=users[Role.ENGINEER.value], mark="right", note=f"CPF {CPF}"
+        )
     reveal.value_reveal(
         user=users[Role.PRIVACY_REVIEWER.value],
         target=f"message:{session.pk}:0:0",

@@ -97,6 +97,7 @@ def test_the_dump_holds_copies_everywhere_before_the_erasure() -> None:
         "compaction_experiment",
         "compaction_alert",
         "compaction_comment",
+        "team_verdictmark",
     } <= tables
 
 

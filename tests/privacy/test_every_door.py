@@ -50,6 +50,8 @@ SEEDS: list[Callable[[Door], str]] = [
     lambda d: f"/projects/{d.project.pk}/audit/",
     lambda d: f"/projects/{d.project.pk}/audit.csv",
     lambda d: f"/projects/{d.project.pk}/policy/",
+    lambda d: f"/projects/{d.project.pk}/feedback/",
+    lambda d: f"/projects/{d.project.pk}/feedback.jsonl",
     lambda d: f"/sessions/{d.session.pk}/curve.csv",
     lambda d: f"/sessions/{d.session.pk}/curve.json",
     lambda d: f"/sessions/{d.session.pk}/spans.csv",

@@ -29,6 +29,7 @@ from config.api import api
 from privacy.models import Finding
 from sessions import access, services
 from sessions.models import AgentSession, ApiKey, Membership, Project, Role
+from team import selectors as team_selectors
 from team import services as team_services
 from tests.factories import make_project, make_session, wire_message
 
@@ -147,6 +148,26 @@ def _alert(w: World) -> int:
     alert = Alert.objects.filter(session=w.session).order_by("pk").first()
     assert alert is not None, "the summary's CPF raises a personal_data alert"
     return alert.pk
+
+
+def _markable_alert(w: World) -> int:
+    """An alert a member marks (a personal-data one is marked by the privacy review)."""
+    alert, _ = Alert.objects.get_or_create(
+        project=w.project,
+        session=w.session,
+        rule="failed_splice",
+        defaults={
+            "severity": "warning",
+            "title": "Failed splice at #10",
+            "evidence": {"seq": 10, "spans": [10], "calls": [], "items": [], "numbers": {}},
+        },
+    )
+    return alert.pk
+
+
+def _fact(w: World) -> str:
+    assert w.span.retention, "the compaction's retention checks a fact"
+    return team_selectors.fact_key(str(w.span.retention[0]["text"]))
 
 
 EXPERIMENT_FORM = {
@@ -371,6 +392,31 @@ PAGES: dict[str, list[PageRule]] = {
     "team:comment-edit": [
         PageRule("post", _comment, Role.VIEWER, ok=302, data=lambda w: {"body": "changed"})
     ],
+    "team:feedback": [
+        PageRule("get", lambda w: f"/projects/{w.project.pk}/feedback/", Role.VIEWER)
+    ],
+    "team:feedback-export": [
+        PageRule("get", lambda w: f"/projects/{w.project.pk}/feedback.jsonl", Role.VIEWER)
+    ],
+    # a mark takes the engineer role, as an alert's triage does; viewers read the counts
+    "team:fact-mark": [
+        PageRule(
+            "post",
+            lambda w: f"/feedback/sessions/{w.session.pk}/compactions/{w.span.seq}/",
+            Role.ENGINEER,
+            ok=302,
+            data=lambda w: {"fact": _fact(w), "mark": "right"},
+        )
+    ],
+    "team:alert-mark": [
+        PageRule(
+            "post",
+            lambda w: f"/feedback/alerts/{_markable_alert(w)}/",
+            Role.ENGINEER,
+            ok=302,
+            data=lambda w: {"mark": "wrong"},
+        )
+    ],
     "team:filter-save": [
         PageRule(
             "post", lambda w: "/filters/", ANY, ok=302, data=lambda w: {"name": "n", "query": "q=x"}
@@ -573,6 +619,8 @@ API_ROUTES: list[tuple[str, str, Callable[[World], str], Any, int, int]] = [
         200,
         404,
     ),
+    ("GET", "/feedback/summary", lambda w: "/api/v1/feedback/summary", None, 200, 200),
+    ("GET", "/feedback/export", lambda w: "/api/v1/feedback/export", None, 200, 200),
     (
         "DELETE",
         "/sessions/{external_id}",

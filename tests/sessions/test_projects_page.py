@@ -53,9 +53,11 @@ def test_the_projects_page_lists_each_role_and_the_pages_it_opens(client: Client
     loja = body[body.index(">loja<") : body.index(">suporte<")]
     suporte = body[body.index(">suporte<") :]
     assert "Admin" in loja
-    for page in ("members", "keys", "policy", "settings", "audit"):
+    for page in ("members", "keys", "policy", "settings", "audit", "feedback"):
         assert f"/projects/{mine.pk}/{page}/" in loja
     assert "Viewer" in suporte
-    assert f"/projects/{watched.pk}/" not in suporte
+    # a viewer's only project page is the verdict feedback every member reads
+    assert suporte.count(f"/projects/{watched.pk}/") == 1
+    assert f'href="/projects/{watched.pk}/feedback/"' in suporte
     client.force_login(make_user())
     assert "not a member of any project yet" in client.get("/projects/").content.decode()

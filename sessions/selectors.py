@@ -230,3 +230,15 @@ def _collect_tool_calls(message: Message, names: dict[str, str], wanted: set[str
             names[str(block["id"])] = str(block.get("name", ""))
         elif block.get("type") == "tool_result" and block.get("tool_use_id"):
             wanted.add(str(block["tool_use_id"]))
+
+
+# A session that received data this recently is marked live in the list (the watcher uploads
+# within a second or two of a line being written; an idle agent goes quiet within a minute).
+LIVE_SECONDS = 60
+
+
+def session_is_live(session: AgentSession, *, now: datetime | None = None) -> bool:
+    """Whether data reached ``session`` in the last ``LIVE_SECONDS`` (any ingest stamps
+    ``updated_at``)."""
+    moment = now or timezone.now()
+    return (moment - session.updated_at).total_seconds() <= LIVE_SECONDS

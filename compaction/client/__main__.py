@@ -152,6 +152,7 @@ def watch_arguments(commands: Any) -> None:
         help="read a Claude Code hook's JSON on stdin and flush its transcript (implies --once)",
     )
     w.add_argument("--attempts", type=int, default=6, help="tries per upload before waiting")
+    w.add_argument("--parallel", type=int, default=4, help="sessions uploaded at once")
 
 
 def watch_main(args: argparse.Namespace) -> int:
@@ -180,6 +181,7 @@ def watch_main(args: argparse.Namespace) -> int:
         state=watch.State.load(state_path, args.url),
         backoff=backoff,
         rescan=args.rescan,
+        parallel=max(1, args.parallel),
     )
     try:
         return watcher.run(interval=args.interval, once=once, sleep=time.sleep)

@@ -25,8 +25,10 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -111,6 +113,7 @@ class Watcher:
         out: IO[str] | None = None,
         clock: Callable[[], float] = time.monotonic,
         rescan: float = 2.0,
+        parallel: int = 4,
     ) -> None:
         self.roots = [str(Path(r).expanduser()) for r in roots]
         self.upload = upload
@@ -119,6 +122,8 @@ class Watcher:
         self.out = out
         self.clock = clock
         self.rescan_every = rescan
+        self.parallel = parallel
+        self._lock = threading.Lock()
         self.sessions: dict[Path, Watched] = {}
         self._scanned_at: float | None = None
         self._seen: dict[Path, tuple[int, int]] = {}  # (size, mtime_ns) at the last look
@@ -157,6 +162,7 @@ class Watcher:
         if self._scanned_at is None or now - self._scanned_at >= self.rescan_every:
             self.scan()
         waiting = 0
+        due = []
         for main, watched in self.sessions.items():
             lengths = [(p, self._length(p)) for p in watched.files]
             new = [(p, n) for p, n in lengths if n != self.state.sent.get(str(p), 0)]
@@ -165,12 +171,19 @@ class Watcher:
             if now < watched.next_try:
                 waiting += 1
                 continue
-            if not self._send(main, watched, lengths):
-                waiting += 1
-        return waiting
+            due.append((main, watched, lengths))
+        if self.parallel > 1 and len(due) > 1:
+            # Sessions upload side by side, so many busy sessions do not queue behind each
+            # other; each session has one upload in flight at most.
+            with ThreadPoolExecutor(min(self.parallel, len(due))) as pool:
+                sent = list(pool.map(lambda args: self._send(*args), due))
+        else:
+            sent = [self._send(*args) for args in due]
+        return waiting + sent.count(False)
 
     def _send(self, main: Path, watched: Watched, lengths: list[tuple[Path, int]]) -> bool:
         name = main.name.split(".")[0]
+        started = time.monotonic()
         try:
             report = self.upload([(p, n) for p, n in lengths if n > 0])
         except (GiveUp, OSError) as exc:
@@ -179,13 +192,16 @@ class Watcher:
             wait = self.backoff.delay(watched.failures, getattr(reply, "retry_after", None))
             watched.next_try = self.clock() + wait
             reason = str(exc).splitlines()[0][:200]
-            self._say(f"{name}: not sent ({reason}); retrying in {wait:.1f}s, nothing lost")
+            with self._lock:
+                self._say(f"{name}: not sent ({reason}); retrying in {wait:.1f}s, nothing lost")
             return False
         watched.failures, watched.next_try = 0, 0.0
-        for path, length in lengths:
-            self.state.sent[str(path)] = length
-        self.state.save()
-        self._say(f"{name}: {_summary(report, lengths)}")
+        with self._lock:
+            for path, length in lengths:
+                self.state.sent[str(path)] = length
+            self.state.save()
+            took = time.monotonic() - started
+            self._say(f"{name}: {_summary(report, lengths)} ({took:.2f}s)")
         return True
 
     def _say(self, line: str) -> None:

@@ -280,3 +280,31 @@ def test_the_hook_refuses_json_without_a_transcript(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert "no transcript_path" in done.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_several_sessions_growing_together_each_equal_their_import(
+    live_server: Any, tmp_path: Path
+) -> None:
+    log = AUTO.parents[1] / "claude-code-log"
+    sources = sorted(log.rglob("*.jsonl"))[:3]
+    project = make_project(name="watched")
+    root = tmp_path / "projects"
+    copies = []
+    for source in sources:
+        copy = root / source.parent.name / source.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copies.append((source, copy))
+    w = Harness(root, live_server.url, make_key(project), tmp_path / "state.json")
+    assert w.watcher.parallel > 1
+    for half in (0, 1):
+        for source, copy in copies:
+            lines = read_lines(source)
+            cut = len(lines) // 2
+            _grow(copy, b"".join(lines[:cut] if half == 0 else lines[cut:]))
+        assert w.poll() == 0
+    assert len(w.uploads) == 2 * len(sources)
+
+    reference = make_project(name="one-shot import")
+    claude_code_import(project=reference, paths=sources)
+    assert _sessions(project) == _sessions(reference)

@@ -10,7 +10,10 @@ from django.template.loader import render_to_string
 from django.test import Client
 
 from compaction import pipeline, selectors
+from sessions.importers.claude_code import claude_code_import
+from sessions.models import AgentSession, CompactionEvent
 from tests.factories import make_key, make_project, make_session
+from tests.importers.corpus import AUTO
 
 pytestmark = pytest.mark.django_db
 
@@ -120,3 +123,21 @@ def test_forecast_partial_without_a_forecast_says_why(project):
         "compaction/_forecast.html", {"forecast": selectors.session_forecast(session, None)}
     )
     assert "No forecast of the next compaction" in html
+
+
+def test_a_real_claude_code_compaction_is_checked_against_its_forecast(
+    client: Client, auth, project
+):
+    claude_code_import(project=project, paths=[AUTO])
+    session = AgentSession.objects.get(project=project, parent__isnull=True)
+    pipeline.session_analyse(session_id=session.pk)
+    event = CompactionEvent.objects.get(session=session)
+    curve = client.get(f"/api/v1/sessions/{session.external_id}/curve", headers=auth).json()
+    # Claude Code's own threshold, and the real auto-compaction fired just past it
+    assert (event.trigger, curve["context_window"]) == ("auto", 200_000)
+    assert 167_000 <= event.tokens_before < 167_000 * 1.01
+    [check] = curve["forecast_accuracy"]
+    assert check["seq"] == event.seq
+    assert check["actual_calls"] == 10
+    assert isinstance(check["predicted_calls"], int)
+    assert curve["forecast"] is None or curve["forecast"]["basis"] == "harness_default"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from compaction.engine.forecast import (
+    RECENT_CALLS,
     Forecast,
     ForecastCheck,
     ForecastPoint,
@@ -33,11 +34,19 @@ def test_forecast_counts_calls_and_minutes_at_the_recent_rate() -> None:
     assert made == Forecast(22, 11.0, 167_000, "harness_default")
 
 
-def test_one_huge_tool_result_does_not_move_the_median_rate() -> None:
-    points = climb(40_000, [5_000, 5_000, 80_000, 5_000, 5_000])
+def test_the_rate_is_the_mean_growth_so_a_large_tool_result_counts() -> None:
+    points = climb(40_000, [5_000, 5_000, 80_000, 5_000, 5_000])  # 100,000 in five calls
     made = forecast_next(points, threshold=WINDOW)
     assert made is not None
-    assert made.calls_to_compaction == (200_000 - 140_000) // 5_000
+    assert made.calls_to_compaction == (200_000 - 140_000) // 20_000
+
+
+def test_only_the_recent_calls_set_the_rate() -> None:
+    slow_then_fast = climb(20_000, [500] * 30 + [4_000] * RECENT_CALLS)
+    made = forecast_next(slow_then_fast, threshold=WINDOW)
+    assert made is not None
+    now = 20_000 + 500 * 30 + 4_000 * RECENT_CALLS
+    assert made.calls_to_compaction == -(-(200_000 - now) // 4_000)
 
 
 def test_the_rate_is_measured_since_the_last_compaction_only() -> None:

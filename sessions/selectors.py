@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, time
+from datetime import datetime, time, timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, OuterRef, QuerySet, Subquery
+from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -242,3 +242,19 @@ def session_is_live(session: AgentSession, *, now: datetime | None = None) -> bo
     ``updated_at``)."""
     moment = now or timezone.now()
     return (moment - session.updated_at).total_seconds() <= LIVE_SECONDS
+
+
+def session_list_version(*, projects: QuerySet[Project], now: datetime | None = None) -> str:
+    """What the session list shows changes only when this does: sessions added, grown or
+    deleted, analyses finished, and sessions going quiet (the live mark). One query; the
+    list's poll answers 304 while it holds (sessions.views.session_list)."""
+    moment = now or timezone.now()
+    found = AgentSession.objects.filter(project__in=projects).aggregate(
+        n=Count("pk"),
+        last=Max("updated_at"),
+        live=Count("pk", filter=Q(updated_at__gte=moment - timedelta(seconds=LIVE_SECONDS))),
+        analysed=Sum("analysis__analysed_generation"),
+        failed=Count("analysis", filter=Q(analysis__status="failed")),
+    )
+    last = found["last"].isoformat() if found["last"] else "-"
+    return f"{found['n']}.{last}.{found['live']}.{found['analysed'] or 0}.{found['failed']}"

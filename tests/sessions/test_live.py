@@ -44,3 +44,55 @@ def test_the_session_list_marks_live_sessions_only(client: Client) -> None:
     row = body[body.index("quiet-run") :]
     assert row.index(BADGE) < row.index("</tr>")
     assert live.external_id in row[row.index("</tr>") :]
+
+
+POLL = {"HX-Request": "true", "HX-Target": "session-rows"}
+
+
+def test_the_list_rows_poll_answers_304_until_something_shown_changes(
+    client: Client, django_assert_num_queries
+) -> None:
+    project = make_project()
+    make_session(project, external_id="first-run")
+    client.force_login(make_user(project=project))
+    page = client.get("/").content.decode()
+    assert 'id="session-rows" hx-get="?" hx-trigger="every 5s"' in page
+
+    rows = client.get("/", headers=POLL)
+    assert rows.status_code == 200
+    body = rows.content.decode()
+    assert body.lstrip().startswith('<tbody id="session-rows"')
+    assert "first-run" in body
+    assert "<html" not in body
+    etag = rows["ETag"]
+    assert rows["Cache-Control"] == "private, no-cache"
+    assert "HX-Target" in rows["Vary"]
+
+    # session + user, the user's projects' memberships, the two versions: nothing rendered
+    with django_assert_num_queries(4):
+        again = client.get("/", headers={**POLL, "If-None-Match": etag})
+    assert again.status_code == 304
+    assert again.content == b""
+
+    make_session(project, external_id="second-run")
+    grown = client.get("/", headers={**POLL, "If-None-Match": etag})
+    assert grown.status_code == 200
+    assert grown["ETag"] != etag
+    assert "second-run" in grown.content.decode()
+
+
+def test_the_poll_version_changes_when_a_session_goes_quiet() -> None:
+    project = make_project()
+    with time_machine.travel(T0, tick=False):
+        make_session(project)
+    projects = type(project).objects.filter(pk=project.pk)
+    live = selectors.session_list_version(projects=projects, now=T0 + timedelta(seconds=30))
+    quiet = selectors.session_list_version(projects=projects, now=T0 + timedelta(seconds=90))
+    assert live != quiet
+
+
+def test_the_poll_is_scoped_to_the_users_projects(client: Client) -> None:
+    mine, theirs = make_project(name="mine"), make_project(name="theirs")
+    make_session(theirs, external_id="hidden-run")
+    client.force_login(make_user(project=mine))
+    assert "hidden-run" not in client.get("/", headers=POLL).content.decode()

@@ -16,7 +16,8 @@ answered 200, so a server that is down loses nothing: the session is retried wit
 waits (jittered, capped, Retry-After honoured) while the other sessions carry on.
 
 Polling (``os.stat`` size and mtime every ``--interval`` seconds; the tree is searched for new
-transcripts every ``--rescan`` seconds): no inotify dependency, and it works on every OS.
+transcripts every ``--rescan`` seconds): no inotify dependency, and it works on every OS. Up to
+``--parallel`` sessions upload at once, one upload in flight per session.
 """
 
 from __future__ import annotations
@@ -85,7 +86,11 @@ class State:
         if not isinstance(data, dict) or data.get("url") != url:
             return cls(path, url)
         files = data.get("files")
-        sent = {str(k): int(v) for k, v in files.items()} if isinstance(files, dict) else {}
+        sent = (
+            {str(k): v for k, v in files.items() if isinstance(v, int) and v >= 0}
+            if isinstance(files, dict)
+            else {}
+        )
         return cls(path, url, sent)
 
     def save(self) -> None:

@@ -308,3 +308,12 @@ def test_several_sessions_growing_together_each_equal_their_import(
     reference = make_project(name="one-shot import")
     claude_code_import(project=reference, paths=sources)
     assert _sessions(project) == _sessions(reference)
+
+
+def test_a_damaged_state_file_means_starting_over_not_crashing(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    state.write_text('{"url": "u", "files": {"/a.jsonl": "lots", "/b.jsonl": 12}}')
+    assert State.load(state, "u").sent == {"/b.jsonl": 12}
+    assert State.load(state, "another server").sent == {}
+    state.write_text("{half")
+    assert State.load(state, "u").sent == {}

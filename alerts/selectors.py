@@ -12,6 +12,7 @@ from django.db.models import (
     Exists,
     F,
     IntegerField,
+    Max,
     OuterRef,
     Q,
     QuerySet,
@@ -393,3 +394,12 @@ def replay_alert_comparison(run: ReplayRun) -> list[RuleComparison]:
         for rule in engine.RULES
         if rule in observed or rule in replayed
     ]
+
+
+def alerts_version(*, projects: QuerySet[Project]) -> str:
+    """Changes whenever an alert of ``projects`` is opened, changes state or is deleted: part
+    of the session list's poll version (its alert badges)."""
+    found = Alert.objects.filter(project__in=projects).aggregate(
+        n=Count("pk"), last=Max("updated_at")
+    )
+    return f"{found['n']}.{found['last'].isoformat() if found['last'] else '-'}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from ninja import Query, Router, Schema, Status
@@ -16,6 +17,8 @@ from compaction.schemas import (
     CurvePointOut,
     ExperimentIn,
     ExperimentOut,
+    ForecastCheckOut,
+    ForecastOut,
     Replaced,
     ReplayCostOut,
     ReplayIn,
@@ -45,6 +48,7 @@ def session_curve(request: KeyRequest, external_id: str) -> Curve:
     )
     analysis = selectors.analysis_for(session)
     billed = selectors.session_billed(session, analysis)
+    predicted = selectors.session_forecast(session, analysis)
     return Curve(
         status=analysis.status if analysis else "pending",
         current=analysis.is_current if analysis else False,
@@ -52,6 +56,8 @@ def session_curve(request: KeyRequest, external_id: str) -> Curve:
         points=[CurvePointOut(**p) for p in selectors.analysis_curve(analysis)],
         billed_tokens_total=billed.tokens,
         compaction_calls_billed_tokens=billed.summary_calls,
+        forecast=ForecastOut(**asdict(predicted.forecast)) if predicted.forecast else None,
+        forecast_accuracy=[ForecastCheckOut(**asdict(c)) for c in predicted.checks],
     )
 
 

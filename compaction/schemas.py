@@ -33,6 +33,27 @@ class CurvePointOut(BaseModel):
     estimated: bool
 
 
+class ForecastOut(Schema):
+    """The next compaction at the recent growth rate (DESIGN.md, curve ``forecast``)."""
+
+    calls_to_compaction: int = Field(
+        ..., description="Model calls until the context reaches threshold_tokens (0: there)."
+    )
+    minutes_to_compaction: float | None = Field(
+        None, description="The same in minutes at the recent pace; null without timestamps."
+    )
+    threshold_tokens: int
+    basis: Literal["declared_policy", "harness_default", "window"]
+
+
+class ForecastCheckOut(Schema):
+    """Before the compaction at ``seq``: the calls the forecast predicted, and the real ones."""
+
+    seq: int
+    predicted_calls: int | None
+    actual_calls: int
+
+
 class Curve(Schema):
     status: str = Field(..., description="Analysis status: pending, running, done or failed.")
     current: bool = Field(..., description="False while newer batches await analysis.")
@@ -45,6 +66,16 @@ class Curve(Schema):
     )
     compaction_calls_billed_tokens: int = Field(
         0, description="The part of billed_tokens_total spent writing compaction summaries."
+    )
+    forecast: ForecastOut | None = Field(
+        None,
+        description="Calls and minutes until the next compaction at the recent growth rate; "
+        "null with too few calls since the last compaction, or when the context is not growing.",
+    )
+    forecast_accuracy: list[ForecastCheckOut] = Field(
+        default_factory=list,
+        description="For each observed compaction, what the forecast said 10 calls (or as many "
+        "as the climb had) before it, and how many calls really followed.",
     )
 
 

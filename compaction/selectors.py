@@ -9,6 +9,7 @@ from typing import Any, Literal, cast
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 
+from compaction.engine import forecast as forecast_engine
 from compaction.engine import pricing
 from compaction.engine import replay as replay_engine
 from compaction.engine.analysis import WindowSource, window_for
@@ -627,3 +628,47 @@ def summary_pairs(
     return [
         (max(candidates, key=lambda o: closeness(o, span), default=None), span) for span in replayed
     ]
+
+
+# --- forecast of the next compaction ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionForecast:
+    """The next compaction at the recent rate (None when there is nothing to go on), the
+    threshold it aims at, and how right the same forecast was before past compactions."""
+
+    forecast: forecast_engine.Forecast | None
+    threshold: forecast_engine.Threshold
+    checks: list[forecast_engine.ForecastCheck]
+
+
+def session_forecast(session: AgentSession, analysis: SessionAnalysis | None) -> SessionForecast:
+    """Two small reads: the compaction seqs, and the times of the recent calls only (the
+    minutes need them; the past checks count calls)."""
+    curve = analysis_curve(analysis)
+    threshold = forecast_engine.threshold_for(
+        metadata=session.metadata if isinstance(session.metadata, dict) else None,
+        agent=session.agent or "",
+        window=session_window(session)[0],
+    )
+    compaction_seqs = list(
+        CompactionEvent.objects.filter(session=session).values_list("seq", flat=True)
+    )
+    recent = {p["seq"] for p in curve[-(forecast_engine.RECENT_CALLS + 1) :]}
+    times = dict(
+        Message.objects.filter(session=session, seq__in=recent).values_list("seq", "timestamp")
+    )
+    points = [
+        forecast_engine.ForecastPoint(p["seq"], p["context_tokens"], times.get(p["seq"]))
+        for p in curve
+    ]
+    return SessionForecast(
+        forecast=forecast_engine.forecast_next(
+            points, threshold=threshold, compaction_seqs=compaction_seqs
+        ),
+        threshold=threshold,
+        checks=forecast_engine.forecast_checks(
+            points, threshold=threshold, compaction_seqs=compaction_seqs
+        ),
+    )

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, time
+from datetime import datetime, time, timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, OuterRef, QuerySet, Subquery
+from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -238,3 +238,31 @@ def _collect_tool_calls(message: Message, names: dict[str, str], wanted: set[str
             names[str(block["id"])] = str(block.get("name", ""))
         elif block.get("type") == "tool_result" and block.get("tool_use_id"):
             wanted.add(str(block["tool_use_id"]))
+
+
+# A session that received data this recently is marked live in the list (the watcher uploads
+# within a second or two of a line being written; an idle agent goes quiet within a minute).
+LIVE_SECONDS = 60
+
+
+def session_is_live(session: AgentSession, *, now: datetime | None = None) -> bool:
+    """Whether data reached ``session`` in the last ``LIVE_SECONDS`` (any ingest stamps
+    ``updated_at``)."""
+    moment = now or timezone.now()
+    return (moment - session.updated_at).total_seconds() <= LIVE_SECONDS
+
+
+def session_list_version(*, projects: QuerySet[Project], now: datetime | None = None) -> str:
+    """What the session list shows changes only when this does: sessions added, grown or
+    deleted, analyses finished, and sessions going quiet (the live mark). One query; the
+    list's poll answers 304 while it holds (sessions.views.session_list)."""
+    moment = now or timezone.now()
+    found = AgentSession.objects.filter(project__in=projects).aggregate(
+        n=Count("pk"),
+        last=Max("updated_at"),
+        live=Count("pk", filter=Q(updated_at__gte=moment - timedelta(seconds=LIVE_SECONDS))),
+        analysed=Sum("analysis__analysed_generation"),
+        failed=Count("analysis", filter=Q(analysis__status="failed")),
+    )
+    last = found["last"].isoformat() if found["last"] else "-"
+    return f"{found['n']}.{last}.{found['live']}.{found['analysed'] or 0}.{found['failed']}"

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import connection
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.db.models import QuerySet
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotModified,
+    JsonResponse,
+)
 from django.shortcuts import redirect, render
+from django.utils.cache import patch_vary_headers
+from django.utils.http import parse_etags, quote_etag
 from django.views.decorators.http import require_http_methods
 
 from alerts import selectors as alert_selectors
@@ -19,7 +29,7 @@ from compaction.models import CompactionSpan, SessionAnalysis
 from privacy import selectors as privacy_selectors
 from sessions import access, import_views, pages, selectors, services
 from sessions.forms import SessionDeleteForm, SessionFilterForm
-from sessions.models import AgentSession, Message, Role
+from sessions.models import AgentSession, Message, Project, Role
 from team import selectors as team_selectors
 
 SESSIONS_PER_PAGE = 50
@@ -73,9 +83,33 @@ def list_filtered(filters: dict[str, object]) -> bool:
     return any(v not in (None, "") for k, v in filters.items() if k not in ("sort", "subagents"))
 
 
+# The list's rows poll themselves (hx-target "session-rows"); the answer is 304 while nothing
+# the list shows has changed, so many open lists cost one small query each per poll.
+ROWS_POLL_TARGET = "session-rows"
+
+
+def _rows_etag(request: HttpRequest, projects: QuerySet[Project]) -> str:
+    version = selectors.session_list_version(projects=projects)
+    alerts = alert_selectors.alerts_version(projects=projects)
+    seed = f"{request.user.pk}|{request.get_full_path()}|{version}|{alerts}"
+    return quote_etag(hashlib.sha256(seed.encode()).hexdigest()[:32])
+
+
+def _poll_headers(response: HttpResponse, etag: str) -> HttpResponse:
+    response["ETag"] = etag
+    # Kept by the browser but checked every time: a poll revalidates and gets 304.
+    response["Cache-Control"] = "private, no-cache"
+    patch_vary_headers(response, ["HX-Target", "Cookie"])
+    return response
+
+
 @login_required
 def session_list(request: HttpRequest) -> HttpResponse:
     projects = selectors.projects_for_user(request.user)
+    poll = request.headers.get("HX-Target") == ROWS_POLL_TARGET
+    etag = _rows_etag(request, projects) if poll else ""
+    if poll and etag in parse_etags(request.headers.get("If-None-Match", "")):
+        return _poll_headers(HttpResponseNotModified(), etag)
     form = SessionFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
     sessions = selectors.with_subagent_counts(
@@ -102,9 +136,9 @@ def session_list(request: HttpRequest) -> HttpResponse:
                 subagents=getattr(session, "subagent_count", 0),
             )
         )
-    return render(
+    response = render(
         request,
-        "sessions/session_list.html",
+        "sessions/session_list.html#session-rows" if poll else "sessions/session_list.html",
         {
             "page": page,
             "rows": rows,
@@ -129,6 +163,10 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "filter_query": team_selectors.filter_query_clean(_query_without(request, form=form)),
         },
     )
+    if poll:
+        return _poll_headers(response, etag)
+    patch_vary_headers(response, ["HX-Target"])
+    return response
 
 
 # Personal data findings listed on a session page (masked); the review queue has them all.

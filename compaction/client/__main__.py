@@ -1,8 +1,9 @@
-"""``python -m compaction.client upload PATH... --url URL --key KEY``
+"""``python -m compaction.client upload PATH... --url URL --key KEY`` and
+``python -m compaction.client watch [PATH ...] --url URL --key KEY`` (see ``watch.py``).
 
-Uploads Claude Code transcripts (files or folders; a session's ``subagents/`` folder comes
-along) to ``/api/v1/imports/claude-code`` as one multipart request per session, each file
-gzipped, built in a temporary file so memory stays small. Retries with backoff and honours
+``upload`` uploads Claude Code transcripts (files or folders; a session's ``subagents/``
+folder comes along) to ``/api/v1/imports/claude-code`` as one multipart request per session,
+each file gzipped, built in a temporary file so memory stays small. Retries with backoff and honours
 Retry-After. Prints the server's import report; exits 1 when a file was refused.
 """
 
@@ -15,10 +16,12 @@ import secrets
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from compaction.client import watch
 from compaction.client.transport import Backoff, GiveUp, Reply, post_with_retries, send
 from compaction.engine.claude_code_records import transcript_groups
 
@@ -30,11 +33,24 @@ def groups(paths: Sequence[str]) -> list[list[Path]]:
     return transcript_groups(paths)
 
 
-def multipart(files: Sequence[Path], out: IO[bytes]) -> str:
-    """Write a multipart/form-data body with each file gzipped; return the content type."""
+def multipart(
+    files: Sequence[Path],
+    out: IO[bytes],
+    *,
+    lengths: Sequence[int | None] = (),
+    own_names: bool = False,
+) -> str:
+    """Write a multipart/form-data body with each file gzipped, cut at ``lengths[i]`` bytes
+    where given (a growing transcript, up to its last complete line); return the content type.
+
+    ``own_names`` sends each file under its own name (the server inflates gzip by its magic
+    bytes), so what the import records of a file (a compaction call's ``file``) is what a
+    local import of the same folder records."""
     boundary = f"sawtooth-{secrets.token_hex(12)}"
-    for path in files:
-        name = path.name if path.name.endswith(".gz") else f"{path.name}.gz"
+    for i, path in enumerate(files):
+        length = lengths[i] if i < len(lengths) else None
+        own = own_names or path.name.endswith(".gz")
+        name = path.name if own else f"{path.name}.gz"
         out.write(
             f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
             "Content-Type: application/gzip\r\n\r\n".encode()
@@ -44,15 +60,32 @@ def multipart(files: Sequence[Path], out: IO[bytes]) -> str:
                 shutil.copyfileobj(source, out)
             else:
                 with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as packed:
-                    shutil.copyfileobj(source, packed)
+                    if length is None:
+                        shutil.copyfileobj(source, packed)
+                    else:
+                        _copy_prefix(source, packed, length)
         out.write(b"\r\n")
     out.write(f"--{boundary}--\r\n".encode())
     return f"multipart/form-data; boundary={boundary}"
 
 
-def upload(files: Sequence[Path], *, url: str, key: str, backoff: Backoff) -> Any:
+def _copy_prefix(source: IO[bytes], target: gzip.GzipFile, length: int) -> None:
+    while length > 0 and (chunk := source.read(min(length, 1024 * 1024))):
+        target.write(chunk)
+        length -= len(chunk)
+
+
+def upload(
+    files: Sequence[Path],
+    *,
+    url: str,
+    key: str,
+    backoff: Backoff,
+    lengths: Sequence[int | None] = (),
+    own_names: bool = False,
+) -> Any:
     with tempfile.TemporaryFile() as body:
-        content_type = multipart(files, body)
+        content_type = multipart(files, body, lengths=lengths, own_names=own_names)
         length = body.tell()
 
         def once() -> Reply:
@@ -78,7 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     up.add_argument("--url", required=True, help="Sawtooth base URL, e.g. http://localhost:8000")
     up.add_argument("--key", required=True, help="project key (st_...)")
     up.add_argument("--attempts", type=int, default=6)
+    watch_arguments(commands)
     args = parser.parse_args(argv)
+    if args.command == "watch":
+        return watch_main(args)
 
     status = 0
     for group in groups(args.paths):
@@ -95,6 +131,62 @@ def main(argv: Sequence[str] | None = None) -> int:
         if any(f.get("error") for f in report.get("files", [])):
             status = 1
     return status
+
+
+def watch_arguments(commands: Any) -> None:
+    w = commands.add_parser(
+        "watch", help="follow Claude Code transcripts as they grow and upload what is new"
+    )
+    w.add_argument("paths", nargs="*", metavar="PATH", help=f"default: {watch.DEFAULT_ROOT}")
+    w.add_argument("--url", required=True, help="Sawtooth base URL, e.g. http://localhost:8000")
+    w.add_argument("--key", required=True, help="project key (st_...)")
+    w.add_argument("--state", help=f"offsets file (default: {watch.DEFAULT_STATE})")
+    w.add_argument("--interval", type=float, default=1.0, help="seconds between polls")
+    w.add_argument(
+        "--rescan", type=float, default=2.0, help="seconds between searches for new files"
+    )
+    w.add_argument("--once", action="store_true", help="send what is new, then exit")
+    w.add_argument(
+        "--hook",
+        action="store_true",
+        help="read a Claude Code hook's JSON on stdin and flush its transcript (implies --once)",
+    )
+    w.add_argument("--attempts", type=int, default=6, help="tries per upload before waiting")
+    w.add_argument("--parallel", type=int, default=4, help="sessions uploaded at once")
+
+
+def watch_main(args: argparse.Namespace) -> int:
+    paths = list(args.paths)
+    once = args.once or args.hook
+    if args.hook:
+        paths = [watch.hook_transcript(sys.stdin)]
+    backoff = Backoff(attempts=args.attempts)
+    # One try per upload: the watcher itself waits and retries, so other sessions carry on.
+    per_upload = Backoff(base=backoff.base, cap=backoff.cap, attempts=1)
+
+    def send(files: Sequence[tuple[Path, int]]) -> Any:
+        return upload(
+            [p for p, _ in files],
+            url=args.url,
+            key=args.key,
+            backoff=per_upload,
+            lengths=[n for _, n in files],
+            own_names=True,
+        )
+
+    state_path = Path(args.state).expanduser() if args.state else watch.default_state()
+    watcher = watch.Watcher(
+        paths or [watch.DEFAULT_ROOT],
+        upload=send,
+        state=watch.State.load(state_path, args.url),
+        backoff=backoff,
+        rescan=args.rescan,
+        parallel=max(1, args.parallel),
+    )
+    try:
+        return watcher.run(interval=args.interval, once=once, sleep=time.sleep)
+    except KeyboardInterrupt:
+        return 0
 
 
 if __name__ == "__main__":

@@ -18,9 +18,16 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from privacy import masking
+from sessions import selectors
 from sessions.markdown import markdown_html
 
 register = template.Library()
+
+
+@register.filter
+def is_live(session: Any) -> bool:
+    """``{% if s|is_live %}``: data reached the session in the last minute."""
+    return selectors.session_is_live(session)
 
 
 @register.filter

@@ -215,6 +215,14 @@ class RecommendationView(TypedDict):
     retention: float
     loses_mostly: str | None
     worst_session: AgentSession | None
+    blocked: int
+
+
+def blocked_count(found: AdviceOut) -> int:
+    """Policies kept off the front by a hard constraint (an overflow or a failed splice)."""
+    return sum(
+        1 for row in found["policies"] if row["overflowed_sessions"] or row["failed_splices"]
+    )
 
 
 KIND_WORDS = {
@@ -228,7 +236,7 @@ KIND_WORDS = {
 
 
 def recommendation_view(
-    rec: engine.RecommendedDict, *, project: Project, agent: str | None = None
+    rec: engine.RecommendedDict, *, project: Project, agent: str | None = None, blocked: int = 0
 ) -> RecommendationView:
     """One recommendation as the page says it; the worst session is looked up in the
     experiment's own project only."""
@@ -251,6 +259,7 @@ def recommendation_view(
         "retention": rec["retention"],
         "loses_mostly": KIND_WORDS[mostly] if mostly else None,
         "worst_session": worst,
+        "blocked": blocked,
     }
 
 
@@ -268,6 +277,7 @@ def agent_views(found: AdviceOut, *, project: Project) -> list[RecommendationVie
 __all__ = [
     "AdviceOut",
     "agent_views",
+    "blocked_count",
     "experiment_advice",
     "experiment_baselines",
     "project_advice",

@@ -426,6 +426,7 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
                 agent=next(iter(found["recommended_by_agent"]), None)
                 if len(found["recommended_by_agent"]) == 1
                 else None,
+                blocked=advice.blocked_count(found),
             )
             if found
             else None

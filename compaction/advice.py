@@ -129,6 +129,23 @@ def _advice(runs: Sequence[ReplayRun], *, baselines: Sequence[dict[str, Any]]) -
     }
 
 
+def replay_drift(spans: Sequence[CompactionSpan]) -> list[dict[str, Any]]:
+    """What each successive summary of a replay lost of the one before (its summaries only,
+    not the clears; the spans as the replay page already holds them, in order), with the
+    kinds lost in words."""
+    summaries = [s for s in spans if s.stage != "clear_tool_results" and s.retention]
+    rows = engine.summary_drift([(s.seq, s.retention) for s in summaries])
+    return [
+        {
+            **row,
+            "lost_words": ", ".join(
+                f"{KIND_WORDS[kind]} {n}" for kind, n in row["lost_by_kind"].items() if n
+            ),
+        }
+        for row in rows
+    ]
+
+
 def experiment_baselines(experiment: Experiment) -> list[dict[str, Any]]:
     """The baselines the experiment's advice compares against, at its first policy's limits."""
     policies = experiment.policies if isinstance(experiment.policies, list) else []
@@ -282,4 +299,5 @@ __all__ = [
     "experiment_baselines",
     "project_advice",
     "recommendation_view",
+    "replay_drift",
 ]

@@ -265,6 +265,7 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
             observed, [s for s in replayed if s.stage != Stage.CLEAR_TOOL_RESULTS]
         ),
         other_replays=selectors.session_replays_done(run.session).exclude(pk=run.pk)[:20],
+        drift=advice.replay_drift(replayed),
     )
     return context
 

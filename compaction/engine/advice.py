@@ -42,6 +42,7 @@ __all__ = [
     "bootstrap_ci",
     "fact_kind",
     "pareto_front",
+    "summary_drift",
 ]
 
 AdviceKind = Literal["task", "constraint", "file", "identifier", "decision", "next_step"]
@@ -417,3 +418,55 @@ def advise(
         "sessions": len(sessions),
         "tolerance": tolerance,
     }
+
+
+# --- drift: a summary of a summary ------------------------------------------------------------
+
+
+class DriftRow(TypedDict):
+    """What one summary lost of the facts the summary before it still held."""
+
+    seq: int
+    previous_seq: int
+    carried: int
+    lost: int
+    lost_fraction: float | None
+    lost_by_kind: dict[str, int]
+
+
+def summary_drift(spans: Sequence[tuple[int, Sequence[Mapping[str, Any]]]]) -> list[DriftRow]:
+    """For each summary after the first: of the facts the previous summary kept, how many this
+    one lost, and of which kind. ``spans`` are (seq, retention items) of a run's successive
+    summaries, in order; a fact is its kind and text.
+
+    >>> first = [{"kind": "path", "text": "a.py", "kept": True},
+    ...          {"kind": "constraint", "text": "Never push.", "kept": True}]
+    >>> second = [{"kind": "path", "text": "a.py", "kept": False},
+    ...           {"kind": "constraint", "text": "Never push.", "kept": True}]
+    >>> row = summary_drift([(10, first), (30, second)])[0]
+    >>> row["carried"], row["lost"], row["lost_fraction"], row["lost_by_kind"]["file"]
+    (2, 1, 0.5, 1)
+    """
+    rows: list[DriftRow] = []
+    previous: tuple[int, set[tuple[str, str]]] | None = None
+    for seq, items in spans:
+        kept = {(str(i.get("kind")), str(i.get("text"))) for i in items if i.get("kept")}
+        lost_now = {(str(i.get("kind")), str(i.get("text"))) for i in items if not i.get("kept")}
+        if previous is not None:
+            before_seq, carried = previous
+            dropped = carried & lost_now
+            by_kind: dict[str, int] = dict.fromkeys(KINDS, 0)
+            for kind, text in dropped:
+                by_kind[fact_kind(kind, text)] += 1
+            rows.append(
+                {
+                    "seq": seq,
+                    "previous_seq": before_seq,
+                    "carried": len(carried),
+                    "lost": len(dropped),
+                    "lost_fraction": round(len(dropped) / len(carried), 4) if carried else None,
+                    "lost_by_kind": by_kind,
+                }
+            )
+        previous = (seq, kept)
+    return rows

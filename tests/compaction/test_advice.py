@@ -225,3 +225,21 @@ def test_experiment_page_leads_with_the_recommendation(
     # hostile content stays text
     assert "<b>run-3</b>" not in page
     assert "&lt;b&gt;run-3&lt;/b&gt;" in page
+
+
+def test_replay_page_shows_what_each_summary_lost_of_the_one_before(
+    client: Client, project: Project
+) -> None:
+    session = _session(project, "long-run", "billing-migrator", 24)
+    run = services.replay_run_start(
+        session=session,
+        policy={"soft_limit": 7000, "hard_limit": 9000, "keep_last": 2, "stages": ["summarize"]},
+    )
+    pipeline.replay_run_execute(run_id=run.pk)
+    summaries = run.spans.exclude(stage="clear_tool_results").exclude(retention=[]).count()
+    assert summaries >= 2, "the policy summarizes repeatedly"
+    client.force_login(make_user(project=project))
+    page = client.get(f"/replays/{run.pk}/").content.decode()
+    assert 'id="drift-h">Summary of a summary</h2>' in page
+    table = page[page.index('id="drift-h"') : page.index("</table>", page.index('id="drift-h"'))]
+    assert table.count('<th scope="row">#') == summaries - 1

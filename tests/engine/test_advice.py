@@ -20,6 +20,7 @@ from compaction.engine.advice import (
     fact_kind,
     lost_and_checked,
     pareto_front,
+    summary_drift,
 )
 from compaction.engine.claude_code import parse_transcript
 from compaction.engine.facts import extract_facts
@@ -210,3 +211,29 @@ def test_every_fact_of_a_real_session_gets_one_of_the_six_kinds() -> None:
 
 def test_classify_text_defaults_to_a_rule() -> None:
     assert classify_text("the customer is on the enterprise plan") == "constraint"
+
+
+def test_drift_counts_only_what_the_previous_summary_still_held() -> None:
+    first = [
+        {"kind": "path", "text": "lib/a.ex", "kept": True},
+        {"kind": "constraint", "text": "Never push to main.", "kept": False},
+    ]
+    second = [
+        {"kind": "path", "text": "lib/a.ex", "kept": False},
+        # lost already by the first summary: not this one's loss
+        {"kind": "constraint", "text": "Never push to main.", "kept": False},
+        {"kind": "task", "text": "Port the parser.", "kept": True},
+    ]
+    third = [
+        {"kind": "path", "text": "lib/a.ex", "kept": False},
+        {"kind": "task", "text": "Port the parser.", "kept": False},
+    ]
+    rows = summary_drift([(10, first), (30, second), (50, third)])
+    assert [(r["seq"], r["previous_seq"], r["carried"], r["lost"]) for r in rows] == [
+        (30, 10, 1, 1),
+        (50, 30, 1, 1),
+    ]
+    assert rows[0]["lost_by_kind"]["file"] == 1
+    assert rows[0]["lost_by_kind"]["constraint"] == 0
+    assert rows[1]["lost_by_kind"]["task"] == 1
+    assert summary_drift([(10, first)]) == []

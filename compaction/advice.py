@@ -26,7 +26,13 @@ from compaction.engine import advice as engine
 from compaction.engine import replay as replay_engine
 from compaction.engine.experiments import policy_key
 from compaction.engine.strategies import Policy, PolicyError
-from compaction.models import CompactionSpan, Experiment, ReplayRun, ReplayStatus
+from compaction.models import (
+    CompactionSpan,
+    Experiment,
+    ReplayRun,
+    ReplayStatus,
+    SessionAnalysis,
+)
 from sessions.errors import BadRequest, Conflict
 from sessions.models import AgentSession, Project
 
@@ -55,9 +61,9 @@ def _kinds(spans: Iterable[CompactionSpan]) -> tuple[dict[str, int], dict[str, i
     return engine.lost_and_checked(item for span in spans for item in (span.retention or []))
 
 
-def _observed(session: AgentSession, run: ReplayRun) -> engine.Outcome | None:
-    analysis = selectors.analysis_for(session)
-    money = selectors.replay_money(run, analysis)
+def _observed(
+    session: AgentSession, analysis: SessionAnalysis | None, money: selectors.ReplayMoney | None
+) -> engine.Outcome | None:
     if money is None or money.observed_usd is None:
         return None
     spans = list(selectors.observed_spans(session))
@@ -78,8 +84,9 @@ def _observed(session: AgentSession, run: ReplayRun) -> engine.Outcome | None:
     )
 
 
-def _replayed(run: ReplayRun, label: str) -> engine.Outcome | None:
-    money = selectors.replay_money(run, selectors.analysis_for(run.session))
+def _replayed(
+    run: ReplayRun, label: str, money: selectors.ReplayMoney | None
+) -> engine.Outcome | None:
     if money is None or money.usd is None:
         return None
     evals = run.evals or {}
@@ -112,8 +119,13 @@ def _advice(runs: Sequence[ReplayRun], *, baselines: Sequence[dict[str, Any]]) -
     outcomes: list[engine.Outcome] = []
     unpriced = 0
     for items in by_session.values():
-        first = items[0][1]
-        found = [_observed(first.session, first), *(_replayed(run, lb) for lb, run in items)]
+        session = items[0][1].session
+        analysis = selectors.analysis_for(session)  # once per session: its curve is long
+        monies = [selectors.replay_money(run, analysis) for _, run in items]
+        found = [
+            _observed(session, analysis, monies[0]),
+            *(_replayed(run, lb, m) for (lb, run), m in zip(items, monies, strict=True)),
+        ]
         mine = [o for o in found if o is not None]
         if len(mine) < len(found):
             unpriced += 1  # a model without a price: the session's money is unknown

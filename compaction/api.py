@@ -8,9 +8,11 @@ from typing import Any
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
-from compaction import selectors, services
+from compaction import advice, selectors, services
 from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
 from compaction.schemas import (
+    AdviceOut,
+    AdviceParams,
     CompactionCallOut,
     CompactionOut,
     Curve,
@@ -204,6 +206,7 @@ def experiment_start(request: KeyRequest, body: ExperimentIn) -> Status[Experime
         name=body.name,
         policies=[p.to_policy_dict() for p in body.policies],
         sessions=list(sessions[:50]),
+        baselines=body.baselines,
     )
     return Status(202, experiment_out(experiment))
 
@@ -226,3 +229,40 @@ def experiment_out(experiment: Any) -> ExperimentOut:
 )
 def experiment_get(request: KeyRequest, experiment_id: int) -> ExperimentOut:
     return experiment_out(selectors.experiment_get(projects=_projects(request), pk=experiment_id))
+
+
+def advice_out(found: advice.AdviceOut) -> AdviceOut:
+    """The advice with every text that came from a trace or a client masked."""
+    masked = masking.json_mask(
+        {k: v for k, v in found.items() if k not in ("recommended_by_agent",)}
+    )
+    masked["recommended_by_agent"] = {
+        masking.text_mask(agent): masking.json_mask(rec)
+        for agent, rec in found["recommended_by_agent"].items()
+    }
+    return AdviceOut(**masked)
+
+
+@router.get(
+    "/experiments/{experiment_id}/advice",
+    response={200: AdviceOut, 400: Error, 401: Error, 404: Error, 409: Error},
+    description="Which policy of a finished experiment to run: the cost-retention front, "
+    "the recommendation with the money saved (90 % bootstrap interval over sessions) and the "
+    "facts lost by kind, overall and per agent. 409 while the experiment's replays run.",
+)
+def experiment_advice(request: KeyRequest, experiment_id: int) -> AdviceOut:
+    experiment = selectors.experiment_get(projects=_projects(request), pk=experiment_id)
+    return advice_out(advice.experiment_advice(experiment))
+
+
+@router.get(
+    "/advice",
+    response={200: AdviceOut, 400: Error, 401: Error, 409: Error},
+    description="The advice over the project's sessions begun in the last `days` (of "
+    "`agent`), from the replays already finished (nothing is replayed by this request). 409, "
+    "saying what to run, when no finished replay covers those sessions: start an experiment "
+    "over them (`POST /api/v1/experiments` with `baselines: true`) and ask again.",
+)
+def project_advice(request: KeyRequest, params: Query[AdviceParams]) -> AdviceOut:
+    found = advice.project_advice(project=request.auth, days=params.days, agent=params.agent)
+    return advice_out(found)

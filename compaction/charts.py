@@ -6,7 +6,7 @@ No chart logic lives in templates or JavaScript.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 MAX_POINTS = 1500
@@ -305,10 +305,13 @@ def scatter_tags(
     return tags, places
 
 
-def savings_vs_retention(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def savings_vs_retention(
+    rows: Sequence[Mapping[str, Any]], *, front: Collection[str] = ()
+) -> dict[str, Any]:
     """Experiment summary: input tokens saved against retention score, one point per policy
     that has a score. A policy without one (it wrote no summary, or every compaction failed)
-    is not drawn: the table says "—" for it and the chart does not invent a figure."""
+    is not drawn: the table says "—" for it and the chart does not invent a figure. Policies
+    on the advice's front (labels in ``front``) are drawn as diamonds."""
     scored = [(n, r) for n, r in enumerate(rows, 1) if r.get("retention_score") is not None]
     xs = [r.get("input_tokens_saved") or 0 for _, r in scored]
     ys = [r["retention_score"] for _, r in scored]
@@ -324,10 +327,19 @@ def savings_vs_retention(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 # the full policy shows on hover.
                 "text": tags,
                 "customdata": [f"#{n}" for n, _ in scored],
-                "hovertext": [r.get("label", "") for _, r in scored],
+                "hovertext": [
+                    f"{r.get('label', '')}{' · on the front' if r.get('label') in front else ''}"
+                    for _, r in scored
+                ],
                 "textposition": places,
                 "cliponaxis": False,
-                "marker": {"size": 12, "color": OBSERVED},
+                "marker": {
+                    "size": [16 if r.get("label") in front else 12 for _, r in scored],
+                    "symbol": [
+                        "diamond" if r.get("label") in front else "circle" for _, r in scored
+                    ],
+                    "color": OBSERVED,
+                },
                 "hovertemplate": (
                     "%{customdata} %{hovertext}<br>saved %{x:,} tokens<br>retention %{y:.0%}"
                     "<extra></extra>"

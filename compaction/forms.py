@@ -149,6 +149,13 @@ class ExperimentForm(forms.Form):
     sessions = forms.IntegerField(
         min_value=1, max_value=200, initial=20, help_text="Most recent sessions to replay."
     )
+    baselines = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Compare with the baselines",
+        help_text="Also replay clearing old tool results only, and keeping the last turns "
+        "without a summary, so the advice weighs every policy against the simplest ones.",
+    )
 
     def __init__(self, *args: Any, projects: QuerySet[Project], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

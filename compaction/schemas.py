@@ -224,6 +224,12 @@ class ExperimentIn(Schema):
         max_length=1000,
         description="External ids; default: the project's 50 most recent sessions.",
     )
+    baselines: bool = Field(
+        False,
+        description="Also replay the advice's baselines at the first policy's limits: clear "
+        "old tool results only, and keep the last N without a summary (GET "
+        "/api/v1/experiments/{id}/advice compares every policy with them)",
+    )
 
 
 class ExperimentOut(Schema):
@@ -233,3 +239,89 @@ class ExperimentOut(Schema):
     runs: int
     runs_done: int
     aggregate: dict[str, Any]
+
+
+# --- policy advice -----------------------------------------------------------------------
+
+_POLICY_DOC = "A PolicyIn object (as the replay and experiment endpoints take); {} is observed"
+
+
+class LostByKindOut(Schema):
+    task: int
+    constraint: int
+    file: int
+    identifier: int
+    decision: int
+    next_step: int
+
+
+class RetentionByKindOut(Schema):
+    task: float | None
+    constraint: float | None
+    file: float | None
+    identifier: float | None
+    decision: float | None
+    next_step: float | None
+
+
+class AdviceRowOut(Schema):
+    policy: dict[str, Any] = Field(description=_POLICY_DOC)
+    label: str
+    usd: float = Field(description="The total over the sessions measured")
+    retention: float = Field(description="Fraction of facts kept, mean over sessions")
+    overflowed_sessions: int
+    failed_splices: int = Field(description="Sessions with a failed splice")
+    on_front: bool
+    retention_by_kind: RetentionByKindOut = Field(
+        description="Per kind, the fraction of checked facts kept (null: none checked)"
+    )
+
+
+class RecommendedOut(Schema):
+    policy: dict[str, Any] = Field(description=_POLICY_DOC)
+    label: str
+    usd_saved: float = Field(description="Sum over sessions of the observed usd minus this one")
+    usd_saved_ci: list[float] = Field(
+        min_length=2, max_length=2, description="[low, high]: 90 %, bootstrap over sessions"
+    )
+    retention: float
+    sessions: int
+    lost_by_kind: LostByKindOut
+    worst_session: str | None = Field(
+        description="External id of the session with the lowest retention under it"
+    )
+
+
+class BaselineOut(Schema):
+    policy: dict[str, Any] = Field(description=_POLICY_DOC)
+    label: str
+    usd: float
+    retention: float
+
+
+class AdviceOut(Schema):
+    front: list[AdviceRowOut] = Field(
+        description="Pareto front of usd (lower) vs retention (higher); a policy that "
+        "overflowed or failed a splice on any session is never on it"
+    )
+    recommended: RecommendedOut = Field(
+        description="The front policy saving the most money whose retention is within "
+        "`tolerance` of the baseline's; the baseline itself when none saves money"
+    )
+    recommended_by_agent: dict[str, RecommendedOut]
+    baseline: BaselineOut = Field(description="The observed policy")
+    policies: list[AdviceRowOut] = Field(description="Every policy measured, front or not")
+    sessions: int
+    tolerance: float
+    missing_baselines: list[str] = Field(
+        description="Labels of baselines (clear old tool results only; keep the last N "
+        "without a summary) not replayed, so not compared"
+    )
+    unpriced_sessions: int = Field(
+        description="Sessions left out: a call's model has no price, so their money is unknown"
+    )
+
+
+class AdviceParams(Schema):
+    days: int = Field(30, ge=1, le=365)
+    agent: str | None = Field(None, min_length=1, max_length=limits.AGENT_MAX)

@@ -19,7 +19,8 @@ from django.db.models import F
 from django.db.models.functions import Coalesce, Now
 
 from compaction import outbox, selectors
-from compaction.engine import analysis, evals
+from compaction.engine import advice, analysis, evals
+from compaction.engine.experiments import policy_key
 from compaction.engine.messages import ObservedCompaction, usage_from_wire
 from compaction.engine.names import EXTERNAL_SUMMARIZERS, SUMMARIZERS
 from compaction.engine.strategies import Policy, PolicyError
@@ -249,7 +250,11 @@ def experiment_start(
     policies: list[dict[str, Any]],
     sessions: Sequence[AgentSession],
     user: Any = None,
+    baselines: bool = False,
 ) -> Experiment:
+    """Queue a replay of every policy over every session of the project; with ``baselines``,
+    also the advice's two simplest policies at the first policy's limits (clear old tool
+    results only; keep the last N without a summary), unless given already."""
     if not policies:
         raise BadRequest("policies: give at least one policy")
     if not sessions:
@@ -260,6 +265,8 @@ def experiment_start(
         except PolicyError as exc:
             raise BadRequest(f"policies[{index}]: {exc}") from None
         external_summarizer_check(project=project, summarizer=parsed.summarizer)
+    if baselines:
+        policies = _with_baselines(policies)
     own = [session for session in sessions if session.project_id == project.pk]
     replay_quota_check(project=project, adding=len(policies) * len(own))
     experiment = Experiment.objects.create(
@@ -282,3 +289,13 @@ def experiment_start(
     )
     outbox.outbox_add(kind=outbox.REPLAY_RUNS_EXECUTE, args=[run.pk for run in runs])
     return experiment
+
+
+def _with_baselines(policies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    given = {policy_key(_policy_parse(p).to_dict()) for p in policies}
+    extra = [
+        b
+        for b in advice.baseline_policies(policies[0])
+        if policy_key(_policy_parse(b).to_dict()) not in given
+    ]
+    return [*policies, *extra]

@@ -14,8 +14,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from alerts import selectors as alert_selectors
-from compaction import charts, selectors, services
+from compaction import advice, charts, selectors, services
 from compaction.engine import sections
+from compaction.engine.advice import RETENTION_TOLERANCE
 from compaction.engine.names import Stage, Unit
 from compaction.forms import ExperimentForm, PolicyForm
 from compaction.models import CompactionSpan, ReplayRun
@@ -284,6 +285,7 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
             observed, [s for s in replayed if s.stage != Stage.CLEAR_TOOL_RESULTS]
         ),
         other_replays=selectors.session_replays_done(run.session).exclude(pk=run.pk)[:20],
+        drift=advice.replay_drift(replayed),
     )
     return context
 
@@ -423,6 +425,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
                 policies=form.policies(),
                 sessions=list(form.chosen_sessions()),
                 user=request.user,
+                baselines=form.cleaned_data["baselines"],
             )
         except (BadRequest, TooManyRequests) as exc:
             form.add_error(None, exc.message)
@@ -440,8 +443,10 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
     runs = list(experiment.runs.select_related("session").order_by("session__external_id", "pk"))
     done = sum(not run.is_active for run in runs)
     saved = selectors.experiment_money(experiment) if not experiment.is_active else {}
+    found = advice.experiment_advice(experiment) if not experiment.is_active else None
+    front = {row["label"] for row in found["front"]} if found else set()
     rows: list[dict[str, Any]] = [
-        {**row, "usd_saved": saved.get(row["label"])}
+        {**row, "usd_saved": saved.get(row["label"]), "on_front": row["label"] in front}
         for row in selectors.experiment_rows(experiment)
     ]
     return {
@@ -449,7 +454,22 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
         "runs": runs,
         "done": done,
         "rows": rows,
-        "figure": charts.savings_vs_retention(rows) if rows else None,
+        "advice": found,
+        "advice_agents": advice.agent_views(found, project=experiment.project) if found else [],
+        "recommendation": (
+            advice.recommendation_view(
+                found["recommended"],
+                project=experiment.project,
+                agent=next(iter(found["recommended_by_agent"]), None)
+                if len(found["recommended_by_agent"]) == 1
+                else None,
+                blocked=advice.blocked_count(found),
+            )
+            if found
+            else None
+        ),
+        "tolerance_points": round(RETENTION_TOLERANCE * 100),
+        "figure": charts.savings_vs_retention(rows, front=front) if rows else None,
         "money_rule": selectors.MONEY_RULE,
         "unscored": [f"#{n}" for n, r in enumerate(rows, 1) if r.get("retention_score") is None],
     }

@@ -590,6 +590,17 @@ API_ROUTES: list[tuple[str, str, Callable[[World], str], Any, int, int]] = [
         200,
         404,
     ),
+    # The world's experiment is still queued: its advice is a 409 to its own key.
+    (
+        "GET",
+        "/experiments/{experiment_id}/advice",
+        lambda w: f"/api/v1/experiments/{w.experiment.pk}/advice",
+        None,
+        409,
+        404,
+    ),
+    # Nothing of the world is replayed yet; another project has no session at all: both 409.
+    ("GET", "/advice", lambda w: "/api/v1/advice?days=30", None, 409, 409),
     # An empty body passes the key check and is then refused for what it is.
     ("POST", "/imports/claude-code", lambda w: "/api/v1/imports/claude-code", "", 400, 400),
     ("POST", "otlp", lambda w: "/v1/traces", {"resourceSpans": []}, 200, 200),

@@ -225,6 +225,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "subagents": selectors.subagent_tree(session=session),
         "comments": team_selectors.comments_for(session=session),
         "alerts": alert_selectors.session_alerts(session=session),
+        "forecast": compaction_selectors.session_forecast(session, analysis),
     }
     return render(request, "sessions/session_detail.html", context)
 

@@ -202,7 +202,12 @@ def reveal_controls(context: template.Context, kind: str, text: Any, *ids: Any) 
     }
 
 
-TIME_FORMATS = {"minutes": "%Y-%m-%d %H:%M", "seconds": "%Y-%m-%d %H:%M:%S", "date": "%Y-%m-%d"}
+TIME_FORMATS = {
+    "minutes": "%Y-%m-%d %H:%M",
+    "seconds": "%Y-%m-%d %H:%M:%S",
+    "clock": "%H:%M:%S",
+    "date": "%Y-%m-%d",
+}
 
 
 @register.filter
@@ -210,7 +215,8 @@ def when(value: datetime | None, style: str = "minutes") -> str:
     """A moment as ``<time>``: readable without JavaScript in UTC with the zone said, and
     rewritten by static/js/times.js into the viewer's own zone and its abbreviation.
 
-    ``style``: ``minutes`` (default), ``seconds``, ``date``, or ``ago`` ("3 hours ago", the
+    ``style``: ``minutes`` (default), ``seconds``, ``clock`` (the time of day, for a list
+    of one day's messages), ``date``, or ``ago`` ("3 hours ago", the
     exact moment in its title). Empty for no value, so ``|when|default:"never"`` works.
     """
     if not isinstance(value, datetime):
@@ -228,4 +234,9 @@ def when(value: datetime | None, style: str = "minutes") -> str:
     shown = f"{utc.strftime(TIME_FORMATS.get(style, TIME_FORMATS['minutes']))} UTC"
     if style == "date":
         shown = utc.strftime(TIME_FORMATS["date"])  # a day has no zone worth naming
+    if style == "clock":  # the day is in the title
+        exact = f"{utc:%Y-%m-%d %H:%M:%S} UTC"
+        return format_html(
+            '<time datetime="{}" data-local="clock" title="{}">{}</time>', iso, exact, shown
+        )
     return format_html('<time datetime="{}" data-local="{}">{}</time>', iso, style, shown)

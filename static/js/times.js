@@ -27,10 +27,11 @@
   }
 
   function local(date, style) {
-    var p = parts(date, style === "seconds" || style === "ago");
+    var p = parts(date, style === "seconds" || style === "clock" || style === "ago");
     var day = p.year + "-" + p.month + "-" + p.day;
     if (style === "date") return day;
     var clock = p.hour + ":" + p.minute + (p.second ? ":" + p.second : "");
+    if (style === "clock") return clock + " " + p.timeZoneName;
     return day + " " + clock + " " + p.timeZoneName;
   }
 
@@ -43,8 +44,9 @@
       var date = new Date(el.getAttribute("datetime"));
       if (isNaN(date.getTime())) return;
       var style = el.getAttribute("data-local");
-      if (style === "ago") {
-        el.setAttribute("title", local(date, style));
+      if (style === "ago" || style === "clock") {
+        if (style === "clock") el.textContent = local(date, style);
+        el.setAttribute("title", local(date, "seconds"));
       } else {
         el.textContent = local(date, style);
         el.setAttribute("title", date.toISOString().replace(".000Z", "Z"));

@@ -26,6 +26,11 @@ def test_when_renders_utc_with_the_zone_said_and_the_moment_for_scripts() -> Non
         '<time datetime="2026-11-20T12:05:07Z" data-local="minutes">2026-11-20 12:05 UTC</time>'
     )
     assert when(moment, "seconds").endswith(">2026-11-20 12:05:07 UTC</time>")
+    # A message's time of day: the day is in its title, the zone is still said.
+    assert when(moment, "clock") == (
+        '<time datetime="2026-11-20T12:05:07Z" data-local="clock" '
+        'title="2026-11-20 12:05:07 UTC">12:05:07 UTC</time>'
+    )
     assert when(None) == ""
 
 

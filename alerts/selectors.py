@@ -157,7 +157,7 @@ def open_alert_count(*, projects: QuerySet[Project]) -> int:
 
 def session_alerts(*, session: AgentSession) -> list[Alert]:
     """A session's alerts for its page, the most severe first, then the newest."""
-    return list(_with_rank(session.alerts.all()).order_by("-severity_rank", "-opened_at"))
+    return list(_with_rank(session.alerts.all()).order_by(F("severity_rank").desc(), "-opened_at"))
 
 
 def session_alert_severity(*, sessions: list[AgentSession]) -> dict[int, str]:

@@ -252,6 +252,33 @@ def session_is_live(session: AgentSession, *, now: datetime | None = None) -> bo
     return (moment - session.updated_at).total_seconds() <= LIVE_SECONDS
 
 
+def session_page_version(session: AgentSession, *, now: datetime | None = None) -> str:
+    """What the top of a session page shows (header, curve, compactions, the live mark, the
+    count of new messages) changes only when this does. One query; the page's poll answers
+    304 while it holds (sessions.views.session_detail)."""
+    moment = now or timezone.now()
+    rows = (
+        AgentSession.objects.filter(pk=session.pk)
+        .values("updated_at", "message_count", "compaction_count")
+        .annotate(
+            analysed=Max("analysis__analysed_generation"),
+            analysis_status=Max("analysis__status"),
+            alert_count=Count("alerts", distinct=True),
+            alerts_changed=Max("alerts__updated_at"),
+        )
+        .order_by()[:1]
+    )
+    found = next(iter(rows), None)
+    if found is None:
+        return "gone"
+    live = (moment - found["updated_at"]).total_seconds() <= LIVE_SECONDS
+    changed = found["alerts_changed"].isoformat() if found["alerts_changed"] else "-"
+    return (
+        f"{found['updated_at'].isoformat()}.{found['message_count']}.{found['compaction_count']}"
+        f".{found['analysed']}.{found['analysis_status']}.{found['alert_count']}.{changed}.{live}"
+    )
+
+
 def session_list_version(*, projects: QuerySet[Project], now: datetime | None = None) -> str:
     """What the session list shows changes only when this does: sessions added, grown or
     deleted, analyses finished, and sessions going quiet (the live mark). One query; the

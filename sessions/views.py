@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -173,11 +174,63 @@ def session_list(request: HttpRequest) -> HttpResponse:
 FINDINGS_SHOWN = 100
 
 
+# The top of a session page (header, curve, compactions) polls itself while the page is open;
+# the answer is 304 while nothing it shows has changed (sessions.selectors.session_page_version).
+LIVE_POLL_TARGET = "session-live"
+
+
+def _live_context(request: HttpRequest, session: AgentSession) -> dict[str, Any]:
+    """What the top of the session page shows: the part that is drawn again as it grows."""
+    analysis = compaction_selectors.analysis_for(session)
+    spans = list(compaction_selectors.observed_spans(session).select_related("event"))
+    figure = charts.token_curve(
+        compaction_selectors.analysis_curve(analysis),
+        spans=[compaction_selectors.span_marker(span) for span in spans],
+        window=compaction_selectors.session_window(session)[0],
+        soft_limit=_declared_limit(session, "soft_limit"),
+        hard_limit=_declared_limit(session, "hard_limit"),
+    )
+    return {
+        "session": session,
+        "analysis": analysis,
+        "billed": compaction_selectors.session_billed(session, analysis),
+        "cost": compaction_selectors.session_cost(session),
+        "spans": spans,
+        "figure": figure,
+        "point_count": len(analysis.curve) if analysis else 0,
+        "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),
+        "forecast": compaction_selectors.session_forecast(session, analysis),
+        "live": selectors.session_is_live(session),
+        "shown_messages": _shown_messages(request, session),
+    }
+
+
+def _shown_messages(request: HttpRequest, session: AgentSession) -> int:
+    """How many messages the page's timeline was drawn with (its polls say, as ``shown``);
+    more now means new ones arrived."""
+    shown = request.GET.get("shown", "")
+    return int(shown) if shown.isdecimal() and len(shown) <= 10 else session.message_count
+
+
+def _live_etag(request: HttpRequest, session: AgentSession) -> str:
+    """The same for the page and for its polls while nothing it shows has changed."""
+    version = selectors.session_page_version(session)
+    seed = f"{request.user.pk}|{session.pk}|{_shown_messages(request, session)}|{version}"
+    return quote_etag(hashlib.sha256(seed.encode()).hexdigest()[:32])
+
+
 @login_required
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     session = pages.session_or_404(request, pk)
-    analysis = compaction_selectors.analysis_for(session)
-    spans = list(compaction_selectors.observed_spans(session).select_related("event"))
+    etag = _live_etag(request, session)
+    if request.headers.get("HX-Target") == LIVE_POLL_TARGET:
+        if etag in parse_etags(request.headers.get("If-None-Match", "")):
+            return _poll_headers(HttpResponseNotModified(), etag)
+        context = _live_context(request, session) | {"live_etag": etag}
+        response = render(request, "sessions/session_detail.html#session-live", context)
+        return _poll_headers(response, etag)
+    context = _live_context(request, session) | {"live_etag": etag}
+    spans = context["spans"]
     messages = session.messages.order_by("seq")
     page_number = request.GET.get("page")
     seq = request.GET.get("seq", "")
@@ -186,7 +239,10 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         # Jump to the page holding a given seq (links from compactions and permalinks).
         before = messages.filter(seq__lt=int(seq)).count()
         page_number = str(before // MESSAGES_PER_PAGE + 1)
-    page = Paginator(messages, MESSAGES_PER_PAGE).get_page(page_number)
+    paginator = Paginator(messages, MESSAGES_PER_PAGE)
+    if page_number == "last":  # the live notice's "show the newest"
+        page_number = str(paginator.num_pages)
+    page = paginator.get_page(page_number)
     spans_by_seq = {span.seq: span for span in spans}
     # Harnesses such as Claude Code write the summary into the trace as a user message.
     summary_seqs = {span.event.summary_seq for span in spans if span.event is not None}
@@ -199,35 +255,21 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         )
         for m in page.object_list
     ]
-    figure = charts.token_curve(
-        compaction_selectors.analysis_curve(analysis),
-        spans=[compaction_selectors.span_marker(span) for span in spans],
-        window=compaction_selectors.session_window(session)[0],
-        soft_limit=_declared_limit(session, "soft_limit"),
-        hard_limit=_declared_limit(session, "hard_limit"),
-    )
-    context = {
-        "session": session,
-        "analysis": analysis,
-        "billed": compaction_selectors.session_billed(session, analysis),
-        "cost": compaction_selectors.session_cost(session),
-        "spans": spans,
+    context |= {
         "page": page,
         "entries": entries,
-        "figure": figure,
-        "point_count": len(analysis.curve) if analysis else 0,
         "replays": session.replays.order_by("-created_at")[:10],
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
         "findings": privacy_selectors.session_finding_rows(session, limit=FINDINGS_SHOWN),
         "tool_names": selectors.tool_names(session_id=session.pk, messages=list(page.object_list)),
         "jump_seq": int(seq) if seq.isdecimal() and len(seq) <= 10 else None,
-        "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),
         "subagents": selectors.subagent_tree(session=session),
         "comments": team_selectors.comments_for(session=session),
         "alerts": alert_selectors.session_alerts(session=session),
-        "forecast": compaction_selectors.session_forecast(session, analysis),
     }
-    return render(request, "sessions/session_detail.html", context)
+    response = render(request, "sessions/session_detail.html", context)
+    patch_vary_headers(response, ["HX-Target"])
+    return response
 
 
 @login_required

@@ -9,7 +9,7 @@ import time_machine
 from django.test import Client
 
 from sessions import selectors
-from tests.factories import make_project, make_session, make_user
+from tests.factories import conversation, make_project, make_session, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -96,3 +96,48 @@ def test_the_poll_is_scoped_to_the_users_projects(client: Client) -> None:
     make_session(theirs, external_id="hidden-run")
     client.force_login(make_user(project=mine))
     assert "hidden-run" not in client.get("/", headers=POLL).content.decode()
+
+
+def test_a_session_page_poll_answers_its_top_only_and_304_while_nothing_changed(
+    client: Client,
+) -> None:
+    project = make_project()
+    other = make_project()
+    with time_machine.travel(T0, tick=False):
+        session = make_session(project, external_id="growing-run", messages=4)
+    client.force_login(make_user(project=project))
+    poll = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "session-live"}
+    url = f"/sessions/{session.pk}/?shown=4"
+    with time_machine.travel(T0 + timedelta(minutes=5), tick=False):
+        page = client.get(f"/sessions/{session.pk}/").content.decode()
+        first = client.get(url, **poll)
+        again = client.get(url, HTTP_IF_NONE_MATCH=first["ETag"], **poll)
+    assert first.status_code == 200
+    body = first.content.decode()
+    assert body.lstrip().startswith('<div id="session-live"')
+    assert 'id="timeline"' not in body
+    # The page was drawn with the same ETag its first poll answers: that poll is not swapped.
+    assert f'data-etag="{first["ETag"].replace(chr(34), "&quot;")}"' in page
+    assert again.status_code == 304
+    assert first["Cache-Control"] == "private, no-cache"
+
+    with time_machine.travel(T0 + timedelta(minutes=6), tick=False):
+        make_session(project, external_id="growing-run", messages=conversation(3, start=4))
+        grown = client.get(url, HTTP_IF_NONE_MATCH=first["ETag"], **poll)
+    assert grown.status_code == 200
+    assert grown["ETag"] != first["ETag"]
+    text = grown.content.decode()
+    assert "7 messages now, 4 when this page was drawn" in text
+    assert 'class="badge ok live-mark"' in text
+    # Another project's session is not there to poll.
+    client.force_login(make_user(project=other))
+    assert client.get(url, **poll).status_code == 404
+
+
+def test_show_the_newest_opens_the_last_page_of_the_timeline(client: Client) -> None:
+    project = make_project()
+    session = make_session(project, messages=230)
+    client.force_login(make_user(project=project))
+    body = client.get(f"/sessions/{session.pk}/?page=last").content.decode()
+    assert 'id="seq-229"' in body
+    assert 'id="seq-0"' not in body

@@ -19,7 +19,7 @@ from ninja import Router, Schema, Status
 from sessions import wire
 from sessions.auth import KeyRequest, ProjectKey
 from sessions.errors import BadRequest
-from sessions.importers import claude_code
+from sessions.importers import claude_code, detect
 from sessions.importers.report import ImportReport
 from sessions.schemas import Error
 
@@ -111,4 +111,80 @@ def import_claude_code(request: KeyRequest) -> Status[Any]:
     refused = [f for f in report.files if f.error]
     if refused and not report.sessions:
         raise BadRequest("; ".join(f"{f.path}: {f.error}" for f in refused))
+    return Status(200, ImportOut(**report.to_dict()))
+
+
+def _upload_path(folder: Path, name: str, index: int, taken: set[str]) -> Path:
+    """Where an uploaded file is kept: its name, and the one folder above it when the client
+    sent one (a Cline task is a folder: ``<task id>/ui_messages.json``), both reduced to plain
+    names so nothing is written outside ``folder``; gzip is undone on the way in, so ``.gz``
+    leaves the name."""
+    parts = [p.strip() for p in name.replace("\\", "/").split("/") if p.strip()]
+    base = parts[-1] if parts else ""
+    parent = parts[-2] if len(parts) > 1 else ""
+    base = base.removesuffix(".gz")
+    if base in ("", ".", "..") or base.startswith("."):
+        base = f"upload-{index}"
+    if parent in (".", "..") or parent.startswith("."):
+        parent = ""
+    target = f"{parent}/{base}" if parent else base
+    candidate, n = target, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{parent}/{n}-{base}" if parent else f"{n}-{base}"
+    taken.add(candidate)
+    path = folder / candidate
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@router.post(
+    "/imports",
+    response={200: ImportOut, 400: Error, 401: Error, 413: Error, 429: Error},
+    summary="Import traces of any format the product reads (multipart files)",
+    auth=ProjectKey(ingest=True),
+)
+def import_traces(request: KeyRequest) -> Status[Any]:
+    """Send one or more files as multipart parts: Claude Code, Codex, Gemini CLI, Cline (a
+    task's files named ``<task id>/ui_messages.json`` and ``<task id>/api_conversation_history
+    .json``), OTLP JSON, Anthropic logs, SWE-agent/OpenHands trajectories. Each file's format
+    is found by its content; the answer reports per file what was imported, and what was
+    skipped and why. Re-sending is safe."""
+    if request.content_type != "multipart/form-data":
+        raise BadRequest("body: send the files as multipart/form-data parts")
+    files: list[UploadedFile[bytes]] = [f for _, group in request.FILES.lists() for f in group]
+    if not files:
+        raise BadRequest("file: required, one or more trace files as multipart parts")
+    with tempfile.TemporaryDirectory(prefix="sawtooth-import-") as tmp:
+        folder = Path(tmp)
+        taken: set[str] = set()
+        paths: list[Path] = []
+        for index, upload in enumerate(files, start=1):
+            path = _upload_path(folder, upload.name or "", index, taken)
+            limited = wire.bounded_chunks(
+                upload.chunks(_CHUNK),
+                max_bytes=settings.IMPORT_MAX_BYTES,
+                where=f"file {path.name}",
+            )
+            with path.open("wb") as out:
+                for chunk in limited:
+                    out.write(chunk)
+            paths.append(path)
+        tasks = sorted({p.parent for p in paths if p.parent != folder})
+        loose_cline = [p for p in paths if p.parent == folder and p.name in detect.CLINE_FILES]
+        for path in loose_cline:
+            paths.remove(path)
+        report = detect.traces_import(
+            project=request.auth, paths=[*tasks, *(p for p in paths if p.parent == folder)]
+        )
+        for path in loose_cline:
+            report.file(str(path), format="cline").error = (
+                "skipped: a Cline task is a folder; send its files as "
+                f"<task id>/{path.name} so the task keeps its id"
+            )
+        report = report_relative(report, folder)
+    if not report.sessions:
+        problems = [f for f in report.files if f.error]
+        if problems:
+            raise BadRequest("; ".join(f"{f.path}: {f.error}" for f in problems))
     return Status(200, ImportOut(**report.to_dict()))

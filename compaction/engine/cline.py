@@ -120,15 +120,23 @@ def _iso(ts: Any) -> str | None:
         return None
 
 
+def _show(value: float) -> str:
+    """A number for an error message, a huge one cut short."""
+    text = f"{value:.6g}" if isinstance(value, float) else str(value)
+    return text if len(text) <= 24 else f"{text[:6]}... ({len(text)} digits)"
+
+
 def _count(value: Any, where: str) -> int:
     if value is None or isinstance(value, bool):
         return 0
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        if not 0 <= value <= MAX_TOKENS:
+            raise ClineError(f"{where}: {_show(value)} is out of range")
         value = int(value)
     if not isinstance(value, int):
         raise ClineError(f"{where}: not a whole number ({value!r:.40})")
     if value < 0 or value > MAX_TOKENS:
-        raise ClineError(f"{where}: {value} is out of range")
+        raise ClineError(f"{where}: {_show(value)} is out of range")
     return value
 
 
@@ -274,7 +282,7 @@ def parse_task(
     extra_after: dict[int, list[int]] = {}  # history index -> calls with no response
     indexed = calls and all(c.history_index is not None for c in calls)
     used: set[int] = set()
-    for n, call in enumerate(calls):
+    for n, call in enumerate(calls if entries else []):
         target: int | None = None
         if indexed:
             assert call.history_index is not None

@@ -46,6 +46,7 @@ A ``MessageRecord`` is ``user``, ``gemini``, ``info``, ``error`` or ``warning``.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -120,15 +121,23 @@ class GeminiChat:
     ignored: Counter[str] = field(default_factory=Counter)
 
 
+def _show(value: float) -> str:
+    """A number for an error message, a huge one cut short."""
+    text = f"{value:.6g}" if isinstance(value, float) else str(value)
+    return text if len(text) <= 24 else f"{text[:6]}... ({len(text)} digits)"
+
+
 def _int(value: Any, where: str) -> int:
     if isinstance(value, bool) or value is None:
         return 0
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        if not 0 <= value <= MAX_TOKENS:
+            raise GeminiError(0, f"{where}: {_show(value)} is out of range")
         value = int(value)
     if not isinstance(value, int):
         raise GeminiError(0, f"{where}: not a whole number ({value!r:.40})")
     if value < 0 or value > MAX_TOKENS:
-        raise GeminiError(0, f"{where}: {value} is out of range")
+        raise GeminiError(0, f"{where}: {_show(value)} is out of range")
     return value
 
 

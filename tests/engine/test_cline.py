@@ -37,7 +37,8 @@ def test_calls_cost_and_context_by_reading_the_files() -> None:
     requests = [json.loads(m["text"]) for m in ui if m.get("say") == "api_req_started"]
     assert t.calls == len(requests) == 5
     calls = [m for m in t.messages if m.usage is not None]
-    assert len(calls) == 5 and all(m.role == "assistant" for m in calls)
+    assert len(calls) == 5
+    assert all(m.role == "assistant" for m in calls)
     assert [context_size(m.usage) for m in calls if m.usage] == [
         r["tokensIn"] + r["cacheReads"] + r["cacheWrites"] for r in requests
     ]
@@ -56,14 +57,16 @@ def test_each_change_of_the_deleted_range_is_a_truncation() -> None:
     # sized by the call before and the call sent with the shorter history
     assert (first.tokens_before, first.tokens_after) == (165005, 122005)
     assert (second.tokens_before, second.tokens_after) == (122005, 91006)
-    assert t.messages[first.seq].usage is not None and first.seq == 7
+    assert t.messages[first.seq].usage is not None
+    assert first.seq == 7
 
 
 def test_a_call_with_no_response_is_still_a_call() -> None:
     ui = [started(10, 0), started(20, 0)]  # the first was cancelled: no assistant message
     history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]
     t = cline.parse_task(ui=ui, history=history)
-    assert t.calls == 2 and t.unmatched_calls == 1
+    assert t.calls == 2
+    assert t.unmatched_calls == 1
     assert sum(1 for m in t.messages if m.usage is not None) == 2
 
 

@@ -122,7 +122,8 @@ def test_a_set_of_messages_replaces_the_history() -> None:
     ]
     r = gemini.parse_chat_bytes("\n".join(json.dumps(x) for x in lines).encode())
     assert [m.role for m in r.messages] == ["user", "assistant"]
-    assert len(r.compactions) == 1 and r.compactions[0].tokens_after == 50
+    assert len(r.compactions) == 1
+    assert r.compactions[0].tokens_after == 50
 
 
 def test_checkpoint_history() -> None:

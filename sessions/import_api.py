@@ -114,18 +114,16 @@ def import_claude_code(request: KeyRequest) -> Status[Any]:
     return Status(200, ImportOut(**report.to_dict()))
 
 
-def _upload_path(folder: Path, name: str, index: int, taken: set[str]) -> Path:
-    """Where an uploaded file is kept: its name, and the one folder above it when the client
-    sent one (a Cline task is a folder: ``<task id>/ui_messages.json``), both reduced to plain
-    names so nothing is written outside ``folder``; gzip is undone on the way in, so ``.gz``
-    leaves the name."""
-    parts = [p.strip() for p in name.replace("\\", "/").split("/") if p.strip()]
-    base = parts[-1] if parts else ""
-    parent = parts[-2] if len(parts) > 1 else ""
-    base = base.removesuffix(".gz")
+def _upload_path(folder: Path, field: str, name: str, index: int, taken: set[str]) -> Path:
+    """Where an uploaded file is kept: its name, in a folder named by its form field when the
+    field is not ``file`` (a Cline task is a folder: both its files are sent under a field
+    named by the task id), both reduced to plain names so nothing is written outside
+    ``folder``; gzip is undone on the way in, so ``.gz`` leaves the name."""
+    base = Path(name.replace("\\", "/")).name.strip().removesuffix(".gz")
     if base in ("", ".", "..") or base.startswith("."):
         base = f"upload-{index}"
-    if parent in (".", "..") or parent.startswith("."):
+    parent = Path(field.replace("\\", "/")).name.strip()
+    if parent in ("file", "files", ".", "..") or parent.startswith("."):
         parent = ""
     target = f"{parent}/{base}" if parent else base
     candidate, n = target, 1
@@ -145,22 +143,25 @@ def _upload_path(folder: Path, name: str, index: int, taken: set[str]) -> Path:
     auth=ProjectKey(ingest=True),
 )
 def import_traces(request: KeyRequest) -> Status[Any]:
-    """Send one or more files as multipart parts: Claude Code, Codex, Gemini CLI, Cline (a
-    task's files named ``<task id>/ui_messages.json`` and ``<task id>/api_conversation_history
-    .json``), OTLP JSON, Anthropic logs, SWE-agent/OpenHands trajectories. Each file's format
+    """Send one or more files as multipart parts (field ``file``): Claude Code, Codex, Gemini
+    CLI, Cline (a task's ``ui_messages.json`` and ``api_conversation_history.json`` sent under
+    a field named by the task id), OTLP JSON, Anthropic logs, SWE-agent/OpenHands
+    trajectories. Each file's format
     is found by its content; the answer reports per file what was imported, and what was
     skipped and why. Re-sending is safe."""
     if request.content_type != "multipart/form-data":
         raise BadRequest("body: send the files as multipart/form-data parts")
-    files: list[UploadedFile[bytes]] = [f for _, group in request.FILES.lists() for f in group]
+    files: list[tuple[str, UploadedFile[bytes]]] = [
+        (field, f) for field, group in request.FILES.lists() for f in group
+    ]
     if not files:
         raise BadRequest("file: required, one or more trace files as multipart parts")
     with tempfile.TemporaryDirectory(prefix="sawtooth-import-") as tmp:
         folder = Path(tmp)
         taken: set[str] = set()
         paths: list[Path] = []
-        for index, upload in enumerate(files, start=1):
-            path = _upload_path(folder, upload.name or "", index, taken)
+        for index, (field, upload) in enumerate(files, start=1):
+            path = _upload_path(folder, field, upload.name or "", index, taken)
             limited = wire.bounded_chunks(
                 upload.chunks(_CHUNK),
                 max_bytes=settings.IMPORT_MAX_BYTES,
@@ -179,8 +180,8 @@ def import_traces(request: KeyRequest) -> Status[Any]:
         )
         for path in loose_cline:
             report.file(str(path), format="cline").error = (
-                "skipped: a Cline task is a folder; send its files as "
-                f"<task id>/{path.name} so the task keeps its id"
+                "skipped: a Cline task is a folder; send its files under a form field named "
+                "by the task id, so the task keeps its id"
             )
         report = report_relative(report, folder)
     if not report.sessions:

@@ -517,7 +517,7 @@ def _jsonl(lines: list[tuple[int, str]]) -> GeminiChat:
                 out.rewound += 1
         elif isinstance(record.get("id"), str):
             try:
-                _check_message(record, "record")
+                _check_message(record, "message")
             except GeminiError as exc:
                 raise GeminiError(number, exc.reason) from None
             previous = order.get(record["id"])

@@ -237,7 +237,7 @@ def sniff(path: Path) -> Found:
         return Found(path, None, f"JSON lines whose first record has keys {_keys(records[0])}")
     if text[:1] in (b"{", b"["):
         return Found(path, None, "JSON that does not parse")
-    sample = text[:40].decode("utf-8", "replace").replace("\n", " ")
+    sample = " ".join(text[:40].decode("utf-8", "replace").split())
     return Found(path, None, f"text starting {sample!r}")
 
 

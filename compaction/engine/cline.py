@@ -12,8 +12,10 @@ A task folder holds two files, both Cline's own (cline/cline, ``src/shared/Exten
 
 The rules, made exact:
 
-* A model call is an ``api_req_started`` whose text reports tokens. Its usage is Anthropic's
-  shape already (``tokensIn`` leaves the cache out): ``input_tokens = tokensIn``,
+* A model call is an ``api_req_started`` whose text reports tokens (a request that failed or
+  was cancelled before any token, ``cancelReason`` and all counts zero, is none). Its usage
+  is Anthropic's shape already (``tokensIn`` leaves the cache out): ``input_tokens =
+  tokensIn``,
   ``cache_read_input_tokens = cacheReads``, ``cache_creation_input_tokens = cacheWrites``;
   ``cost`` is Cline's own figure, kept as ``reported_usd`` beside the product's price.
 * A call's response is the assistant message that follows the history index it names
@@ -164,6 +166,13 @@ def request_info(text: Any, where: str) -> tuple[Usage, float | None] | None:
         cache_read_input_tokens=_count(info.get("cacheReads"), f"{where}.cacheReads"),
         cache_creation_input_tokens=_count(info.get("cacheWrites"), f"{where}.cacheWrites"),
     )
+    if not (
+        usage.input_tokens
+        or usage.output_tokens
+        or usage.cache_read_input_tokens
+        or usage.cache_creation_input_tokens
+    ):
+        return None  # a request that failed or was cancelled before any token: no call
     cost = info.get("cost")
     if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost):
         cost = None
@@ -242,7 +251,7 @@ def _calls(ui: Sequence[Any], out: ClineTask) -> list[ClineCall]:
             continue
         info = request_info(msg.get("text"), f"ui_messages.json[{i}].text")
         if info is None:
-            out.ignored["api_req_started without tokens"] += 1
+            out.ignored["api_req_started without tokens (failed or cancelled)"] += 1
             continue
         usage, cost = info
         h = msg.get("conversationHistoryIndex")

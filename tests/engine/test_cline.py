@@ -132,4 +132,23 @@ def test_odd_values_are_not_calls_or_ranges() -> None:
         {"ts": 1, "type": "say", "say": "text", "conversationHistoryDeletedRange": [True, "x"]},
     ]
     t = cline.parse_task(ui=ui, history=[])
-    assert (t.calls, t.truncations, t.ignored["api_req_started without tokens"]) == (0, [], 1)
+    assert (t.calls, t.truncations) == (0, [])
+    assert t.ignored["api_req_started without tokens (failed or cancelled)"] == 1
+
+
+def test_a_request_that_failed_before_any_token_is_no_call() -> None:
+    failed = started(0) | {
+        "text": json.dumps(
+            {
+                "tokensIn": 0,
+                "tokensOut": 0,
+                "cacheReads": 0,
+                "cacheWrites": 0,
+                "cost": 0,
+                "cancelReason": "streaming_failed",
+            }
+        )
+    }
+    t = cline.parse_task(ui=[started(5), failed, started(6)], history=None)
+    assert [m.usage.input_tokens for m in t.messages if m.usage] == [5, 6]
+    assert t.ignored["api_req_started without tokens (failed or cancelled)"] == 1

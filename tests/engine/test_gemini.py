@@ -168,3 +168,16 @@ def test_hostile_input_is_refused_naming_the_place(data: bytes, error: str) -> N
 def test_reported_figures_read_commas() -> None:
     assert gemini.reported_figures("compressed from 526,049 to 115,614 tokens") == (526049, 115614)
     assert gemini.reported_figures("nothing here") is None
+
+
+REAL = [(FIXTURES / "agent-history" / "session-01.json", 1, [4383], 0)]
+
+
+@pytest.mark.parametrize(("path", "calls", "contexts", "compactions"), REAL)
+def test_real_chats_match_the_count_by_hand(
+    path: Path, calls: int, contexts: list[int], compactions: int
+) -> None:
+    r = gemini.parse_chat_bytes(path.read_bytes())
+    assert r.calls == calls
+    assert [context_size(m.usage) for m in r.messages if m.usage] == contexts
+    assert len(r.compactions) == compactions

@@ -58,7 +58,7 @@ def test_gemini_chat_is_stored_with_its_calls_and_reported_compression() -> None
 
 def test_gemini_folder_finds_every_form() -> None:
     report = gemini_import(project=make_project(), paths=[FIXTURES])
-    assert sorted(f.kind for f in report.files) == ["checkpoint", "json", "jsonl"]
+    assert sorted(f.kind for f in report.files) == ["checkpoint", "json", "json", "jsonl"]
     assert AgentSession.objects.filter(external_id="checkpoint-tests").exists()
     lines = AgentSession.objects.get(external_id="9a8b7c6d-2222-4e5f-8a9b-0c1d2e3f4a5b")
     assert len(contexts(lines)) == 3

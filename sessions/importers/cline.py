@@ -23,6 +23,8 @@ from typing import Any
 
 from compaction.engine import cline
 from compaction.engine.messages import message_to_wire
+from sessions import wire
+from sessions.errors import BadRequest
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import CHUNK_BYTES, CHUNK_MESSAGES, SessionWriter
 from sessions.models import Project
@@ -162,6 +164,12 @@ def import_task(
         file.note = "no messages"
         return file
     external_id = folder.name
+    try:
+        wire.external_id_check(external_id, where="session id")
+    except BadRequest as exc:
+        # never cut or repaired: two sessions would merge into one
+        file.error = f"{exc.message}; nothing of this file was stored"
+        return file
     writer = SessionWriter(
         project=project,
         external_id=external_id,

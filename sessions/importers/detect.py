@@ -102,7 +102,13 @@ def _head(path: Path) -> bytes:
 
 
 def _is_gemini_message(m: Any) -> bool:
-    return isinstance(m, Mapping) and m.get("type") in ("user", "gemini", "info", "error")
+    return isinstance(m, Mapping) and m.get("type") in (
+        "user",
+        "gemini",
+        "info",
+        "error",
+        "warning",
+    )
 
 
 def _document(value: Any) -> str | None:

@@ -24,6 +24,8 @@ from typing import Any
 
 from compaction.engine import gemini
 from compaction.engine.messages import message_to_wire
+from sessions import wire
+from sessions.errors import BadRequest
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import (
     CHUNK_BYTES,
@@ -149,6 +151,12 @@ def import_chat(
         return file
     external_id = chat.session_id or path.name.rsplit(".", 1)[0]
     parent = _parent(chat, path)
+    try:
+        wire.external_id_check(external_id, where="session id")
+    except BadRequest as exc:
+        # never cut or repaired: two sessions would merge into one
+        file.error = f"{exc.message}; nothing of this file was stored"
+        return file
     writer = SessionWriter(
         project=project,
         external_id=external_id,

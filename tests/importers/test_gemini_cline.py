@@ -155,3 +155,30 @@ def test_commands_print_the_report() -> None:
     out = StringIO()
     call_command("import_cline", str(TASK), "--project", project.name, "--json", stdout=out)
     assert json.loads(out.getvalue())["sessions"][0]["external_id"] == TASK.name
+
+
+@pytest.mark.parametrize(
+    ("session_id", "error"),
+    [
+        ("x" * 201, "session id: 201 characters, the limit is 200"),
+        ("a\x00b", "session id: "),
+    ],
+)
+def test_a_session_id_storage_cannot_hold_is_refused_not_cut(
+    tmp_path: Path, session_id: str, error: str
+) -> None:
+    path = tmp_path / "session-x.json"
+    path.write_text(
+        json.dumps(
+            {
+                "sessionId": session_id,
+                "projectHash": "h",
+                "messages": [{"id": "a", "type": "user", "content": "hi"}],
+            }
+        )
+    )
+    report = gemini_import(project=make_project(), paths=[path])
+    assert report.files[0].error is not None
+    assert report.files[0].error.startswith(error)
+    assert report.files[0].error.endswith("; nothing of this file was stored")
+    assert not AgentSession.objects.exists()

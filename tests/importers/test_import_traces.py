@@ -218,3 +218,21 @@ def test_upload_names_cannot_leave_the_folder(client: Client, key: str) -> None:
     response = client.post(URL, {"../..": files}, headers=auth(key))
     assert response.status_code == 200
     assert response.json()["files"][0]["path"] == "session-a.json"
+
+
+@pytest.mark.django_db
+def test_an_upload_over_the_limit_is_a_413_and_stores_nothing(
+    client: Client, key: str, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.IMPORT_MAX_BYTES = 1000
+    bomb = gzip.compress(b"\n" * 100_000)
+    files = [
+        SimpleUploadedFile(SINGLE.name, SINGLE.read_bytes()[:900]),
+        SimpleUploadedFile("big.jsonl.gz", bomb),
+    ]
+    response = client.post(URL, {"file": files}, headers=auth(key))
+    assert response.status_code == 413
+    assert response.json()["error"] == (
+        "file big.jsonl.gz: larger than the 1000-byte limit after decompression"
+    )
+    assert not AgentSession.objects.exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -130,7 +131,7 @@ class SessionCost:
     calls_without_usage: int  # estimated calls: their tokens are unknown, so not priced
     failed_requests: int  # messages a harness wrote for a failed request: never calls
     with_subagents_usd: float
-    reported_usd: float | None = None  # what the harness itself reported (none does yet)
+    reported_usd: float | None = None  # what the harness itself reported (Cline does)
 
     @property
     def usd(self) -> float | None:
@@ -237,6 +238,15 @@ def _descendants(ids: Iterable[int]) -> dict[int, set[int]]:
     return below
 
 
+def _reported_usd(session: AgentSession) -> float | None:
+    """What the harness itself said the session cost (an importer keeps it in the metadata as
+    ``reported_usd``: Cline's ``cost``), beside the product's own price, never instead."""
+    raw = (session.metadata or {}).get("reported_usd")
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+        return None
+    return float(raw)
+
+
 def session_costs(sessions: Sequence[AgentSession]) -> dict[int, SessionCost]:
     """What each session cost, each call at its own model's price (``MODEL_PRICES``), with
     its subagents' calls beside; a handful of queries whatever the number of sessions."""
@@ -268,6 +278,7 @@ def session_costs(sessions: Sequence[AgentSession]) -> dict[int, SessionCost]:
             calls_without_usage=unknown.get(session.pk, 0),
             failed_requests=failed.get(session.pk, 0),
             with_subagents_usd=round(with_subagents, 6),
+            reported_usd=_reported_usd(session),
         )
     return out
 

@@ -8,7 +8,7 @@ in through ``auth.ProjectKey(ingest=True)`` (a valid key, then the project's ing
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,9 @@ from ninja import Router, Schema, Status
 from sessions import wire
 from sessions.auth import KeyRequest, ProjectKey
 from sessions.errors import BadRequest
-from sessions.importers import claude_code
+from sessions.importers import claude_code, detect
 from sessions.importers.report import ImportReport
+from sessions.models import Project
 from sessions.schemas import Error
 
 router = Router(tags=["imports"])
@@ -111,4 +112,98 @@ def import_claude_code(request: KeyRequest) -> Status[Any]:
     refused = [f for f in report.files if f.error]
     if refused and not report.sessions:
         raise BadRequest("; ".join(f"{f.path}: {f.error}" for f in refused))
+    return Status(200, ImportOut(**report.to_dict()))
+
+
+def _upload_path(folder: Path, field: str, name: str, index: int, taken: set[str]) -> Path:
+    """Where an uploaded file is kept: its name, in a folder named by its form field when the
+    field is not ``file`` (a Cline task is a folder: both its files are sent under a field
+    named by the task id), both reduced to plain names so nothing is written outside
+    ``folder``; gzip is undone on the way in, so ``.gz`` leaves the name."""
+    base = Path(name.replace("\\", "/")).name.strip().removesuffix(".gz")
+    if base in ("", ".", "..") or base.startswith("."):
+        base = f"upload-{index}"
+    parent = Path(field.replace("\\", "/")).name.strip()
+    if parent in ("file", "files", ".", "..") or parent.startswith("."):
+        parent = ""
+    target = f"{parent}/{base}" if parent else base
+    candidate, n = target, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{parent}/{n}-{base}" if parent else f"{n}-{base}"
+    taken.add(candidate)
+    path = folder / candidate
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def uploads_import(
+    *, project: Project, files: Sequence[tuple[str, UploadedFile[bytes]]]
+) -> ImportReport:
+    """Save uploaded files (``(form field, file)``) in a folder of their own, find each one's
+    format and import it: the one path of ``POST /api/v1/imports`` and the web upload. A file
+    too large (after gzip is undone) stops everything with a 413 before anything is stored."""
+    with tempfile.TemporaryDirectory(prefix="sawtooth-import-") as tmp:
+        folder = Path(tmp)
+        taken: set[str] = set()
+        paths: list[Path] = []
+        shown: dict[str, str] = {}  # saved path -> the name the client sent (``.gz`` kept)
+        for index, (field, upload) in enumerate(files, start=1):
+            path = _upload_path(folder, field, upload.name or "", index, taken)
+            sent = Path((upload.name or "").replace("\\", "/")).name or path.name
+            if path.name != sent.removesuffix(".gz"):
+                sent = path.name
+            relative = str(path.relative_to(folder))
+            shown[relative] = str(Path(relative).with_name(sent))
+            limited = wire.bounded_chunks(
+                upload.chunks(_CHUNK),
+                max_bytes=settings.IMPORT_MAX_BYTES,
+                where=f"file {sent}",
+            )
+            with path.open("wb") as out:
+                for chunk in limited:
+                    out.write(chunk)
+            paths.append(path)
+        tasks = sorted({p.parent for p in paths if p.parent != folder})
+        loose_cline = [p for p in paths if p.parent == folder and p.name in detect.CLINE_FILES]
+        for path in loose_cline:
+            paths.remove(path)
+        report = detect.traces_import(
+            project=project, paths=[*tasks, *(p for p in paths if p.parent == folder)]
+        )
+        for path in loose_cline:
+            report.file(str(path), format="cline").error = (
+                "skipped: a Cline task is a folder; send its files under a form field named "
+                "by the task id, so the task keeps its id"
+            )
+        report = report_relative(report, folder)
+    for file in report.files:
+        file.path = shown.get(file.path, file.path)
+    return report
+
+
+@router.post(
+    "/imports",
+    response={200: ImportOut, 400: Error, 401: Error, 413: Error, 429: Error},
+    summary="Import traces of any format the product reads (multipart files)",
+    auth=ProjectKey(ingest=True),
+)
+def import_traces(request: KeyRequest) -> Status[Any]:
+    """Send one or more files as multipart parts (field ``file``): Claude Code, Codex, Gemini
+    CLI, Cline (a task's ``ui_messages.json`` and ``api_conversation_history.json`` sent under
+    a field named by the task id), OTLP JSON, Anthropic logs, SWE-agent/OpenHands
+    trajectories. Each file's format is found by its content; the answer reports per file
+    what was imported, and what was skipped and why. Re-sending is safe."""
+    if request.content_type != "multipart/form-data":
+        raise BadRequest("body: send the files as multipart/form-data parts")
+    files: list[tuple[str, UploadedFile[bytes]]] = [
+        (field, f) for field, group in request.FILES.lists() for f in group
+    ]
+    if not files:
+        raise BadRequest("file: required, one or more trace files as multipart parts")
+    report = uploads_import(project=request.auth, files=files)
+    if not report.sessions:
+        problems = [f for f in report.files if f.error]
+        if problems:
+            raise BadRequest("; ".join(f"{f.path}: {f.error}" for f in problems))
     return Status(200, ImportOut(**report.to_dict()))

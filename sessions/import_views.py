@@ -1,10 +1,8 @@
-"""Web upload of Claude Code transcripts: the same importer as ``manage.py import_claude_code``
-and ``POST /api/v1/imports/claude-code``, behind a login and the engineer role."""
+"""Web upload of traces of any format the product reads: the same path as ``manage.py
+import_traces`` and ``POST /api/v1/imports`` (each file's format found by its content), behind
+a login and the engineer role. Its address stays ``/imports/claude-code/``, where it began."""
 
 from __future__ import annotations
-
-import tempfile
-from pathlib import Path
 
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -15,12 +13,8 @@ from django.views.decorators.http import require_POST
 
 from sessions import access, selectors
 from sessions.errors import ApiError
-from sessions.import_api import report_relative, uploads_save
-from sessions.importers import claude_code
+from sessions.import_api import uploads_import
 from sessions.models import AgentSession, Project, Role
-
-ACCEPTED_SUFFIXES = (".jsonl", ".jsonl.gz")
-_CHUNK = 1024 * 1024
 
 
 def upload_projects(user: AbstractBaseUser | AnonymousUser) -> list[Project]:
@@ -36,7 +30,7 @@ def _error(request: HttpRequest, message: str, status: int = 400) -> HttpRespons
 @login_required
 @require_POST
 def transcript_upload(request: HttpRequest) -> HttpResponse:
-    """Import uploaded transcripts (``file``, one or more) into ``project`` and show the report."""
+    """Import uploaded trace files (``file``, one or more) into ``project``; show the report."""
     raw_project = request.POST.get("project", "")
     project = (
         selectors.projects_for_user(request.user).filter(pk=raw_project).first()
@@ -48,21 +42,11 @@ def transcript_upload(request: HttpRequest) -> HttpResponse:
     access.require_role(request.user, project, Role.ENGINEER)
     files = request.FILES.getlist("file")
     if not files:
-        return _error(request, "file: choose a Claude Code transcript (.jsonl or .jsonl.gz)")
-    wrong = [f.name for f in files if not (f.name or "").lower().endswith(ACCEPTED_SUFFIXES)]
-    if wrong:
-        return _error(
-            request, f"file: {', '.join(map(str, wrong))} is not a .jsonl or .jsonl.gz transcript"
-        )
+        return _error(request, "file: choose one or more trace files")
     try:
-        with tempfile.TemporaryDirectory(prefix="sawtooth-upload-") as tmp:
-            folder = Path(tmp)
-            # A corrupt or oversized .jsonl.gz (a gzip bomb too) stops here, before anything
-            # is stored, with the same answer the API gives (400 or 413).
-            paths = uploads_save(folder, [(f.name or "", f.chunks(_CHUNK)) for f in files])
-            report = report_relative(
-                claude_code.claude_code_import(project=project, paths=paths), folder
-            )
+        # A corrupt or oversized gzip file (a gzip bomb too) stops here, before anything is
+        # stored, with the same answer the API gives (400 or 413).
+        report = uploads_import(project=project, files=[("file", f) for f in files])
     except ApiError as exc:
         return _error(request, exc.message, status=exc.status)
     stored = {

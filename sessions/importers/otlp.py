@@ -8,9 +8,9 @@ call span carries the whole prompt it sent (``gen_ai.input.messages``, or the
 ``gen_ai.client.inference.operation.details`` event, or the older ``gen_ai.prompt`` and
 per-message events) and its answer (``gen_ai.output.messages``); ``sessions.importers.calls``
 turns those prompts into the raw trace and observed compactions. A ``compaction`` part
-(CompactionPart) in a prompt is the summary; a ``gen_ai.conversation.compacted`` span event
-reports the compaction's trigger, tokens and summary (attribute names under
-``gen_ai.compaction.``).
+(CompactionPart) in a prompt is the summary; a ``gen_ai.conversation.compacted`` span event,
+or the span attribute of that name set true, reports the compaction's trigger, tokens and
+summary (attribute names under ``gen_ai.compaction.``).
 """
 
 from __future__ import annotations
@@ -602,27 +602,37 @@ def _usage(span: Span) -> dict[str, int] | None:
     }
 
 
+def _compaction_report(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    def pick(*names: str) -> Any:
+        for name in names:
+            for prefix in ("gen_ai.compaction.", "gen_ai.conversation.compaction.", ""):
+                if prefix + name in attrs:
+                    return attrs[prefix + name]
+        return None
+
+    return {
+        "trigger": pick("trigger"),
+        "strategy": pick("strategy"),
+        "tokens_before": pick("tokens_before", "input_tokens.before"),
+        "tokens_after": pick("tokens_after", "input_tokens.after"),
+        "summary": pick("summary"),
+        "duration_ms": pick("duration_ms"),
+        "error": pick("error", "error.message"),
+    }
+
+
 def _compacted(span: Span) -> dict[str, Any] | None:
+    """The compaction a span reports: a ``gen_ai.conversation.compacted`` event, else the
+    span attribute of that name set true (the conventions' attribute on the call whose prompt
+    was compacted), its figures under ``gen_ai.compaction.`` on the span."""
     for event in span.events:
         if event.name == COMPACTED_EVENT:
-            a = event.attributes
-
-            def pick(*names: str, attrs: Mapping[str, Any] = a) -> Any:
-                for name in names:
-                    for prefix in ("gen_ai.compaction.", "gen_ai.conversation.compaction.", ""):
-                        if prefix + name in attrs:
-                            return attrs[prefix + name]
-                return None
-
-            return {
-                "trigger": pick("trigger"),
-                "strategy": pick("strategy"),
-                "tokens_before": pick("tokens_before", "input_tokens.before"),
-                "tokens_after": pick("tokens_after", "input_tokens.after"),
-                "summary": pick("summary"),
-                "duration_ms": pick("duration_ms"),
-                "error": pick("error", "error.message"),
-            }
+            return _compaction_report(event.attributes)
+    flag = span.attributes.get(COMPACTED_EVENT)
+    if flag is True or (isinstance(flag, str) and flag.strip().lower() == "true"):
+        return _compaction_report(
+            {k: v for k, v in span.attributes.items() if k.startswith("gen_ai.compaction.")}
+        )
     return None
 
 

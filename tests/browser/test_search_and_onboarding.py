@@ -167,9 +167,7 @@ def test_first_visit_uploads_a_transcript_and_shows_the_report(
     expect(page.locator(".empty pre").first).to_contain_text("import_claude_code")
     page.locator("#upload-file").set_input_files(str(SPOTTER / "short.jsonl"))
     page.get_by_role("button", name="Import").click()
-    expect(
-        page.get_by_role("heading", name=f"Claude Code import into {project.name}")
-    ).to_be_visible()
+    expect(page.get_by_role("heading", name=f"Import into {project.name}")).to_be_visible()
     session = AgentSession.objects.get(project=project)
     stored = session.messages.count()
     expect(page.locator("table.data td.num").first).to_have_text(str(stored))

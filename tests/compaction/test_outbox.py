@@ -212,6 +212,7 @@ def _database_down():
         ("post", "/api/v1/sessions/run-1/events"),
         ("get", "/api/v1/sessions"),
         ("post", "/api/v1/imports/claude-code"),
+        ("post", "/api/v1/imports"),
         ("post", "/v1/traces"),
     ],
 )

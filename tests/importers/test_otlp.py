@@ -246,6 +246,41 @@ def test_the_compacted_event_carries_the_reported_numbers(client, key) -> None:
     assert stored.summary == "Goal: migrate billing."
 
 
+@pytest.mark.parametrize("flag", [True, "true"])
+def test_the_compacted_attribute_on_a_call_is_a_compaction(client, key, flag) -> None:
+    first = call("c100000000000001", [text("user", "a")], "b", start=1, tokens=150_000)
+    second = call(
+        "c100000000000002",
+        [text("user", "Goal: ship it.")],
+        "c",
+        start=2,
+        tokens=12_000,
+        **{
+            "gen_ai.conversation.compacted": flag,
+            "gen_ai.compaction.trigger": "manual",
+            "gen_ai.compaction.tokens_before": 151_000,
+        },
+    )
+    post(client, key, export(first, second))
+    stored = CompactionEvent.objects.get()
+    assert (stored.trigger, stored.tokens_before) == ("manual", 151_000)
+    assert stored.tokens_after == 12_000
+
+
+def test_the_compacted_attribute_set_false_is_no_report(client, key) -> None:
+    first = call("c200000000000001", [text("user", "a")], "b", start=1, tokens=10)
+    second = call(
+        "c200000000000002",
+        [text("user", "a"), text("assistant", "b"), text("user", "c")],
+        "d",
+        start=2,
+        tokens=20,
+        **{"gen_ai.conversation.compacted": False},
+    )
+    post(client, key, export(first, second))
+    assert not CompactionEvent.objects.exists()
+
+
 def test_cached_tokens_are_split_out_of_input_tokens(client, key) -> None:
     body = call(
         "d000000000000001",

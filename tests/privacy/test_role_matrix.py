@@ -603,6 +603,8 @@ API_ROUTES: list[tuple[str, str, Callable[[World], str], Any, int, int]] = [
     ("GET", "/advice", lambda w: "/api/v1/advice?days=30", None, 409, 409),
     # An empty body passes the key check and is then refused for what it is.
     ("POST", "/imports/claude-code", lambda w: "/api/v1/imports/claude-code", "", 400, 400),
+    # Not multipart: past the key check, refused for what it is.
+    ("POST", "/imports", lambda w: "/api/v1/imports", "", 400, 400),
     ("POST", "otlp", lambda w: "/v1/traces", {"resourceSpans": []}, 200, 200),
     ("GET", "/alerts", lambda w: "/api/v1/alerts", None, 200, 200),
     ("GET", "/search", lambda w: "/api/v1/search?q=turn", None, 200, 200),

@@ -85,10 +85,10 @@ def test_upload_into_another_users_project_is_refused(client: Client) -> None:
 @pytest.mark.parametrize(
     ("files", "error"),
     [
-        ({}, "file: choose a Claude Code transcript (.jsonl or .jsonl.gz)"),
+        ({}, "file: choose one or more trace files"),
         (
             {"file": _upload("notes.txt", b"hello")},
-            "file: notes.txt is not a .jsonl or .jsonl.gz transcript",
+            "skipped: not a format Sawtooth reads (looked like text starting &#x27;hello&#x27;)",
         ),
     ],
 )
@@ -111,7 +111,7 @@ def test_a_file_that_is_not_a_transcript_is_refused_with_the_importers_reason(
         {"project": project.pk, "file": _upload("x.jsonl", b"\x00\x01binary")},
     )
     assert response.status_code == 400
-    assert "binary file" in response.content.decode()
+    assert "looked like binary data" in response.content.decode()
     assert not AgentSession.objects.exists()
 
 

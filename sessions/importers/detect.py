@@ -1,0 +1,343 @@
+"""Any trace in: each file's (or folder's) format found by its content, then imported.
+
+One entry point for ``manage.py import_traces`` and ``POST /api/v1/imports``: every format the
+product reads, old and new versions, told apart by what the file holds, never by its name
+alone (a name only says which folder a Cline task is):
+
+==============  ===========================================================================
+claude-code     JSON lines whose records carry ``uuid`` / ``leafUuid`` and a Claude Code type
+codex           JSON lines of ``{timestamp, type, payload}`` (``session_meta``...), or the old
+                bare form whose first line has ``id`` and ``instructions``
+gemini-cli      ``{sessionId, projectHash, messages}``; JSON lines starting with
+                ``{sessionId, projectHash}``; a checkpoint ``[{role, parts}]``
+cline           a task folder, or ``ui_messages.json`` (``[{ts, type: say|ask}]``) /
+                ``api_conversation_history.json`` (stands for its folder)
+otlp            ``{resourceSpans}``, or span dumps / attribute maps with ``gen_ai.*`` keys
+anthropic-log   request/response exchanges, VCR cassettes, SSE streams, a Messages response
+trajectory      SWE-agent / mini-swe-agent / OpenHands trajectories and evaluation output
+==============  ===========================================================================
+
+A file of no known format is reported, not imported: "skipped: not a format Sawtooth reads
+(looked like ...)". Each file is stored whole or not at all, as its own importer does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import os
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sessions.importers import (
+    anthropic_logs,
+    claude_code,
+    cline,
+    codex,
+    gemini,
+    otlp,
+    trajectories,
+)
+from sessions.importers.report import ImportReport
+from sessions.models import Project
+
+SNIFF_BYTES = 4 * 1024 * 1024  # whole documents up to this size are parsed to be told apart
+SNIFF_LINES = 50
+FORMATS = (
+    claude_code.FORMAT,
+    codex.FORMAT,
+    gemini.FORMAT,
+    cline.FORMAT,
+    otlp.FORMAT,
+    anthropic_logs.FORMAT,
+    trajectories.FORMAT,
+)
+_CLAUDE_TYPES = frozenset(
+    {"user", "assistant", "summary", "system", "attachment", "progress", "file-history-snapshot"}
+)
+_CODEX_TYPES = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+)
+CLINE_FILES = frozenset({cline.UI_FILE, cline.HISTORY_FILE})
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a path holds: a format, or why it is none (``looked_like``)."""
+
+    path: Path
+    format: str | None
+    looked_like: str = ""
+
+
+def _keys(value: Mapping[str, Any]) -> str:
+    names = [str(k)[:30] for k in list(value)[:6]]
+    more = ", ..." if len(value) > 6 else ""
+    return ", ".join(names) + more if names else "no keys"
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return f"a JSON object with keys {_keys(value)}"
+    if isinstance(value, list):
+        if not value:
+            return "an empty JSON list"
+        first = value[0]
+        inner = f"objects with keys {_keys(first)}" if isinstance(first, Mapping) else "values"
+        return f"a JSON list of {inner}"
+    return f"a JSON {type(value).__name__}"
+
+
+def _head(path: Path) -> bytes:
+    with path.open("rb") as raw:
+        magic = raw.read(2)
+    opener: Any = gzip.open if magic == b"\x1f\x8b" else open
+    with opener(path, "rb") as fh:
+        data: bytes = fh.read(SNIFF_BYTES + 1)
+        return data
+
+
+def _is_gemini_message(m: Any) -> bool:
+    return isinstance(m, Mapping) and m.get("type") in (
+        "user",
+        "gemini",
+        "info",
+        "error",
+        "warning",
+    )
+
+
+def _document(value: Any) -> str | None:
+    """The format of a whole JSON document, or None."""
+    if isinstance(value, Mapping):
+        if "resourceSpans" in value:
+            return otlp.FORMAT
+        if (
+            isinstance(value.get("sessionId"), str)
+            and isinstance(value.get("messages"), list)
+            and all(_is_gemini_message(m) for m in value["messages"][:20])
+        ):
+            return gemini.FORMAT
+        history = value.get("history")
+        if (
+            isinstance(history, list)
+            and history
+            and isinstance(history[0], Mapping)
+            and "parts" in history[0]
+        ):
+            return gemini.FORMAT
+        if "interactions" in value or ("request" in value and "response" in value):
+            return anthropic_logs.FORMAT
+        if value.get("type") == "message" and "content" in value:
+            return anthropic_logs.FORMAT
+        if "body" in value and ("status" in value or "headers" in value):
+            return anthropic_logs.FORMAT
+        if "trajectory" in value or ("instance_id" in value and "history" in value):
+            return trajectories.FORMAT
+        if isinstance(value.get("history"), list):
+            return trajectories.FORMAT
+        messages = value.get("messages")
+        if (
+            isinstance(messages, list)
+            and messages
+            and isinstance(messages[0], Mapping)
+            and "role" in messages[0]
+        ):
+            return trajectories.FORMAT
+        if any(str(k).startswith("gen_ai.") for k in value):
+            return otlp.FORMAT
+        return None
+    if isinstance(value, list) and value and all(isinstance(x, Mapping) for x in value[:20]):
+        first = value[0]
+        if "ts" in first and first.get("type") in ("say", "ask"):
+            return cline.FORMAT
+        if "parts" in first and first.get("role") in ("user", "model"):
+            return gemini.FORMAT
+        if "request" in first or "response" in first:
+            return anthropic_logs.FORMAT
+        if "source" in first and ("action" in first or "observation" in first):
+            return trajectories.FORMAT
+        if "role" in first:
+            return trajectories.FORMAT
+        attributes = first.get("attributes")
+        if isinstance(attributes, Mapping) and any(
+            str(k).startswith("gen_ai.") for k in attributes
+        ):
+            return otlp.FORMAT
+        if any(str(k).startswith("gen_ai.") for k in first):
+            return otlp.FORMAT
+    return None
+
+
+def _line_format(records: list[Mapping[str, Any]]) -> str | None:
+    """The format of JSON lines, from their first records."""
+    first = records[0]
+    if isinstance(first.get("sessionId"), str) and "projectHash" in first:
+        return gemini.FORMAT
+    if isinstance(first.get("id"), str) and "instructions" in first and "type" not in first:
+        return codex.FORMAT  # the old bare rollout
+    for record in records:
+        kind = record.get("type")
+        if kind in _CODEX_TYPES and isinstance(record.get("payload"), Mapping):
+            return codex.FORMAT
+        if kind in _CLAUDE_TYPES and ("uuid" in record or "leafUuid" in record):
+            return claude_code.FORMAT
+        if "$rewindTo" in record or "$set" in record:
+            return gemini.FORMAT
+    if "instance_id" in first and "history" in first:
+        return trajectories.FORMAT
+    if "source" in first and ("action" in first or "observation" in first):
+        return trajectories.FORMAT
+    if "request" in first or "response" in first:
+        return anthropic_logs.FORMAT
+    return None
+
+
+def sniff(path: Path) -> Found:
+    """The format of one file, by its content."""
+    if path.name in CLINE_FILES:
+        return Found(path.parent, cline.FORMAT)
+    try:
+        head = _head(path)
+    except FileNotFoundError:
+        return Found(path, None, "no such file")
+    except (OSError, EOFError, zlib.error) as exc:
+        return Found(path, None, f"an unreadable file ({exc})")
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not text:
+        return Found(path, None, "an empty file")
+    if b"\x00" in text[:4096]:
+        return Found(path, None, "binary data")
+    if text.startswith((b"event:", b"data:")):
+        return Found(path, anthropic_logs.FORMAT)
+    if path.suffix in (".yaml", ".yml") and b"interactions" in text[:SNIFF_BYTES]:
+        return Found(path, anthropic_logs.FORMAT)
+    lines = [line for line in text.split(b"\n")[:SNIFF_LINES] if line.strip()]
+    records: list[Mapping[str, Any]] = []
+    for line in lines:
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            break
+        if not isinstance(value, Mapping):
+            break
+        records.append(value)
+    whole: Any = None
+    whole_ok = False
+    if len(head) <= SNIFF_BYTES:
+        with contextlib.suppress(ValueError, RecursionError):
+            whole, whole_ok = json.loads(text), True
+    if whole_ok:
+        found = _document(whole)
+        if found is None and isinstance(whole, Mapping):
+            found = _line_format([whole])
+        return Found(path, found, "" if found else _describe(whole))
+    if records:
+        found = _line_format(records)
+        if found is not None:
+            return Found(path, found)
+        return Found(path, None, f"JSON lines whose first record has keys {_keys(records[0])}")
+    if text[:1] in (b"{", b"["):
+        return Found(path, None, "JSON that does not parse")
+    sample = " ".join(text[:40].decode("utf-8", "replace").split())
+    return Found(path, None, f"text starting {sample!r}")
+
+
+def discover(paths: Sequence[str | os.PathLike[str]]) -> list[Found]:
+    """Every file or task folder below the paths, with its format."""
+    out: list[Found] = []
+    seen: set[Path] = set()
+
+    def add(found: Found) -> None:
+        if found.path not in seen:
+            seen.add(found.path)
+            out.append(found)
+
+    def walk(folder: Path) -> None:
+        if any((folder / name).is_file() for name in CLINE_FILES):
+            add(Found(folder, cline.FORMAT))
+            return
+        for child in sorted(folder.iterdir()):
+            if child.name.startswith(".") and child.name not in (".gemini", ".codex", ".claude"):
+                continue
+            if child.is_dir() and not child.is_symlink():
+                walk(child)
+            elif child.is_file():
+                add(sniff(child))
+
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            walk(path)
+        else:
+            add(sniff(path))
+    return out
+
+
+def _otlp_import(project: Project, path: Path, report: ImportReport) -> None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError) as exc:
+        report.file(str(path), format=otlp.FORMAT).error = f"not readable JSON: {exc}"
+        return
+    result = otlp.spans_ingest(
+        project=project, spans=otlp.spans_from_file_data(data), source=str(path)
+    )
+    report.files += result.report.files
+    for key, value in result.report.sessions.items():
+        report.sessions.setdefault(key, value)
+
+
+def traces_import(*, project: Project, paths: Sequence[str | os.PathLike[str]]) -> ImportReport:
+    """Find each path's format and import it; a path of no known format is reported."""
+    report = ImportReport()
+    found = discover(paths)
+    by_format: dict[str, list[Path]] = {name: [] for name in FORMATS}
+    for item in found:
+        if item.format is None:
+            report.file(
+                str(item.path), format="unknown"
+            ).error = f"skipped: not a format Sawtooth reads (looked like {item.looked_like})"
+        else:
+            by_format[item.format].append(item.path)
+    if by_format[claude_code.FORMAT]:
+        claude_code.claude_code_import(
+            project=project, paths=by_format[claude_code.FORMAT], report=report
+        )
+    if by_format[codex.FORMAT]:
+        codex.codex_import(project=project, paths=by_format[codex.FORMAT], report=report)
+    for path in by_format[gemini.FORMAT]:
+        try:
+            data = _plain(path)
+        except (OSError, EOFError, zlib.error) as exc:
+            report.file(str(path), format=gemini.FORMAT).error = f"cannot read ({exc})"
+            continue
+        gemini.import_chat(project=project, path=path, report=report, data=data)
+    for folder in by_format[cline.FORMAT]:
+        cline.import_task(project=project, folder=folder, report=report)
+    for path in by_format[otlp.FORMAT]:
+        _otlp_import(project, path, report)
+    if by_format[anthropic_logs.FORMAT]:
+        anthropic_logs.anthropic_logs_import(
+            project=project, paths=by_format[anthropic_logs.FORMAT], report=report
+        )
+    if by_format[trajectories.FORMAT]:
+        trajectories.trajectories_import(
+            project=project, paths=by_format[trajectories.FORMAT], report=report
+        )
+    return report
+
+
+def _plain(path: Path) -> bytes:
+    """A file's bytes, gzip undone (Gemini's files are plain; an upload may not be)."""
+    with path.open("rb") as raw:
+        magic = raw.read(2)
+    if magic == b"\x1f\x8b":
+        with gzip.open(path, "rb") as fh:
+            data: bytes = fh.read()
+            return data
+    return path.read_bytes()

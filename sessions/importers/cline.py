@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from compaction.engine import cline
-from compaction.engine.messages import message_to_wire
 from sessions import wire
 from sessions.errors import BadRequest
 from sessions.importers.report import FileReport, ImportReport
-from sessions.importers.writer import CHUNK_BYTES, CHUNK_MESSAGES, SessionWriter
+from sessions.importers.writer import CHUNK_BYTES, CHUNK_MESSAGES, session_write
 from sessions.models import Project
 
 FORMAT = "cline"
@@ -170,19 +169,17 @@ def import_task(
         # never cut or repaired: two sessions would merge into one
         file.error = f"{exc.message}; nothing of this file was stored"
         return file
-    writer = SessionWriter(
+    session_write(
         project=project,
-        external_id=external_id,
-        session=report.session(external_id),
+        report=report,
         file=file,
+        external_id=external_id,
+        compactions=map(compaction_wire, task.truncations),
+        messages=task.messages,
+        session=session_fields(task, folder),
         chunk_messages=chunk_messages,
         chunk_bytes=chunk_bytes,
     )
-    for event in task.truncations:
-        writer.add_compaction(compaction_wire(event))
-    for message in task.messages:
-        writer.add_message(message_to_wire(message))
-    writer.flush(session=session_fields(task, folder))
     return file
 
 

@@ -28,14 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from compaction.engine import codex
-from compaction.engine.messages import message_to_wire
 from compaction.engine.tokens import billed_tokens, context_size
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import (
     CHUNK_BYTES,
     CHUNK_MESSAGES,
-    SessionWriter,
-    session_parent_set,
+    session_write,
 )
 from sessions.models import Project
 
@@ -176,21 +174,19 @@ def import_rollout(
         return file
     external_id = rollout.session_id or _stem(path)
     parent = rollout.parent_id if rollout.kind != "session" else None
-    writer = SessionWriter(
+    session_write(
         project=project,
-        external_id=external_id,
-        session=report.session(external_id, parent=parent, kind=rollout.kind),
+        report=report,
         file=file,
+        external_id=external_id,
+        compactions=map(compaction_wire, rollout.compactions),
+        messages=rollout.messages,
+        session=session_fields(rollout, path),
+        parent=parent,
+        kind=rollout.kind,
         chunk_messages=chunk_messages,
         chunk_bytes=chunk_bytes,
     )
-    for event in rollout.compactions:
-        writer.add_compaction(compaction_wire(event))
-    for message in rollout.messages:
-        writer.add_message(message_to_wire(message))
-    writer.flush(session=session_fields(rollout, path))
-    if parent:
-        session_parent_set(project=project, external_id=external_id, parent_external_id=parent)
     return file
 
 

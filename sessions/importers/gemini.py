@@ -23,15 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from compaction.engine import gemini
-from compaction.engine.messages import message_to_wire
 from sessions import wire
 from sessions.errors import BadRequest
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import (
     CHUNK_BYTES,
     CHUNK_MESSAGES,
-    SessionWriter,
-    session_parent_set,
+    session_write,
 )
 from sessions.models import Project
 
@@ -157,21 +155,19 @@ def import_chat(
         # never cut or repaired: two sessions would merge into one
         file.error = f"{exc.message}; nothing of this file was stored"
         return file
-    writer = SessionWriter(
+    session_write(
         project=project,
-        external_id=external_id,
-        session=report.session(external_id, parent=parent, kind=chat.kind),
+        report=report,
         file=file,
+        external_id=external_id,
+        compactions=map(compaction_wire, chat.compactions),
+        messages=chat.messages,
+        session=session_fields(chat, path),
+        parent=parent,
+        kind=chat.kind,
         chunk_messages=chunk_messages,
         chunk_bytes=chunk_bytes,
     )
-    for event in chat.compactions:
-        writer.add_compaction(compaction_wire(event))
-    for message in chat.messages:
-        writer.add_message(message_to_wire(message))
-    writer.flush(session=session_fields(chat, path))
-    if parent:
-        session_parent_set(project=project, external_id=external_id, parent_external_id=parent)
     return file
 
 

@@ -16,14 +16,17 @@ equals one import of the whole file.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Max
 from pydantic import ValidationError
 
+from compaction.engine.messages import Message as EngineMessage
+from compaction.engine.messages import message_to_wire
 from compaction.engine.names import trigger_name
 from sessions import services, wire
-from sessions.importers.report import FileReport, SessionReport
+from sessions.importers.report import FileReport, ImportReport, SessionReport
 from sessions.models import AgentSession, Message, MessageRole, Project
 from sessions.schemas import CompactionIn, EventBatch, MessageIn, SessionIn
 
@@ -99,6 +102,39 @@ def session_parent_set(*, project: Project, external_id: str, parent_external_id
     AgentSession.objects.filter(project=project, external_id=external_id).exclude(
         parent=parent
     ).update(parent=parent)
+
+
+def session_write(
+    *,
+    project: Project,
+    report: ImportReport,
+    file: FileReport,
+    external_id: str,
+    compactions: Iterable[dict[str, Any]],
+    messages: Iterable[EngineMessage],
+    session: dict[str, Any],
+    parent: str | None = None,
+    kind: str = "session",
+    chunk_messages: int,
+    chunk_bytes: int,
+) -> None:
+    """One session a reader parsed whole (Codex, Gemini CLI, Cline), through the writer: its
+    compactions (wire dicts), its messages, its fields, then the link to its parent."""
+    writer = SessionWriter(
+        project=project,
+        external_id=external_id,
+        session=report.session(external_id, parent=parent, kind=kind),
+        file=file,
+        chunk_messages=chunk_messages,
+        chunk_bytes=chunk_bytes,
+    )
+    for event in compactions:
+        writer.add_compaction(event)
+    for message in messages:
+        writer.add_message(message_to_wire(message))
+    writer.flush(session=session)
+    if parent:
+        session_parent_set(project=project, external_id=external_id, parent_external_id=parent)
 
 
 class SessionWriter:

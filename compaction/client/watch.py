@@ -17,7 +17,9 @@ waits (jittered, capped, Retry-After honoured) while the other sessions carry on
 
 Polling (``os.stat`` size and mtime every ``--interval`` seconds; the tree is searched for new
 transcripts every ``--rescan`` seconds): no inotify dependency, and it works on every OS. Up to
-``--parallel`` sessions upload at once, one upload in flight per session.
+``--parallel`` sessions upload at once, one upload in flight per session; a slot that frees up
+takes the next session that has grown meanwhile, so a busy session's new lines wait for one
+slot, not for the slowest upload of the pass.
 """
 
 from __future__ import annotations
@@ -205,7 +207,10 @@ class Watcher:
             running: dict[Future[bool], Path] = {}
             while queue or running:
                 while queue and len(running) < self.parallel:
-                    main, watched, lengths = queue.pop(0)
+                    main, watched, _ = queue.pop(0)
+                    # Measured again as it starts: lines written while it waited for a slot
+                    # go with it.
+                    lengths = [(p, self._length(p)) for p in watched.files]
                     running[pool.submit(self._send, main, watched, lengths)] = main
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:

@@ -99,13 +99,16 @@ def _lines(path: Path) -> list[bytes]:
 
 
 def transcripts(folders: list[Path]) -> list[Path]:
-    """Main transcripts (not subagent files) with at least a few lines."""
-    found = []
+    """Main transcripts (not subagent files), each once (the shared corpus repeats the
+    fixtures' files)."""
+    found, seen = [], set()
     for folder in folders:
         for path in sorted(folder.rglob("*.jsonl*")):
             if "subagents" in path.parts or path.name.startswith("agent-"):
                 continue
-            if path.name.endswith((".jsonl", ".jsonl.gz")):
+            key = (path.name, path.stat().st_size)
+            if path.name.endswith((".jsonl", ".jsonl.gz")) and key not in seen:
+                seen.add(key)
                 found.append(path)
     return found
 

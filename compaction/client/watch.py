@@ -17,7 +17,9 @@ waits (jittered, capped, Retry-After honoured) while the other sessions carry on
 
 Polling (``os.stat`` size and mtime every ``--interval`` seconds; the tree is searched for new
 transcripts every ``--rescan`` seconds): no inotify dependency, and it works on every OS. Up to
-``--parallel`` sessions upload at once, one upload in flight per session.
+``--parallel`` sessions upload at once, one upload in flight per session; a slot that frees up
+takes the next session that has grown meanwhile, so a busy session's new lines wait for one
+slot, not for the slowest upload of the pass.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -103,6 +105,7 @@ class State:
 
 
 Uploader = Callable[[Sequence[tuple[Path, int]]], Any]
+Due = tuple[Path, Watched, list[tuple[Path, int]]]
 
 
 class Watcher:
@@ -160,15 +163,14 @@ class Watcher:
             self._seen[path] = key
         return self._ready[path]
 
-    def poll(self) -> int:
-        """One pass: upload every session with new complete lines whose wait is over.
-        Returns how many sessions still have lines waiting to be sent."""
-        now = self.clock()
-        if self._scanned_at is None or now - self._scanned_at >= self.rescan_every:
-            self.scan()
+    def _due(self, now: float, busy: frozenset[Path] = frozenset()) -> tuple[list[Due], int]:
+        """Sessions with new complete lines whose wait is over (none of ``busy``), and how
+        many others have lines waiting out a failure's wait."""
         waiting = 0
         due = []
         for main, watched in self.sessions.items():
+            if main in busy:
+                continue
             lengths = [(p, self._length(p)) for p in watched.files]
             new = [(p, n) for p, n in lengths if n != self.state.sent.get(str(p), 0)]
             if not new or lengths[0][1] == 0:
@@ -177,14 +179,46 @@ class Watcher:
                 waiting += 1
                 continue
             due.append((main, watched, lengths))
-        if self.parallel > 1 and len(due) > 1:
-            # Sessions upload side by side, so many busy sessions do not queue behind each
-            # other; each session has one upload in flight at most.
-            with ThreadPoolExecutor(min(self.parallel, len(due))) as pool:
-                sent = list(pool.map(lambda args: self._send(*args), due))
+        return due, waiting
+
+    def poll(self, *, refill: float = 0.0) -> int:
+        """One pass: upload every session with new complete lines whose wait is over.
+        Returns how many sessions still have lines waiting to be sent.
+
+        With ``refill`` (seconds), a slot that frees up during the pass takes the next session
+        that has grown meanwhile, for up to that long: a session's new lines then wait for one
+        upload slot, not for the slowest upload of the whole pass."""
+        now = self.clock()
+        if self._scanned_at is None or now - self._scanned_at >= self.rescan_every:
+            self.scan()
+        due, waiting = self._due(now)
+        if self.parallel > 1 and (len(due) > 1 or (refill > 0 and due)):
+            sent = self._send_side_by_side(due, until=now + refill if refill > 0 else None)
         else:
             sent = [self._send(*args) for args in due]
         return waiting + sent.count(False)
+
+    def _send_side_by_side(self, due: list[Due], *, until: float | None) -> list[bool]:
+        """Sessions upload side by side, so many busy sessions do not queue behind each other;
+        each session has one upload in flight at most."""
+        sent: list[bool] = []
+        queue = list(due)
+        with ThreadPoolExecutor(self.parallel) as pool:
+            running: dict[Future[bool], Path] = {}
+            while queue or running:
+                while queue and len(running) < self.parallel:
+                    main, watched, _ = queue.pop(0)
+                    # Measured again as it starts: lines written while it waited for a slot
+                    # go with it.
+                    lengths = [(p, self._length(p)) for p in watched.files]
+                    running[pool.submit(self._send, main, watched, lengths)] = main
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    del running[future]
+                    sent.append(future.result())
+                if not queue and until is not None and self.clock() < until:
+                    queue, _ = self._due(self.clock(), busy=frozenset(running.values()))
+        return sent
 
     def _send(self, main: Path, watched: Watched, lengths: list[tuple[Path, int]]) -> bool:
         name = main.name.split(".")[0]
@@ -216,7 +250,8 @@ class Watcher:
         """Poll until interrupted; with ``once``, until everything is sent or retries end."""
         attempts = 0
         while True:
-            waiting = self.poll()
+            # Between the looks for new transcripts, freed slots take sessions that grew.
+            waiting = self.poll(refill=0.0 if once else self.rescan_every)
             if once:
                 if not waiting:
                     return 0

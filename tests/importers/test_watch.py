@@ -317,3 +317,85 @@ def test_a_damaged_state_file_means_starting_over_not_crashing(tmp_path: Path) -
     assert State.load(state, "another server").sent == {}
     state.write_text("{half")
     assert State.load(state, "u").sent == {}
+
+
+def test_a_freed_slot_takes_a_session_that_grew_while_another_upload_is_slow(
+    tmp_path: Path,
+) -> None:
+    """No server: the uploader is a stand-in that says when it was called. Session "slow"
+    uploads until "busy" has been sent twice; "busy" grows while its first upload runs. With
+    ``refill`` the freed slot sends "busy" again at once, instead of at the next pass, after
+    the slowest upload of this one."""
+    import threading
+
+    root = tmp_path / "projects" / "p"
+    root.mkdir(parents=True)
+    slow, busy = root / f"{'a' * 8}-slow.jsonl", root / f"{'b' * 8}-busy.jsonl"
+    for path in (slow, busy):
+        path.write_bytes(b'{"type": "user"}\n')
+    calls: list[tuple[str, int]] = []
+    busy_again = threading.Event()
+    out = io.StringIO()
+
+    def send(files: Sequence[tuple[Path, int]]) -> Any:
+        path, length = files[0]
+        calls.append((path.name, length))
+        if path == busy and len(calls) <= 2:
+            _grow(busy, b'{"type": "assistant"}\n')  # a line written during the upload
+        elif path == busy:
+            busy_again.set()
+        elif path == slow and not busy_again.wait(10):
+            raise OSError("busy was not sent again while this upload ran")
+        return {"sessions": []}
+
+    watcher = Watcher(
+        [str(tmp_path / "projects")],
+        upload=send,
+        state=State.load(tmp_path / "state.json", "server"),
+        backoff=Backoff(base=1.0, cap=8.0, attempts=3),
+        out=out,
+        parallel=2,
+    )
+    assert watcher.poll(refill=30.0) == 0
+    assert [name for name, _ in calls].count(busy.name) == 2
+    assert "not sent" not in out.getvalue()  # the slow upload ended after busy's second one
+    assert watcher.state.sent[str(busy.resolve())] == busy.stat().st_size
+    assert watcher.state.sent[str(slow.resolve())] == slow.stat().st_size
+
+
+def test_a_session_waiting_for_a_slot_sends_the_lines_written_while_it_waited(
+    tmp_path: Path,
+) -> None:
+    """Three sessions, two slots: "c" waits for one, and grows meanwhile. Its upload, in the
+    same pass, carries the new line too, not just what it had when the pass began."""
+    import threading
+
+    root = tmp_path / "projects" / "p"
+    root.mkdir(parents=True)
+    a, b, c = (root / f"{x * 8}-{x}.jsonl" for x in "abc")
+    for path in (a, b, c):
+        path.write_bytes(b'{"type": "user"}\n')
+    grown = threading.Event()
+    sent: dict[str, list[int]] = {}
+
+    def send(files: Sequence[tuple[Path, int]]) -> Any:
+        path, length = files[0]
+        sent.setdefault(path.name, []).append(length)
+        if path == a:
+            _grow(c, b'{"type": "assistant"}\n')
+            grown.set()
+        elif path == b:
+            grown.wait(10)
+        return {"sessions": []}
+
+    watcher = Watcher(
+        [str(tmp_path / "projects")],
+        upload=send,
+        state=State.load(tmp_path / "state.json", "server"),
+        backoff=Backoff(base=1.0, cap=8.0, attempts=3),
+        out=io.StringIO(),
+        parallel=2,
+    )
+    assert watcher.poll() == 0
+    assert sent[c.name] == [c.stat().st_size]
+    assert watcher.state.sent[str(c.resolve())] == c.stat().st_size

@@ -416,10 +416,15 @@ def test_a_postgresql_outage_longer_than_the_dead_time_runs_a_live_workers_analy
         )
 
     def analysis() -> list[tuple[object, ...]]:
-        return query(
-            "SELECT status, analysed_generation >= requested_generation"
-            " FROM compaction_sessionanalysis"
-        )
+        try:
+            return query(
+                "SELECT status, analysed_generation >= requested_generation"
+                " FROM compaction_sessionanalysis"
+            )
+        except psycopg.OperationalError:
+            # Just restarted, PostgreSQL may still refuse or keep a loaded machine waiting
+            # past the connect timeout: that is "not yet", not a failure of what is tested.
+            return []
 
     def asked() -> int:
         found = query("SELECT count(*) FROM compaction_outboxtask WHERE kind = 'session_analyse'")

@@ -4,7 +4,10 @@ from celery import Celery
 from celery.signals import worker_init, worker_process_init
 from django.db import InterfaceError, OperationalError
 
+from config import broker
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+broker.register()  # filesystem:// (the embedded default) writes each message atomically
 
 app = Celery("sawtooth")
 app.config_from_object("django.conf:settings", namespace="CELERY")

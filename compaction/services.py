@@ -10,7 +10,7 @@ rows, converts them once, calls the engine once and stores what it returns.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -124,19 +124,19 @@ def analysis_storing_mark(session_id: int) -> None:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_STORING, session_id % 2**31])
 
 
-def analysis_storing_stop(*, session_id: int) -> int:
-    """End the database connection of a pass storing this session's results, so that deleting
-    the session does not wait on it: its transaction rolls back, and its task, retried, finds
-    the session gone. Returns how many were stopped. (SQLite has one writer at a time, and
-    the lock it holds is the database's: nothing to stop.)"""
-    if connection.vendor != "postgresql":
+def analysis_storing_stop(*, session_ids: Collection[int]) -> int:
+    """End the database connection of a pass storing these sessions' results, so that deleting
+    them does not wait on it: its transaction rolls back, and its task, retried, finds the
+    session gone. Returns how many were stopped. (SQLite has one writer at a time, and the
+    lock it holds is the database's: nothing to stop.)"""
+    if connection.vendor != "postgresql" or not session_ids:
         return 0
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
-            "AND classid = %s::oid AND objid = %s::oid AND objsubid = 2 AND granted "
+            "AND classid = %s::oid AND objid = ANY(%s::oid[]) AND objsubid = 2 AND granted "
             "AND pid <> pg_backend_pid()",
-            [_STORING, session_id % 2**31],
+            [_STORING, sorted({pk % 2**31 for pk in session_ids})],
         )
         return sum(1 for (stopped,) in cursor.fetchall() if stopped)
 

@@ -23,7 +23,7 @@ from compaction.engine.messages import message_from_wire
 from privacy import audit
 from privacy.detect import pii
 from privacy.models import AuditAction
-from sessions import limits, search, wire
+from sessions import erasure, limits, search, wire
 from sessions.errors import BadRequest, Conflict, PayloadTooLarge
 from sessions.models import (
     KEY_PREFIX,
@@ -650,41 +650,59 @@ def session_delete(
     *, session: AgentSession, by: Any, reason: str, actor_name: str = ""
 ) -> SessionDeleted:
     """Delete a session and everything derived from it (messages, compactions, probes,
-    analysis, spans, replays, findings, subject index). ``by`` is the user, or None for the
-    retention purge; ``reason`` is required and recorded."""
+    analysis, spans, replays, findings, subject index, subagent sessions). ``by`` is the user,
+    or None for a command; ``reason`` is required and recorded."""
     if not reason.strip():
         raise BadRequest("reason: required to delete a session")
-    # A pass storing the session's analysis holds rows the delete needs: stopped, not waited on.
-    compaction_services.analysis_storing_stop(session_id=session.pk)
-    with transaction.atomic():
-        _, rows = AgentSession.objects.filter(pk=session.pk).delete()
-        audit.audit_record(
-            actor=by,
-            actor_name=actor_name,
-            action=AuditAction.ERASURE,
-            project=session.project,
-            target=f"session:{session.pk}",
-            reason=reason,
-            detail={"deleted": "session", "rows": rows},
-        )
+    rows = _sessions_erase(
+        [session], by=by, reason=reason, actor_name=actor_name, detail={"deleted": "session"}
+    )
     return SessionDeleted(external_id=session.external_id, project_id=session.project_id, rows=rows)
 
 
-def sessions_purge_expired(*, limit: int = 500) -> int:
+def _sessions_erase(
+    sessions: list[AgentSession], *, by: Any, reason: str, actor_name: str, detail: dict[str, Any]
+) -> dict[str, int]:
+    """One implementation for the delete action and the purge: the rows go in set-based SQL
+    (sessions.erasure), and each session's erasure is recorded in the audit log."""
+    ids = [session.pk for session in sessions]
+    # A pass storing the sessions' analysis holds rows the delete needs: stopped, not waited on.
+    compaction_services.analysis_storing_stop(session_ids=ids)
+    with transaction.atomic():
+        rows = erasure.sessions_erase(ids)
+        for session in sessions:
+            audit.audit_record(
+                actor=by,
+                actor_name=actor_name,
+                action=AuditAction.ERASURE,
+                project=session.project,
+                target=f"session:{session.pk}",
+                reason=reason,
+                detail={**detail, "rows": rows},
+            )
+    return rows
+
+
+def sessions_purge_expired(*, limit: int = 500, batch: int = 250) -> int:
     """Delete sessions not updated within their project's retention; at most ``limit`` per
-    call (the periodic task runs again). Returns how many were deleted."""
+    call (the periodic task runs again), ``batch`` per transaction. Returns how many were
+    deleted (subagent sessions deleted with their parent are not counted)."""
     now = timezone.now()
     deleted = 0
     for project in Project.objects.filter(retention_days__isnull=False).order_by("pk"):
         cutoff = now - timedelta(days=project.retention_days or 0)
-        expired = AgentSession.objects.filter(project=project, updated_at__lt=cutoff).order_by(
-            "updated_at", "pk"
-        )[: limit - deleted]
-        for session in expired:
-            session_delete(
-                session=session, by=None, reason=f"retention: {project.retention_days} days"
+        reason = f"retention: {project.retention_days} days"
+        while deleted < limit:
+            expired = list(
+                AgentSession.objects.filter(project=project, updated_at__lt=cutoff)
+                .select_related("project")
+                .order_by("updated_at", "pk")[: min(batch, limit - deleted)]
             )
-            deleted += 1
+            if not expired:
+                break
+            detail = {"deleted": "session", "purge": {"sessions": len(expired)}}
+            _sessions_erase(expired, by=None, reason=reason, actor_name="", detail=detail)
+            deleted += len(expired)
         if deleted >= limit:
             break
     return deleted

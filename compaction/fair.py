@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import Count, F, Min, QuerySet
-from django.db.models.functions import Now
+from django.db.models import Count, F, Min, QuerySet, Value
+from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
 from compaction.models import (
@@ -117,7 +117,13 @@ def _analysis_claim(pk: int, now: datetime) -> bool:
     return bool(
         analysis_waiting()
         .filter(pk=pk)
-        .update(status=AnalysisStatus.RUNNING, queued_at=None, started_at=now, heartbeat_at=Now())
+        .update(
+            status=AnalysisStatus.RUNNING,
+            queued_at=None,
+            serving_since=Coalesce("queued_at", Value(now)),
+            started_at=now,
+            heartbeat_at=Now(),
+        )
     )
 
 

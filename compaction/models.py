@@ -70,6 +70,9 @@ class SessionAnalysis(models.Model):
     # analyses waiting their turn, which the fair pick (compaction/fair.py) chooses among.
     queued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # The ``queued_at`` of the request a running pass serves: how far behind it is (search
+    # and the pages wait on it), which ``started_at`` alone would understate by the queue.
+    serving_since = models.DateTimeField(null=True, blank=True)
     # While running: refreshed every few seconds by its worker (compaction/liveness.py), so
     # an analysis whose worker died is found within seconds, however long a live one takes.
     heartbeat_at = models.DateTimeField(null=True, blank=True)

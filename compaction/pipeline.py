@@ -241,7 +241,11 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         SessionAnalysis.objects.filter(pk=row.pk, queued_at__isnull=False).update(queued_at=None)
         return None
     SessionAnalysis.objects.filter(pk=row.pk).update(
-        status=AnalysisStatus.RUNNING, queued_at=None, started_at=timezone.now(), heartbeat_at=Now()
+        status=AnalysisStatus.RUNNING,
+        queued_at=None,
+        serving_since=Coalesce("queued_at", Now()),
+        started_at=timezone.now(),
+        heartbeat_at=Now(),
     )
     return _analysis_run(row, session_id, generation)
 
@@ -261,7 +265,8 @@ def analysis_next() -> SessionAnalysis | None:
     except (OperationalError, InterfaceError):
         # The task retries, as a turn like any other: the row waits for it again.
         SessionAnalysis.objects.filter(pk=row.pk, status=AnalysisStatus.RUNNING).update(
-            status=AnalysisStatus.PENDING, queued_at=Coalesce("queued_at", Now())
+            status=AnalysisStatus.PENDING,
+            queued_at=Coalesce("queued_at", "serving_since", Now()),
         )
         raise
 

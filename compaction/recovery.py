@@ -10,7 +10,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Q, QuerySet, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from compaction import liveness, outbox
@@ -72,7 +73,10 @@ def _analyses_abandoned_requeue(now: datetime) -> int:
             if _lock_if_still(abandoned.filter(pk=row_id)):
                 # started_at moves forward so the sweep for lost tasks waits a full period.
                 SessionAnalysis.objects.filter(pk=row_id).update(
-                    status=AnalysisStatus.PENDING, started_at=now, queued_at=now
+                    status=AnalysisStatus.PENDING,
+                    started_at=now,
+                    # It waits in its place: as long as the request it was serving.
+                    queued_at=Coalesce("queued_at", "serving_since", Value(now)),
                 )
                 outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
                 requeued += 1

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal, cast
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Min, Q, QuerySet, Sum
+from django.utils import timezone
 
 from compaction.engine import forecast as forecast_engine
 from compaction.engine import pricing
@@ -27,6 +29,7 @@ from compaction.engine.summary_call import (
 )
 from compaction.engine.tokens import CurvePointDict
 from compaction.models import (
+    AnalysisStatus,
     CompactionSpan,
     Experiment,
     ReplayRun,
@@ -37,6 +40,36 @@ from compaction.models import (
 )
 from sessions.errors import NotFound
 from sessions.models import AgentSession, CompactionEvent, Message, MessageRole, Project
+
+
+@dataclass(frozen=True)
+class AnalysisLag:
+    """How far the analysis pass (and so search, whose documents it writes) is behind the
+    ingest: the age of the oldest request not yet served, and how many sessions wait."""
+
+    seconds: float
+    sessions: int
+
+
+def analysis_lag(
+    *, projects: QuerySet[Project] | None = None, now: datetime | None = None
+) -> AnalysisLag:
+    """The waiting analyses (``queued_at``) and the running ones (``serving_since``, the
+    request they serve): both read through their partial indexes."""
+    now = now or timezone.now()
+    rows = SessionAnalysis.objects.filter(
+        Q(queued_at__isnull=False) | Q(status=AnalysisStatus.RUNNING)
+    )
+    if projects is not None:
+        rows = rows.filter(session__project__in=projects.order_by().values("pk"))
+    found = rows.aggregate(
+        queued=Min("queued_at"),
+        served=Min("serving_since", filter=Q(status=AnalysisStatus.RUNNING)),
+        n=Count("pk"),
+    )
+    oldest = min((t for t in (found["queued"], found["served"]) if t is not None), default=None)
+    seconds = max(0.0, (now - oldest).total_seconds()) if oldest is not None else 0.0
+    return AnalysisLag(seconds=round(seconds, 1), sessions=found["n"])
 
 
 def analysis_for(session: AgentSession) -> SessionAnalysis | None:

@@ -7,6 +7,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from compaction import selectors as compaction_selectors
 from sessions import limits, search, selectors
 from sessions.forms import SessionFilterForm
 
@@ -55,6 +56,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
             summary_hits=search.summary_hits(sessions=sessions, q=q, limit=OTHER_HITS),
             session_hits=search.session_hits(sessions=sessions, q=q, limit=OTHER_HITS),
             unsearchable=search.unsearchable_count(sessions),
+            lag=compaction_selectors.analysis_lag(projects=projects),
             page=Paginator(range(messages.count), HITS_PER_PAGE).get_page(page_number),
             extra_query=params.urlencode(),
             list_query=request.GET.urlencode(),

@@ -313,7 +313,17 @@ def message_block(request: HttpRequest, pk: int, seq: int, index: int) -> HttpRe
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness for load balancers and compose: the process is up and the database answers."""
+    """Liveness for load balancers and compose: the process is up and the database answers.
+    Also how far the analysis pass is behind the uploads (search reads what it writes, so
+    search is as far behind): a figure to watch, never a reason to answer anything but 200."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
-    return JsonResponse({"status": "ok"})
+    lag = compaction_selectors.analysis_lag()
+    return JsonResponse(
+        {
+            "status": "ok",
+            "analysis_lag_seconds": lag.seconds,
+            "search_lag_seconds": lag.seconds,
+            "sessions_waiting": lag.sessions,
+        }
+    )

@@ -99,6 +99,21 @@ def char_size(text: str) -> str:
 
 
 @register.filter
+def duration(seconds: float | None) -> str:
+    """A span of time as a person says it: "under a second", "8 s", "3 min 20 s", "2 h 5 min"."""
+    if not isinstance(seconds, int | float) or seconds < 1:
+        return "under a second"
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        minutes, rest = divmod(whole, 60)
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    hours, rest = divmod(whole // 60, 60)
+    return f"{hours} h {rest} min" if rest else f"{hours} h"
+
+
+@register.filter
 def tokens(value: int | None) -> str:
     if not isinstance(value, int):
         return "\u2013"  # en dash: not reported

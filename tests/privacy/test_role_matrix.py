@@ -446,7 +446,7 @@ PAGES: dict[str, list[PageRule]] = {
 
 # Routes outside the role matrix, each with the door that guards it.
 EXEMPT = {
-    "healthz": "liveness probe, answers only {'status': 'ok'}",
+    "healthz": "liveness probe: its status and how far analysis is behind, no data of any project",
     "login": "the sign-in page itself",
     "password-set": "the one-time link of manage.py adduser: its token is the door",
     "logout": "signs the current user out",

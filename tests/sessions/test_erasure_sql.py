@@ -113,7 +113,5 @@ def test_the_purge_deletes_in_batches_and_audits_each_session() -> None:
     assert not AgentSession.objects.filter(pk__in=[s.pk for s in old]).exists()
     assert AgentSession.objects.filter(project=project).count() == 1
     audits = AuditEvent.objects.filter(action="erasure", reason="retention: 7 days")
-    assert sorted(audits.values_list("target", flat=True)) == sorted(
-        f"session:{s.pk}" for s in old
-    )
+    assert sorted(audits.values_list("target", flat=True)) == sorted(f"session:{s.pk}" for s in old)
     assert {a.detail["purge"]["sessions"] for a in audits} == {3, 1}

@@ -116,7 +116,12 @@ def test_session_page_jumps_to_the_page_holding_a_seq(client: Client) -> None:
 def test_healthz_answers_without_login(client: Client) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok"}
+    assert response.json() == {
+        "status": "ok",
+        "analysis_lag_seconds": 0.0,
+        "search_lag_seconds": 0.0,
+        "sessions_waiting": 0,
+    }
 
 
 def test_session_list_filters_and_sorts(client: Client) -> None:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
+import time_machine
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 
 from compaction import pipeline
+from compaction.models import SessionAnalysis
 from sessions import search
 from sessions.models import AgentSession, Message, Role
 from tests.factories import (
@@ -345,8 +349,12 @@ def test_a_message_is_searchable_once_analysed_and_the_page_says_how_many_are_no
     make_searchable_session(project, messages=[wire_message(0, content="needle one")])
     pending = make_session(project, messages=[wire_message(0, content="needle two")])
     client.force_login(make_user(project=project))
-    body = client.get("/search/", {"q": "needle"}).content.decode()
-    assert "1 message of these sessions is not searchable yet" in body
+    now = timezone.now()
+    SessionAnalysis.objects.filter(session=pending).update(queued_at=now - timedelta(seconds=75))
+    with time_machine.travel(now, tick=False):
+        body = client.get("/search/", {"q": "needle"}).content.decode()
+    assert "Search is 1 min 15 s behind the uploads: 1 message of these sessions is not " in body
+    assert "1 session waits for its analysis" in body
     assert 'Messages <span class="muted">1 match' in body  # the session's title is found
 
     pipeline.session_analyse(session_id=pending.pk)

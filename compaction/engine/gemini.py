@@ -21,7 +21,12 @@ A ``MessageRecord`` is ``user``, ``gemini``, ``info``, ``error`` or ``warning``.
   prompt, which the prompt count leaves out). The product's usage keeps cache reads apart, so
   ``input_tokens = input - cached + tool``, ``cache_read_input_tokens = cached`` and
   ``output_tokens = output + thoughts`` (thoughts are billed as output): the context
-  (input + cache read) is ``input + tool``, counted once.
+  (input + cache read) is ``input + tool``, counted once. ``tokens`` with every count zero
+  are no measurement (a prompt is never empty): real chats hold them where Gemini CLI had no
+  counts to record, on a request interrupted before any (an empty last message), on a
+  response whose usage came without counts, and on a message of tool calls alone that a UI
+  message (a hook's ``warning``) split off the call that made them. Such a message is kept,
+  with its tool calls, but without usage: it is not a call.
 * Its ``toolCalls`` are the call's tool uses; their results (``result``, a ``functionResponse``
   part) follow as one user message, an ``error`` or ``cancelled`` status marking the result as
   an error. ``info``, ``error`` and ``warning`` messages are the UI's, never sent to the model:
@@ -396,6 +401,9 @@ class _Builder:
         usage = (
             usage_from_gemini(tokens, f"{where}.tokens") if isinstance(tokens, Mapping) else None
         )
+        if usage is not None and context_size(usage) == 0 and usage.output_tokens == 0:
+            usage = None  # every count zero: Gemini recorded no usage for this message
+            self.out.ignored["gemini message with all-zero tokens (no usage recorded)"] += 1
         model = _str(msg.get("model"))
         if model and model not in self.out.models:
             self.out.models.append(model)

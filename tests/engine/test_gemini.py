@@ -170,14 +170,73 @@ def test_reported_figures_read_commas() -> None:
     assert gemini.reported_figures("nothing here") is None
 
 
-REAL = [(FIXTURES / "agent-history" / "session-01.json", 1, [4383], 0)]
+def test_all_zero_tokens_are_no_call() -> None:
+    # As in real chats: a hook's warning splits the tool calls off the call that made them,
+    # and Gemini CLI writes them as a message of their own with every count zero; an
+    # interrupted last request is an empty message with every count zero.
+    zero = {"input": 0, "output": 0, "cached": 0, "thoughts": 0, "tool": 0, "total": 0}
+    call = {"id": "t1", "name": "replace", "args": {}, "status": "error", "result": "no match"}
+    r = gemini.parse_chat_bytes(
+        chat(
+            {"id": "u", "type": "user", "content": [{"text": "fix it"}]},
+            reply("a", {"input": 186_984, "cached": 183_941, "output": 436, "total": 187_726}),
+            {"id": "w", "type": "warning", "content": "Hook(s) [x] failed for event AfterTool."},
+            reply("b", zero, content="", toolCalls=[call]),
+            reply("c", {"input": 187_462, "cached": 183_636, "output": 407}),
+            reply("d", zero, content=""),
+        )
+    )
+    assert r.calls == 2
+    assert [context_size(m.usage) for m in r.messages if m.usage] == [186_984, 187_462]
+    # the split message stays, with its tool call and result, but without usage
+    uses = [b for m in r.messages for b in m.content if isinstance(b, ToolUseBlock)]
+    assert [u.id for u in uses] == ["t1"]
+    assert check_pairs(r.messages) == []
+    assert r.ignored["gemini message with all-zero tokens (no usage recorded)"] == 2
+    assert r.compactions == []  # a zero is no drop in context
 
 
-@pytest.mark.parametrize(("path", "calls", "contexts", "compactions"), REAL)
+# (file, calls, context first, max, last, sum, compactions, all-zero tokens): the counts of
+# count_by_hand.py; SOURCES.md says where each file comes from.
+REAL = [
+    (FIXTURES / "agent-history" / "session-01.json", 1, 4383, 4383, 4383, 4383, 0, 0),
+    (
+        FIXTURES / "ai-sessions" / "gemini-cli-pomodoro-timer.json",
+        13,
+        7269,
+        12707,
+        12707,
+        120730,
+        0,
+        1,
+    ),
+    (FIXTURES / "aim" / "control_pro_run4_abandoned.json", 10, 9000, 14522, 14522, 114614, 0, 1),
+    (FIXTURES / "aim" / "matrix_pro.json", 35, 6609, 37845, 37845, 724212, 0, 0),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "calls", "first", "peak", "last", "total", "compactions", "zeros"), REAL
+)
 def test_real_chats_match_the_count_by_hand(
-    path: Path, calls: int, contexts: list[int], compactions: int
+    path: Path,
+    calls: int,
+    first: int,
+    peak: int,
+    last: int,
+    total: int,
+    compactions: int,
+    zeros: int,
 ) -> None:
+    raw = json.loads(path.read_bytes())
     r = gemini.parse_chat_bytes(path.read_bytes())
-    assert r.calls == calls
-    assert [context_size(m.usage) for m in r.messages if m.usage] == contexts
+    contexts = [context_size(m.usage) for m in r.messages if m.usage]
+    assert r.calls == len(contexts) == calls
+    assert (contexts[0], max(contexts), contexts[-1], sum(contexts)) == (first, peak, last, total)
     assert len(r.compactions) == compactions
+    assert r.ignored["gemini message with all-zero tokens (no usage recorded)"] == zeros
+    # every gemini message is kept (tool calls and all), a call or not
+    assert sum(m["type"] == "gemini" for m in raw["messages"]) == sum(
+        m.role == "assistant" for m in r.messages
+    )
+    assert check_pairs(r.messages) == []

@@ -66,6 +66,26 @@ def test_gemini_folder_finds_every_form() -> None:
     assert file.ignored["rewound message"] == 2
 
 
+def test_real_gemini_chat_keeps_the_message_gemini_gave_no_counts() -> None:
+    # yoavf/ai-sessions' real chat (SOURCES.md): the first response's tokens are all zero
+    path = FIXTURES / "ai-sessions" / "gemini-cli-pomodoro-timer.json"
+    raw = json.loads(path.read_bytes())
+    report = gemini_import(project=make_project(), paths=[path])
+    (file,) = report.files
+    assert file.error is None
+    assert file.ignored["gemini message with all-zero tokens (no usage recorded)"] == 1
+    session = AgentSession.objects.get(external_id=raw["sessionId"])
+    # by reading the file: input + tool of each gemini message whose tokens are not all zero
+    assert contexts(session) == [
+        m["tokens"]["input"] + m["tokens"]["tool"]
+        for m in raw["messages"]
+        if m["type"] == "gemini" and any(m["tokens"].values())
+    ]
+    first = Message.objects.filter(session=session, role="assistant").order_by("seq").first()
+    assert first is not None
+    assert first.input_tokens is None  # kept, with no usage
+
+
 def test_gemini_subagent_is_a_child_of_the_folder_it_is_in(tmp_path: Path) -> None:
     folder = tmp_path / "chats" / "parent-session"
     folder.mkdir(parents=True)

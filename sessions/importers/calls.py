@@ -43,6 +43,10 @@ class Call:
     ``compactions`` are events the call itself reported (a server-side ``compaction`` block,
     ``context_management.applied_edits``); they are recorded at the answer's seq.
     ``compacted`` is an explicit report that the prompt was compacted before this call.
+    ``compacted_view`` says that report is a standing state rather than an event: the OTel
+    GenAI attribute ``gen_ai.conversation.compacted`` marks every call whose context is a
+    compacted view of a prior conversation, so a run of such calls, each extending the last,
+    is one compaction (at the first of them), not one per call.
     """
 
     key: str
@@ -53,6 +57,7 @@ class Call:
     start_ns: int = 0
     end_ns: int = 0
     compacted: dict[str, Any] | None = None
+    compacted_view: bool = False
     compactions: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -88,6 +93,7 @@ class _State:
     seqs: list[int]
     next_seq: int
     last_context: int | None
+    compacted_view: bool = False  # the last call's context was reported a compacted view
 
     @classmethod
     def load(cls, import_state: Mapping[str, Any]) -> _State:
@@ -98,6 +104,7 @@ class _State:
             list(raw.get("seqs", [])),
             int(raw.get("next_seq", 0)),
             raw.get("last_context"),
+            raw.get("compacted_view") is True,
         )
 
     def dump(self) -> dict[str, Any]:
@@ -106,6 +113,7 @@ class _State:
             "seqs": self.seqs,
             "next_seq": self.next_seq,
             "last_context": self.last_context,
+            "compacted_view": self.compacted_view,
         }
 
 
@@ -145,16 +153,19 @@ def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
         writer.add_message(message)
         seqs.append(state.next_seq)
         state.next_seq += 1
-    if rewritten or call.compacted is not None:
+    # The same compacted view still in use (the previous call was one too and this prompt
+    # extends it) reports no new compaction.
+    same_view = call.compacted_view and state.compacted_view
+    if rewritten or (call.compacted is not None and not same_view):
         summary_index, summary = _find_summary(full[common:])
         explicit = call.compacted or {}
         replaced = {"from_seq": state.seqs[common], "to_seq": state.seqs[-1]} if rewritten else None
+        summarized = summary_index is not None or bool(explicit.get("summary"))
         writer.add_compaction(
             {
                 "seq": first_new,
                 "trigger": explicit.get("trigger") or "unknown",
-                "strategy": explicit.get("strategy")
-                or ("summarize" if summary or explicit.get("summary") else "rewrite"),
+                "strategy": explicit.get("strategy") or ("summarize" if summarized else "rewrite"),
                 "tokens_before": explicit.get("tokens_before") or state.last_context,
                 "tokens_after": explicit.get("tokens_after") or this_context,
                 "summary": explicit.get("summary") or summary,
@@ -173,6 +184,7 @@ def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
             writer.add_compaction(placed)
     state.hashes = known + hashes if continues else hashes
     state.seqs = seqs
+    state.compacted_view = call.compacted_view
     if this_context is not None:
         state.last_context = this_context
 

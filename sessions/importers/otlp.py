@@ -8,9 +8,10 @@ call span carries the whole prompt it sent (``gen_ai.input.messages``, or the
 ``gen_ai.client.inference.operation.details`` event, or the older ``gen_ai.prompt`` and
 per-message events) and its answer (``gen_ai.output.messages``); ``sessions.importers.calls``
 turns those prompts into the raw trace and observed compactions. A ``compaction`` part
-(CompactionPart) in a prompt is the summary; a ``gen_ai.conversation.compacted`` span event,
-or the span attribute of that name set true, reports the compaction's trigger, tokens and
-summary (attribute names under ``gen_ai.compaction.``).
+(CompactionPart) in a prompt is the summary. A ``gen_ai.conversation.compacted`` span event
+reports one compaction; the conventions' boolean span attribute of that name set true marks
+each call whose context is a compacted view, one compaction where such a run of calls begins.
+Either may give the trigger, tokens and summary (attribute names under ``gen_ai.compaction.``).
 """
 
 from __future__ import annotations
@@ -621,19 +622,24 @@ def _compaction_report(attrs: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _compacted(span: Span) -> dict[str, Any] | None:
-    """The compaction a span reports: a ``gen_ai.conversation.compacted`` event, else the
-    span attribute of that name set true (the conventions' attribute on the call whose prompt
-    was compacted), its figures under ``gen_ai.compaction.`` on the span."""
+def _compacted(span: Span) -> tuple[dict[str, Any] | None, bool]:
+    """The compaction a span reports, and whether that report is a standing state.
+
+    A ``gen_ai.conversation.compacted`` span event reports one compaction. The GenAI
+    conventions' boolean attribute of that name on an inference span (true, never false: they
+    leave it unset otherwise) says instead that the context this call used is a compacted view
+    of a prior conversation; it stays true on the calls that follow in that view, so it is a
+    state (``compacted_view``) that ``calls`` turns into one compaction where the view begins.
+    Its figures, which the conventions do not define, are read under ``gen_ai.compaction.`` on
+    the span."""
     for event in span.events:
         if event.name == COMPACTED_EVENT:
-            return _compaction_report(event.attributes)
+            return _compaction_report(event.attributes), False
     flag = span.attributes.get(COMPACTED_EVENT)
     if flag is True or (isinstance(flag, str) and flag.strip().lower() == "true"):
-        return _compaction_report(
-            {k: v for k, v in span.attributes.items() if k.startswith("gen_ai.compaction.")}
-        )
-    return None
+        figures = {k: v for k, v in span.attributes.items() if k.startswith("gen_ai.compaction.")}
+        return _compaction_report(figures), True
+    return None, False
 
 
 def call_from_span(span: Span) -> Call | None:
@@ -668,6 +674,7 @@ def call_from_span(span: Span) -> Call | None:
     model = span.attr(
         "gen_ai.response.model", "gen_ai.request.model", "ai.model.id", "llm.model_name"
     )
+    compacted, compacted_view = _compacted(span)
     return Call(
         key=span.span_id,
         inputs=wire_inputs,
@@ -676,7 +683,8 @@ def call_from_span(span: Span) -> Call | None:
         model=str(model) if model else None,
         start_ns=span.start_ns,
         end_ns=span.end_ns,
-        compacted=_compacted(span),
+        compacted=compacted,
+        compacted_view=compacted_view,
     )
 
 

@@ -281,6 +281,45 @@ def test_the_compacted_attribute_set_false_is_no_report(client, key) -> None:
     assert not CompactionEvent.objects.exists()
 
 
+def test_the_compacted_attribute_on_every_call_of_the_view_is_one_compaction(client, key):
+    # The conventions' attribute says this call's context is a compacted view of a prior
+    # conversation, so it stays true on each later call that extends that view.
+    flag = {"gen_ai.conversation.compacted": True}
+    summary = {"role": "assistant", "parts": [{"type": "compaction", "content": "Goal: x."}]}
+    first = call("c300000000000001", [text("user", "a")], "b", start=1, tokens=150_000)
+    view = [summary, text("user", "go on")]
+    second = call("c300000000000002", view, "c", start=2, tokens=9_000, **flag)
+    view += [text("assistant", "c"), text("user", "more")]
+    third = call("c300000000000003", view, "d", start=3, tokens=9_500, **flag)
+    post(client, key, export(first, second))
+    post(client, key, export(third))  # a later request continues the same view
+    event = CompactionEvent.objects.get()
+    assert (event.seq, event.tokens_before, event.tokens_after) == (2, 150_000, 9_000)
+    assert (event.strategy, event.summary, event.summary_seq) == ("summarize", "Goal: x.", 2)
+
+
+def test_a_flagged_call_that_rewrites_the_view_again_is_a_second_compaction(client, key):
+    flag = {"gen_ai.conversation.compacted": True}
+    first = call("c400000000000001", [text("user", "a")], "b", start=1, tokens=150_000)
+    second = call("c400000000000002", [text("user", "S1")], "c", start=2, tokens=9_000, **flag)
+    third = call("c400000000000003", [text("user", "S2")], "d", start=3, tokens=8_000, **flag)
+    post(client, key, export(first, second, third))
+    assert list(CompactionEvent.objects.order_by("seq").values_list("seq", "tokens_before")) == [
+        (2, 150_000),
+        (4, 9_000),
+    ]
+
+
+def test_a_bare_compaction_part_is_a_summary_even_without_its_text(client, key) -> None:
+    # The conventions' CompactionPart may carry no content (an opaque provider summary).
+    bare = {"role": "assistant", "parts": [{"type": "compaction"}]}
+    first = call("c500000000000001", [text("user", "a")], "b", start=1, tokens=150_000)
+    second = call("c500000000000002", [bare, text("user", "go on")], "c", start=2, tokens=9_000)
+    post(client, key, export(first, second))
+    event = CompactionEvent.objects.get()
+    assert (event.strategy, event.summary_seq) == ("summarize", 2)
+
+
 def test_cached_tokens_are_split_out_of_input_tokens(client, key) -> None:
     body = call(
         "d000000000000001",

@@ -216,7 +216,28 @@ def content_text(blocks: Any) -> str:
             parts.extend(
                 _strings({k: v for k, v in block.items() if k not in ("type", "id", "source")})
             )
-    return " ".join(p for p in parts if p)
+    return " ".join(block_indexed(p) for p in parts if p)
+
+
+# A block's text is indexed whole up to this; a longer one (a 20 KB tool output) keeps its
+# head and tail and, from the middle, the names a reader searches for (paths, identifiers,
+# error names), so it costs the parser what it is worth.
+BLOCK_HEAD_CHARS, BLOCK_TAIL_CHARS = 3000, 1000
+BLOCK_NAMES_MAX = 400
+_NAMED = re.compile(r"[\w./:\\\-]*[./_:\\\-][\w./:\\\-]*\w|[A-Za-z]*[a-z][A-Z]\w*")
+
+
+def block_indexed(text: str) -> str:
+    """What search indexes of one block's text: all of it, or for a long one its head, the
+    distinct names of its middle (in order, at most BLOCK_NAMES_MAX) and its tail."""
+    limit = BLOCK_HEAD_CHARS + BLOCK_TAIL_CHARS
+    if len(text) <= limit:
+        return text
+    middle = text[BLOCK_HEAD_CHARS:-BLOCK_TAIL_CHARS]
+    names = list(dict.fromkeys(m.group() for m in _NAMED.finditer(middle) if len(m.group()) >= 3))
+    return " ".join(
+        (text[:BLOCK_HEAD_CHARS], " ".join(names[:BLOCK_NAMES_MAX]), text[-BLOCK_TAIL_CHARS:])
+    )
 
 
 # --- matching ----------------------------------------------------------------------------

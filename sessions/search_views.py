@@ -36,7 +36,13 @@ def search_page(request: HttpRequest) -> HttpResponse:
     form = SessionFilterForm(request.GET)
     filters = dict(form.cleaned_data) if form.is_valid() else {}
     q = (filters.pop("q", "") or "").strip()
-    context: dict[str, object] = {"form": form, "q": q, "search_refusal": form.refusal}
+    context: dict[str, object] = {
+        "form": form,
+        "q": q,
+        "search_refusal": form.refusal,
+        "block_head": search.BLOCK_HEAD_CHARS,
+        "block_tail": search.BLOCK_TAIL_CHARS,
+    }
     if q:
         # Every session the filters allow, subagents included; the query is matched below.
         sessions = selectors.session_search(

@@ -142,11 +142,32 @@ def test_snippet_markers_inside_trace_text_cannot_forge_highlights() -> None:
 
 def test_long_tool_result_gives_a_short_snippet_around_the_hit() -> None:
     project = make_project()
-    text = "filler " * 20_000 + "the needle is here " + "filler " * 20_000
+    text = "filler " * 20_000 + "the needle is here " + "filler " * 100
     make_searchable_session(project, messages=[wire_message(0, content=text)])
     [hit] = _hits(project, "needle")
     assert len(hit.text) < 600
     assert ("needle", True) in hit.segments
+
+
+def test_a_long_block_is_indexed_by_its_head_tail_and_the_names_in_its_middle(
+    client: Client,
+) -> None:
+    project = make_project()
+    middle = "filler words " * 500 + "raised QuotaExceededError in billing/api.py, plainword "
+    text = "opening " + middle + "filler " * 500 + " closing"
+    session = make_searchable_session(
+        project,
+        messages=[wire_message(0, content=[{"type": "text", "text": text}])],
+    )
+    stored = Message.objects.get(session=session).search_text
+    assert stored is not None
+    assert len(stored) < search.BLOCK_HEAD_CHARS + search.BLOCK_TAIL_CHARS + 200 < len(text)
+    for q in ("opening", "closing", "QuotaExceededError", "billing/api.py", "api.py"):
+        assert len(_hits(project, q)) == 1, q
+    assert _hits(project, "plainword") == []
+    client.force_login(make_user(project=project))
+    body = client.get("/search/", {"q": "plainword"}).content.decode()
+    assert "A block longer than 4,000 characters (a long tool output) is searched in its " in body
 
 
 def test_search_uses_the_gin_indexes() -> None:

@@ -153,6 +153,12 @@ class CodexRollout:
     synthetic_counts: int = 0  # the estimate Codex writes after a compaction
     lines: int = 0
     ignored: Counter[str] = field(default_factory=Counter)
+    # Where what more lines could still change begins (a rollout read while Codex writes it):
+    # the messages closed only because the file ended (the last response, waiting for its
+    # token_count; the tool results after it) and the compaction still waiting for the call
+    # after it. Everything before is final: more lines only add after it.
+    open_messages: int = 0
+    open_compactions: int | None = None
 
 
 def split_lines(data: bytes) -> list[tuple[int, str]]:
@@ -565,6 +571,9 @@ class _Reader:
             raise CodexError(number, f"unknown line type {kind!r}")
 
     def finish(self) -> CodexRollout:
+        self.out.open_messages = len(self.out.messages)
+        if self.waiting_after is not None:
+            self.out.open_compactions = self.out.compactions[self.waiting_after].seq
         self._flush_pending()
         if self.waiting_after is not None:
             estimate = self.out.compactions[self.waiting_after].codex_estimate_after

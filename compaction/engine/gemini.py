@@ -124,6 +124,18 @@ class GeminiChat:
     records: int = 0
     rewound: int = 0  # messages a ``$rewindTo`` removed
     ignored: Counter[str] = field(default_factory=Counter)
+    # Where what a later write of the file could still change begins (a chat read while
+    # Gemini CLI writes it): the last response, which Gemini rewrites in place as its tokens
+    # and tool results arrive, and what follows it; and the compression no call has followed
+    # yet. ``size`` grows as the chat does (records, or messages of the single-JSON form).
+    open_messages: int = 0
+    open_compactions: int | None = None
+    size: int = 0
+    # JSON Lines: (record number, first message seq it changed) of each line that changed
+    # what earlier lines wrote (a ``$rewindTo``, a ``$set`` of the history, a message
+    # written again under its id): an import that read fewer records has rows from that seq
+    # on that the file now holds differently.
+    rewrites: list[tuple[int, int]] = field(default_factory=list)
 
 
 def _show(value: float) -> str:
@@ -327,7 +339,10 @@ class _Builder:
         )
 
     def finish(self) -> None:
+        answers = [m.seq for m in self.out.messages if m.role == "assistant"]
+        self.out.open_messages = answers[-1] if answers else len(self.out.messages)
         if self.open is not None and self.calls_since_open == 0:
+            self.out.open_compactions = self.out.compactions[self.open].seq
             self._settle(self.open, after=None)
 
     # --- message records --------------------------------------------------------------------
@@ -470,9 +485,17 @@ def _meta(out: GeminiChat, record: Mapping[str, Any]) -> None:
         out.started_at = start
 
 
-def _build(out: GeminiChat, messages: list[Mapping[str, Any]], wheres: list[str]) -> GeminiChat:
+def _build(
+    out: GeminiChat,
+    messages: list[Mapping[str, Any]],
+    wheres: list[str],
+    starts: list[int] | None = None,
+) -> GeminiChat:
+    """Build the messages; ``starts`` (if given) gets the first seq of each record's."""
     builder = _Builder(out)
     for msg, where in zip(messages, wheres, strict=True):
+        if starts is not None:
+            starts.append(len(out.messages))
         try:
             builder.record(msg, where)
         except GeminiError as exc:
@@ -490,6 +513,7 @@ def _single(record: Mapping[str, Any]) -> GeminiChat:
     messages = [_check_message(m, f"messages[{i}]") for i, m in enumerate(raw)]
     out.started_at = out.started_at or _str(record.get("startTime"))
     chat = _build(out, messages, [f"messages[{i}]" for i in range(len(messages))])
+    chat.size = len(messages)
     chat.ended_at = chat.ended_at or _str(record.get("lastUpdated"))
     return chat
 
@@ -502,12 +526,14 @@ def _checkpoint(history: list[Any]) -> GeminiChat:
             raise GeminiError(0, f"history[{i}]: not a {{role, parts}} object")
         builder.content(item)
     builder.finish()
+    out.size = len(history)
     return out
 
 
 def _jsonl(lines: list[tuple[int, str]]) -> GeminiChat:
     out = GeminiChat(form="jsonl")
     order: dict[str, tuple[Mapping[str, Any], int]] = {}  # id -> (last write, line)
+    cuts: list[tuple[int, int]] = []  # (record number, index in ``order`` it changed from)
     for number, text in lines:
         try:
             record = json.loads(text)
@@ -520,6 +546,7 @@ def _jsonl(lines: list[tuple[int, str]]) -> GeminiChat:
             target = record["$rewindTo"]
             ids = list(order)
             cut = ids.index(target) if target in ids else 0
+            cuts.append((out.records, cut))
             for gone in ids[cut:]:
                 del order[gone]
                 out.rewound += 1
@@ -529,6 +556,8 @@ def _jsonl(lines: list[tuple[int, str]]) -> GeminiChat:
             except GeminiError as exc:
                 raise GeminiError(number, exc.reason) from None
             previous = order.get(record["id"])
+            if previous is not None:
+                cuts.append((out.records, list(order).index(record["id"])))
             order[record["id"]] = (record, previous[1] if previous else number)
         elif "$set" in record:
             update = record["$set"]
@@ -536,6 +565,7 @@ def _jsonl(lines: list[tuple[int, str]]) -> GeminiChat:
                 raise GeminiError(number, "$set: not an object")
             history = update.get("messages")
             if isinstance(history, list):  # the history replaced (after a compression)
+                cuts.append((out.records, 0))
                 order = {}
                 for i, m in enumerate(history):
                     try:
@@ -553,7 +583,12 @@ def _jsonl(lines: list[tuple[int, str]]) -> GeminiChat:
     if out.session_id is None:
         raise GeminiError(1, "no sessionId: not a Gemini CLI chat")
     records = list(order.values())
-    chat = _build(out, [r for r, _ in records], [f"line {n}" for _, n in records])
+    starts: list[int] = []
+    chat = _build(out, [r for r, _ in records], [f"line {n}" for _, n in records], starts)
+    chat.size = out.records
+    chat.rewrites = [
+        (record, starts[cut] if cut < len(starts) else len(chat.messages)) for record, cut in cuts
+    ]
     chat.ended_at = chat.ended_at or _str(chat.meta.pop("lastUpdated", None))
     return chat
 

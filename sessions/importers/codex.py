@@ -7,6 +7,10 @@ the session writer (the one door), so a re-import stores nothing new.
   ``.jsonl`` when it has none).
 * A file is read whole before anything is stored: a malformed line stops that file with an
   error naming the line, and nothing of it is stored.
+* A rollout imported while Codex writes it (the watcher sends it whole each time it grows)
+  ends equal to one import of the finished file: its last response, still waiting for its
+  ``token_count``, and a compaction no call has followed yet are provisional and brought up
+  to date by the next import (``writer.Provisional``).
 * A fork or a spawned agent is a child of its parent. Its file starts with a copy of the
   parent's lines: where ``ordinal`` marks where its own lines start, the copy is left out;
   where nothing marks it, the file is not imported (those calls would count twice) and the
@@ -33,6 +37,7 @@ from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import (
     CHUNK_BYTES,
     CHUNK_MESSAGES,
+    Provisional,
     session_write,
 )
 from sessions.models import Project
@@ -186,6 +191,10 @@ def import_rollout(
         kind=rollout.kind,
         chunk_messages=chunk_messages,
         chunk_bytes=chunk_bytes,
+        # a rollout read while Codex writes it: its last response is brought up to date
+        provisional=Provisional(
+            FORMAT, rollout.open_messages, rollout.open_compactions, rollout.lines
+        ),
     )
     return file
 

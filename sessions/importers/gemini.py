@@ -8,6 +8,10 @@ the session writer (the one door), so a re-import stores nothing new.
   JSON Lines file Gemini migrates it to are the same session.
 * A file is read whole before anything is stored: a malformed line or a message of the wrong
   shape stops that file with an error naming it, and nothing of it is stored.
+* A chat imported while Gemini CLI writes it ends equal to one import of the finished file:
+  its last response (rewritten in place as tokens and tool results arrive), a compression no
+  call has followed yet, and in JSON Lines whatever a later ``$rewindTo``, ``$set`` of the
+  history or rewrite of a message changed, are brought up to date (``writer.Provisional``).
 * A subagent's chat (``chats/<parent session id>/<id>.jsonl``, ``kind: "subagent"``) is a
   child of the session its folder names.
 * Each compression is a compaction (``summarize``) with the figures Gemini reported
@@ -29,6 +33,7 @@ from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import (
     CHUNK_BYTES,
     CHUNK_MESSAGES,
+    Provisional,
     session_write,
 )
 from sessions.models import Project
@@ -167,6 +172,14 @@ def import_chat(
         kind=chat.kind,
         chunk_messages=chunk_messages,
         chunk_bytes=chunk_bytes,
+        # a chat read while Gemini CLI writes it: its last response is brought up to date
+        provisional=Provisional(
+            f"{FORMAT}:{chat.form}",
+            chat.open_messages,
+            chat.open_compactions,
+            chat.size,
+            tuple(chat.rewrites),
+        ),
     )
     return file
 

@@ -12,11 +12,22 @@ with only its first blocks (and the tool results written so far). With ``replace
 the stored messages from the last stored response on, and the compactions whose figures came
 from it, are replaced by the file's complete version: importing a live transcript twice
 equals one import of the whole file.
+
+The formats read whole (Codex rollouts, Gemini CLI chats) say themselves where what more writes
+could change begins (:class:`Provisional`: the last response, still waiting for its usage or
+its tool results; the compaction no call has followed yet). An import keeps that mark in the
+session's ``import_state``; the next import of the same format, from a file at least as large,
+compares the rows from the mark on in full (content, usage, timestamp, model), replaces those
+the file now holds differently and deletes those it no longer holds (a call Codex had not yet
+shown to be a compaction's summarizer). So a file imported while it grows, any number of
+times, equals one import of the finished file; rows before the mark are never rewritten.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 
 from django.db.models import Max
@@ -32,6 +43,46 @@ from sessions.schemas import CompactionIn, EventBatch, MessageIn, SessionIn
 
 CHUNK_MESSAGES = 1000
 CHUNK_BYTES = 8 * 1024 * 1024
+PROVISIONAL_KEY = "provisional"  # in AgentSession.import_state
+
+
+@dataclass(frozen=True)
+class Provisional:
+    """Where a whole-file reader's provisional rows begin: the first message seq, the first
+    compaction seq (None: every compaction is final), and the file's size in the reader's own
+    unit (lines, records), which only grows while the file does."""
+
+    format: str
+    messages: int
+    compactions: int | None
+    size: int
+    # (size, first message seq): a part of the file, once it was that large, changed rows
+    # from that seq on (Gemini's JSON Lines rewinds and rewrites)
+    rewrites: tuple[tuple[int, int], ...] = ()
+
+    def dump(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "messages": self.messages,
+            "compactions": self.compactions,
+            "size": self.size,
+        }
+
+
+def _provisional_before(import_state: Any, provisional: Provisional) -> tuple[int, int] | None:
+    """(message seq, compaction seq) from which the stored rows were provisional at the last
+    import of this format, if this file is that one grown (at least as large)."""
+    stored = import_state.get(PROVISIONAL_KEY) if isinstance(import_state, dict) else None
+    if not isinstance(stored, dict) or stored.get("format") != provisional.format:
+        return None
+    messages, compactions, size = (stored.get(k) for k in ("messages", "compactions", "size"))
+    if not isinstance(messages, int) or not isinstance(size, int) or provisional.size < size:
+        return None
+    events = compactions if isinstance(compactions, int) else 2**31
+    for at, seq in provisional.rewrites:
+        if at > size:  # written after the last import read the file
+            messages, events = min(messages, seq), min(events, seq)
+    return messages, events
 
 
 # A message keeps its content when one of these cannot be stored: the field is dropped, reported.
@@ -117,9 +168,28 @@ def session_write(
     kind: str = "session",
     chunk_messages: int,
     chunk_bytes: int,
+    provisional: Provisional | None = None,
 ) -> None:
     """One session a reader parsed whole (Codex, Gemini CLI, Cline), through the writer: its
-    compactions (wire dicts), its messages, its fields, then the link to its parent."""
+    compactions (wire dicts), its messages, its fields, then the link to its parent. With
+    ``provisional`` (the reader's mark), rows the last import marked provisional are brought
+    up to date, and the new mark is kept for the next import."""
+    import_state: dict[str, Any] | None = None
+    replaceable = None
+    if provisional is not None:
+        existing = (
+            AgentSession.objects.filter(project=project, external_id=external_id)
+            .values_list("import_state", flat=True)
+            .first()
+        )
+        import_state = dict(existing) if isinstance(existing, dict) else {}
+        replaceable = _provisional_before(import_state, provisional)
+        prior = import_state.get(PROVISIONAL_KEY)
+        if replaceable is not None or not (
+            isinstance(prior, dict) and prior.get("format") == provisional.format
+        ):
+            # an older, shorter copy of the file keeps the mark of the larger one
+            import_state[PROVISIONAL_KEY] = provisional.dump()
     writer = SessionWriter(
         project=project,
         external_id=external_id,
@@ -127,14 +197,31 @@ def session_write(
         file=file,
         chunk_messages=chunk_messages,
         chunk_bytes=chunk_bytes,
+        provisional_from=replaceable,
     )
     for event in compactions:
         writer.add_compaction(event)
     for message in messages:
         writer.add_message(message_to_wire(message))
-    writer.flush(session=session)
+    writer.flush(session=session, import_state=import_state)
     if parent:
         session_parent_set(project=project, external_id=external_id, parent_external_id=parent)
+
+
+def _stored_form(m: MessageIn) -> tuple[Any, ...]:
+    """What a Message row stores of ``m`` (after its seq), as ``values_list`` reads it."""
+    usage, moment = m.usage, m.timestamp
+    if moment is not None and moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (
+        services.message_hash(role=m.role, blocks=m.blocks()),
+        usage.input_tokens if usage else None,
+        usage.output_tokens if usage else None,
+        usage.cache_read_input_tokens if usage else None,
+        usage.cache_creation_input_tokens if usage else None,
+        moment,
+        m.model or "",
+    )
 
 
 class SessionWriter:
@@ -150,6 +237,7 @@ class SessionWriter:
         chunk_messages: int = CHUNK_MESSAGES,
         chunk_bytes: int = CHUNK_BYTES,
         replace_open_tail: bool = False,
+        provisional_from: tuple[int, int] | None = None,
     ) -> None:
         self.project = project
         # Refused before any query reads it (a lone surrogate cannot even be sent to the
@@ -167,6 +255,11 @@ class SessionWriter:
         self._open_tail: tuple[int, int] | None = None  # looked up before the first write
         self._replacing_seqs: set[int] = set()
         self._replacing_events: set[tuple[int, str]] = set()
+        # (message seq, compaction seq) from which stored rows were provisional: brought up
+        # to date with the file, and deleted at the last flush if the file no longer has them
+        self.provisional_from = provisional_from
+        self._seen_top = -1  # the largest message seq of the file so far
+        self._seen_events: set[tuple[int, str]] = set()
         if external_id not in file.sessions:
             file.sessions.append(external_id)
 
@@ -221,6 +314,72 @@ class SessionWriter:
             self._open_tail = (last, 0 if previous is None else previous + 1)
         return self._open_tail
 
+    def _provisional_update(self, *, last: bool) -> None:
+        """Rows stored provisionally: replaced where the file now differs in anything stored
+        (content, usage, timestamp, model); at the ``last`` flush, deleted where the file no
+        longer has them."""
+        if self.provisional_from is None:
+            return
+        first_message, first_event = self.provisional_from
+        if self._messages:
+            self._seen_top = max(self._seen_top, *(m.seq for m in self._messages))
+        self._seen_events.update((e.seq, e.strategy) for e in self._compactions)
+        rows = Message.objects.filter(
+            session__project=self.project,
+            session__external_id=self.external_id,
+            seq__gte=first_message,
+        )
+        seqs = [m.seq for m in self._messages if m.seq >= first_message]
+        stored = {
+            row[0]: row[1:]
+            for row in rows.filter(seq__in=seqs).values_list(
+                "seq",
+                "content_hash",
+                "input_tokens",
+                "output_tokens",
+                "cache_read_input_tokens",
+                "cache_creation_input_tokens",
+                "timestamp",
+                "model",
+            )
+        }
+        for m in self._messages:
+            if m.seq in stored and stored[m.seq] != _stored_form(m):
+                self._replacing_seqs.add(m.seq)
+                self.report.replaced.append(
+                    f"message seq {m.seq} was provisional at the last import (the file was "
+                    "still being written): replaced by the file's version"
+                )
+        if last:
+            gone = rows.filter(seq__gt=self._seen_top).values_list("seq", flat=True)
+            for seq in gone:
+                self._replacing_seqs.add(seq)
+                self.report.replaced.append(
+                    f"message seq {seq} was provisional at the last import and the file no "
+                    "longer has it: deleted"
+                )
+        events = services.stored_compaction_hashes(
+            project_id=self.project.pk, external_id=self.external_id
+        )
+        for event in self._compactions:
+            key = (event.seq, event.strategy)
+            if event.seq >= first_event and services.stored_differently(
+                events, key, services.compaction_hash(event)
+            ):
+                self._replacing_events.add(key)
+                self.report.replaced.append(
+                    f"{event.strategy} compaction at seq {event.seq} was provisional at the "
+                    "last import: replaced by the file's version"
+                )
+        if last:
+            for key in sorted(events):
+                if key[0] >= first_event and key not in self._seen_events:
+                    self._replacing_events.add(key)
+                    self.report.replaced.append(
+                        f"{key[1]} compaction at seq {key[0]} was provisional at the last "
+                        "import and the file no longer has it: deleted"
+                    )
+
     def _drop_changed(self) -> None:
         """Leave out what is stored already with other content (the file changed since),
         unless it is the open tail of a file that was still being written: mark that for
@@ -236,6 +395,9 @@ class SessionWriter:
             keep = []
             for m in self._messages:
                 digest = services.message_hash(role=m.role, blocks=m.blocks())
+                if m.seq in self._replacing_seqs:
+                    keep.append(m)
+                    continue
                 if services.stored_differently(stored, m.seq, digest):
                     if m.seq >= open_messages:
                         self._replacing_seqs.add(m.seq)
@@ -259,6 +421,9 @@ class SessionWriter:
             kept = []
             for event in self._compactions:
                 key = (event.seq, event.strategy)
+                if key in self._replacing_events:
+                    kept.append(event)
+                    continue
                 if services.stored_differently(stored_events, key, services.compaction_hash(event)):
                     reason = None
                     if event.seq >= open_events:
@@ -286,6 +451,7 @@ class SessionWriter:
         in one transaction."""
         if not self.pending and session is None and import_state is None:
             return
+        self._provisional_update(last=session is not None)
         self._drop_changed()
         batch = EventBatch(
             session=_safe_session(session, self.file) if session is not None else None,

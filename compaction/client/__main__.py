@@ -1,5 +1,6 @@
 """``python -m compaction.client upload PATH... --url URL --key KEY`` and
-``python -m compaction.client watch [PATH ...] --url URL --key KEY`` (see ``watch.py``).
+``python -m compaction.client watch [PATH ...] --url URL --key KEY`` (see ``watch.py``: Claude
+Code, Codex and Gemini CLI sessions followed as they grow).
 
 ``upload`` uploads Claude Code transcripts (files or folders; a session's ``subagents/``
 folder comes along) to ``/api/v1/imports/claude-code`` as one multipart request per session,
@@ -26,6 +27,7 @@ from compaction.client.transport import Backoff, GiveUp, Reply, post_with_retrie
 from compaction.engine.claude_code_records import transcript_groups
 
 IMPORT_PATH = "/api/v1/imports/claude-code"
+ANY_IMPORT_PATH = "/api/v1/imports"  # any format, recognised by the server per file
 
 
 def groups(paths: Sequence[str]) -> list[list[Path]]:
@@ -83,6 +85,7 @@ def upload(
     backoff: Backoff,
     lengths: Sequence[int | None] = (),
     own_names: bool = False,
+    path: str = IMPORT_PATH,
 ) -> Any:
     with tempfile.TemporaryFile() as body:
         content_type = multipart(files, body, lengths=lengths, own_names=own_names)
@@ -91,7 +94,7 @@ def upload(
         def once() -> Reply:
             body.seek(0)
             return send(
-                url.rstrip("/") + IMPORT_PATH,
+                url.rstrip("/") + path,
                 body,
                 key=key,
                 content_type=content_type,
@@ -135,9 +138,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def watch_arguments(commands: Any) -> None:
     w = commands.add_parser(
-        "watch", help="follow Claude Code transcripts as they grow and upload what is new"
+        "watch",
+        help="follow Claude Code, Codex and Gemini CLI sessions as they grow and upload what "
+        "is new",
     )
-    w.add_argument("paths", nargs="*", metavar="PATH", help=f"default: {watch.DEFAULT_ROOT}")
+    w.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="folders or files to follow (default: those of "
+        + ", ".join(watch.DEFAULT_ROOTS.values())
+        + " that exist)",
+    )
     w.add_argument("--url", required=True, help="Sawtooth base URL, e.g. http://localhost:8000")
     w.add_argument("--key", required=True, help="project key (st_...)")
     w.add_argument("--state", help=f"offsets file (default: {watch.DEFAULT_STATE})")
@@ -164,7 +176,7 @@ def watch_main(args: argparse.Namespace) -> int:
     # One try per upload: the watcher itself waits and retries, so other sessions carry on.
     per_upload = Backoff(base=backoff.base, cap=backoff.cap, attempts=1)
 
-    def send(files: Sequence[tuple[Path, int]]) -> Any:
+    def send(files: Sequence[tuple[Path, int]], harness: str) -> Any:
         return upload(
             [p for p, _ in files],
             url=args.url,
@@ -172,11 +184,12 @@ def watch_main(args: argparse.Namespace) -> int:
             backoff=per_upload,
             lengths=[n for _, n in files],
             own_names=True,
+            path=IMPORT_PATH if harness == watch.CLAUDE_CODE else ANY_IMPORT_PATH,
         )
 
     state_path = Path(args.state).expanduser() if args.state else watch.default_state()
     watcher = watch.Watcher(
-        paths or [watch.DEFAULT_ROOT],
+        paths or watch.default_roots(),
         upload=send,
         state=watch.State.load(state_path, args.url),
         backoff=backoff,

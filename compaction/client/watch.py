@@ -1,22 +1,39 @@
-"""``python -m compaction.client watch [PATH ...] --url URL --key KEY``: follow Claude Code
-transcripts as they grow and upload what is new. No Django.
+"""``python -m compaction.client watch [PATH ...] --url URL --key KEY``: follow agent sessions
+as they grow and upload what is new. No Django.
 
-How it stays equal to an import: the server's Claude Code import is idempotent, and importing
-a grown file adds exactly what a one-shot import of the whole file would have (a response
-Claude Code was still writing over several lines is completed in place). So when a session's
-files have grown by whole lines, the watcher sends the session again (its main file and its
-``subagents/`` files) cut at the last complete line, through ``/api/v1/imports/claude-code``;
-the server stores only the new messages. A line written in two parts is held back until its
-newline arrives.
+What it follows (with no PATH, the default roots of the three that exist; a PATH may be any
+folder below them or a single file; each file's format is recognised by its first line):
 
-What is kept between runs: a state file with, per transcript, the byte offset up to which it
-has been sent. A restart reads only past those offsets to find new lines, and sends nothing for
-a session whose files have no new complete line. Offsets move only after the server has
-answered 200, so a server that is down loses nothing: the session is retried with growing
-waits (jittered, capped, Retry-After honoured) while the other sessions carry on.
+==============  ==========================  =================================================
+Claude Code     ``~/.claude/projects``      ``<project>/<session>.jsonl`` and the session's
+                                            ``<session>/subagents/`` files, JSON Lines
+Codex           ``~/.codex/sessions``       ``YYYY/MM/DD/rollout-*.jsonl``, JSON Lines
+Gemini CLI      ``~/.gemini/tmp``           ``<project>/chats/session-*.json`` (one JSON
+                                            document, rewritten whole) or ``.jsonl``
+==============  ==========================  =================================================
+
+How it stays equal to an import: the server's imports of these formats are idempotent, and
+importing a grown file adds exactly what a one-shot import of the whole file would have (a
+response still being written is completed in place: Claude Code's over several lines, Codex's
+waiting for its ``token_count``, Gemini's rewritten as its tokens and tool results arrive). So
+when a session's files have grown by whole lines, the watcher sends the session again cut at
+its last complete line (lines split on ``\n`` only): Claude Code's main file and its
+``subagents/`` files through ``/api/v1/imports/claude-code``, a Codex rollout or a Gemini chat
+through ``/api/v1/imports`` (which recognises the format too). The server stores only what is
+new. A line written in two parts is held back until its newline arrives. A Gemini chat in one
+JSON document is sent when it parses whole and differs from the last one accepted: a file
+caught in the middle of a rewrite waits for the next poll, and exactly the bytes checked are
+sent.
+
+What is kept between runs: a state file with, per JSON Lines file, the byte offset up to which
+it has been sent, and per JSON document the SHA-256 of the version sent. A restart reads only
+past those offsets to find new lines, and sends nothing for a session with nothing new.
+Offsets move only after the server has answered 200, so a server that is down loses nothing:
+the session is retried with growing waits (jittered, capped, Retry-After honoured) while the
+other sessions carry on.
 
 Polling (``os.stat`` size and mtime every ``--interval`` seconds; the tree is searched for new
-transcripts every ``--rescan`` seconds): no inotify dependency, and it works on every OS. Up to
+session files every ``--rescan`` seconds): no inotify dependency, and it works on every OS. Up to
 ``--parallel`` sessions upload at once, one upload in flight per session; a slot that frees up
 takes the next session that has grown meanwhile, so a busy session's new lines wait for one
 slot, not for the slowest upload of the pass.
@@ -24,6 +41,8 @@ slot, not for the slowest upload of the pass.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import os
 import sys
@@ -39,9 +58,73 @@ from typing import IO, Any
 from compaction.client.transport import Backoff, GiveUp
 from compaction.engine.claude_code_records import transcript_groups
 
-DEFAULT_ROOT = "~/.claude/projects"
+CLAUDE_CODE, CODEX, GEMINI = "Claude Code", "Codex", "Gemini CLI"
+DEFAULT_ROOTS = {
+    CLAUDE_CODE: "~/.claude/projects",
+    CODEX: "~/.codex/sessions",
+    GEMINI: "~/.gemini/tmp",
+}
+DEFAULT_ROOT = DEFAULT_ROOTS[CLAUDE_CODE]
 DEFAULT_STATE = "~/.cache/sawtooth/watch-state.json"
 _READ = 1024 * 1024
+_CODEX_TYPES = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+)
+
+
+def default_roots() -> list[str]:
+    """The default roots that exist (all three when none does yet)."""
+    found = [root for root in DEFAULT_ROOTS.values() if Path(root).expanduser().is_dir()]
+    return found or list(DEFAULT_ROOTS.values())
+
+
+def is_json_document(path: Path) -> bool:
+    """A Gemini CLI chat in one JSON document (``session-*.json``), rewritten whole."""
+    return path.name.endswith(".json")
+
+
+def first_line(path: Path) -> bytes | None:
+    """The first complete line of a JSON Lines file, None until its newline is written."""
+    if path.name.endswith(".gz"):
+        with gzip.open(path, "rb") as packed:
+            line: bytes = packed.readline()
+            return line if line.endswith(b"\n") else None
+    with path.open("rb") as fh:
+        head = b""
+        while chunk := fh.read(64 * 1024):
+            head += chunk
+            if b"\n" in chunk:
+                return head[: head.index(b"\n") + 1]
+    return None
+
+
+def harness_of(path: Path) -> str | None:
+    """Which harness wrote ``path``, from its first line (as the server's detection reads it):
+    Codex's ``{timestamp, type, payload}`` lines (or the old bare form, whose first line has
+    ``id`` and ``instructions``), Gemini CLI's JSON Lines (a first record with ``sessionId``
+    and ``projectHash``) or document, else Claude Code. None: not known yet (no complete
+    line), or not JSON Lines at all (never sent)."""
+    if is_json_document(path):
+        return GEMINI
+    try:
+        line = first_line(path)
+    except (OSError, EOFError):
+        return None
+    if line is None:
+        return None
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return ""
+    if not isinstance(record, dict):
+        return ""
+    if isinstance(record.get("sessionId"), str) and "projectHash" in record:
+        return GEMINI
+    if record.get("type") in _CODEX_TYPES and isinstance(record.get("payload"), dict):
+        return CODEX
+    if isinstance(record.get("id"), str) and "instructions" in record and "type" not in record:
+        return CODEX
+    return CLAUDE_CODE
 
 
 def complete_length(path: Path, start: int) -> int:
@@ -63,20 +146,24 @@ def complete_length(path: Path, start: int) -> int:
 
 @dataclass
 class Watched:
-    """One session: its files, and when it may next be tried after a failure."""
+    """One session: its files, the harness that writes them, and when it may next be tried
+    after a failure."""
 
     files: list[Path]
+    harness: str = CLAUDE_CODE
     failures: int = 0
     next_try: float = 0.0
 
 
 @dataclass
 class State:
-    """Offsets sent, per transcript path, saved atomically after every accepted upload."""
+    """Offsets sent, per JSON Lines path, and the SHA-256 of the version sent, per JSON
+    document; saved atomically after every accepted upload."""
 
     path: Path
     url: str
     sent: dict[str, int] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path, url: str) -> State:
@@ -93,23 +180,37 @@ class State:
             if isinstance(files, dict)
             else {}
         )
-        return cls(path, url, sent)
+        raw = data.get("documents")
+        digests = (
+            {str(k): v for k, v in raw.items() if isinstance(v, str) and v}
+            if isinstance(raw, dict)
+            else {}
+        )
+        return cls(path, url, sent, digests)
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Write then rename: a crash mid-write leaves the old state, never half a file.
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".watch-state-")
         with os.fdopen(fd, "w") as out:
-            json.dump({"url": self.url, "files": self.sent}, out, indent=1, sort_keys=True)
+            data: dict[str, Any] = {"url": self.url, "files": self.sent}
+            if self.digests:
+                data["documents"] = self.digests
+            json.dump(data, out, indent=1, sort_keys=True)
         os.replace(tmp, self.path)
 
 
-Uploader = Callable[[Sequence[tuple[Path, int]]], Any]
-Due = tuple[Path, Watched, list[tuple[Path, int]]]
+# (files with the length to send of each, harness): the server's report
+Uploader = Callable[[Sequence[tuple[Path, int]], str], Any]
+# What is ready to send of a file: a JSON Lines file's complete length, a JSON document's
+# SHA-256 ("" until it has parsed whole once).
+Ready = int | str
+Due = tuple[Path, Watched, list[tuple[Path, Ready]]]
 
 
 class Watcher:
-    """Polls transcripts and uploads each session whose files grew by whole lines."""
+    """Polls session files and uploads each session whose files grew by whole lines (or, for
+    a JSON document, changed and parse whole)."""
 
     def __init__(
         self,
@@ -136,20 +237,67 @@ class Watcher:
         self._scanned_at: float | None = None
         self._seen: dict[Path, tuple[int, int]] = {}  # (size, mtime_ns) at the last look
         self._ready: dict[Path, int] = {}  # complete length found at the last look
+        self._documents: dict[Path, tuple[str, bytes]] = {}  # the last version parsed whole
+        self._harness: dict[Path, str] = {}  # each file's, once known ("": not a session)
+
+    def _harness_of(self, path: Path) -> str | None:
+        known = self._harness.get(path)
+        if known is None:
+            found = harness_of(path)
+            if found is None:
+                return None  # no complete line yet: looked at again at the next scan
+            self._harness[path] = known = found
+        return known or None
 
     def scan(self) -> None:
-        """Find transcripts (new sessions, new subagent files) under the roots."""
+        """Find session files (new sessions, new subagent files) under the roots."""
         existing = [r for r in self.roots if Path(r).exists()]
         for group in transcript_groups(existing):
             main = group[0].resolve()
-            watched = self.sessions.setdefault(main, Watched([]))
-            for path in group:
-                if path.resolve() not in watched.files:
-                    watched.files.append(path.resolve())
+            if main in self.sessions:
+                watched = self.sessions[main]
+                if watched.harness == CLAUDE_CODE:
+                    for path in group[1:]:
+                        if path.resolve() not in watched.files:
+                            watched.files.append(path.resolve())
+                continue
+            harness = self._harness_of(main)
+            if harness is None:
+                continue
+            if harness == CLAUDE_CODE:
+                self.sessions[main] = Watched([p.resolve() for p in group], harness)
+            else:  # a Codex rollout or a Gemini chat is a session of one file
+                self.sessions[main] = Watched([main], harness)
+                for path in group[1:]:
+                    self.sessions.setdefault(path.resolve(), Watched([path.resolve()], harness))
+        for document in self._documents_under(existing):
+            self.sessions.setdefault(document, Watched([document], GEMINI))
         self._scanned_at = self.clock()
 
-    def _length(self, path: Path) -> int:
-        """The complete length of ``path``, re-read only when its size or mtime moved."""
+    @staticmethod
+    def _documents_under(roots: Sequence[str]) -> list[Path]:
+        """Gemini CLI chats in one JSON document: ``session-*.json`` files below the folders,
+        and any ``.json`` file named on its own."""
+        found: list[Path] = []
+        for raw in roots:
+            path = Path(raw)
+            if path.is_dir():
+                found += sorted(p for p in path.rglob("session-*.json") if p.is_file())
+            elif is_json_document(path):
+                found.append(path)
+        return [p.resolve() for p in found]
+
+    def _sent(self, path: Path) -> Ready:
+        if is_json_document(path):
+            return self.state.digests.get(str(path), "")
+        return self.state.sent.get(str(path), 0)
+
+    def _length(self, path: Path) -> Ready:
+        """What is ready to send of ``path``, re-read only when its size or mtime moved: the
+        complete length of a JSON Lines file, the SHA-256 of a JSON document that parses
+        whole (a document caught mid-write leaves the last whole version ready)."""
+        if is_json_document(path):
+            return self._document(path)
         try:
             stat = path.stat()
         except FileNotFoundError:
@@ -163,6 +311,20 @@ class Watcher:
             self._seen[path] = key
         return self._ready[path]
 
+    def _document(self, path: Path) -> str:
+        try:
+            stat = path.stat()
+            key = (stat.st_size, stat.st_mtime_ns)
+            if self._seen.get(path) != key:
+                data = path.read_bytes()
+                json.loads(data)
+                self._documents[path] = (hashlib.sha256(data).hexdigest(), data)
+                self._seen[path] = key
+        except (OSError, ValueError, RecursionError):
+            pass  # gone, or caught mid-write: looked at again at the next poll
+        kept = self._documents.get(path)
+        return kept[0] if kept else ""
+
     def _due(self, now: float, busy: frozenset[Path] = frozenset()) -> tuple[list[Due], int]:
         """Sessions with new complete lines whose wait is over (none of ``busy``), and how
         many others have lines waiting out a failure's wait."""
@@ -172,8 +334,8 @@ class Watcher:
             if main in busy:
                 continue
             lengths = [(p, self._length(p)) for p in watched.files]
-            new = [(p, n) for p, n in lengths if n != self.state.sent.get(str(p), 0)]
-            if not new or lengths[0][1] == 0:
+            new = [(p, n) for p, n in lengths if n != self._sent(p)]
+            if not new or not lengths[0][1]:
                 continue
             if now < watched.next_try:
                 waiting += 1
@@ -220,11 +382,13 @@ class Watcher:
                     queue, _ = self._due(self.clock(), busy=frozenset(running.values()))
         return sent
 
-    def _send(self, main: Path, watched: Watched, lengths: list[tuple[Path, int]]) -> bool:
-        name = main.name.split(".")[0]
+    def _send(self, main: Path, watched: Watched, lengths: list[tuple[Path, Ready]]) -> bool:
+        name = f"{watched.harness} {main.name.split('.')[0]}"
         started = time.monotonic()
         try:
-            report = self.upload([(p, n) for p, n in lengths if n > 0])
+            with tempfile.TemporaryDirectory(prefix="sawtooth-watch-") as folder:
+                parts = self._parts(lengths, Path(folder))
+                report = self.upload(parts, watched.harness)
         except (GiveUp, OSError) as exc:
             watched.failures += 1
             reply = getattr(exc, "reply", None)
@@ -236,12 +400,34 @@ class Watcher:
             return False
         watched.failures, watched.next_try = 0, 0.0
         with self._lock:
-            for path, length in lengths:
-                self.state.sent[str(path)] = length
+            for path, ready in lengths:
+                if isinstance(ready, str):
+                    if ready:
+                        self.state.digests[str(path)] = ready
+                else:
+                    self.state.sent[str(path)] = ready
             self.state.save()
             took = time.monotonic() - started
-            self._say(f"{name}: {_summary(report, lengths)} ({took:.2f}s)")
+            self._say(f"{name}: {_summary(report, parts)} ({took:.2f}s)")
         return True
+
+    def _parts(self, lengths: list[tuple[Path, Ready]], folder: Path) -> list[tuple[Path, int]]:
+        """What to upload: each JSON Lines file cut at its complete length; each JSON document
+        as the version checked (a copy under its own name, since the file may be rewritten
+        again while it is sent)."""
+        parts: list[tuple[Path, int]] = []
+        for path, ready in lengths:
+            if isinstance(ready, int):
+                if ready > 0:
+                    parts.append((path, ready))
+                continue
+            kept = self._documents.get(path)
+            if not ready or kept is None or kept[0] != ready:
+                continue
+            copy = folder / path.name
+            copy.write_bytes(kept[1])
+            parts.append((copy, len(kept[1])))
+        return parts
 
     def _say(self, line: str) -> None:
         print(line, file=self.out or sys.stderr, flush=True)
@@ -264,7 +450,7 @@ class Watcher:
             sleep(interval)
 
 
-def _summary(report: Any, lengths: list[tuple[Path, int]]) -> str:
+def _summary(report: Any, lengths: Sequence[tuple[Path, int]]) -> str:
     sessions = report.get("sessions", []) if isinstance(report, dict) else []
     new = sum(int(s.get("messages", 0)) for s in sessions)
     compactions = sum(int(s.get("compactions", 0)) for s in sessions)

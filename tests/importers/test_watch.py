@@ -3,6 +3,7 @@ growing on disk, line by line, arrives as a one-shot import of the whole file wo
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
@@ -15,12 +16,17 @@ from typing import Any
 
 import pytest
 
+from compaction.client.__main__ import ANY_IMPORT_PATH, IMPORT_PATH, upload
 from compaction.client.__main__ import main as client_main
-from compaction.client.__main__ import upload
 from compaction.client.transport import Backoff
-from compaction.client.watch import State, Watcher, complete_length
+from compaction.client.watch import CLAUDE_CODE, State, Watcher, complete_length, harness_of
 from sessions.importers.claude_code import claude_code_import
+from sessions.importers.codex import codex_import
+from sessions.importers.gemini import gemini_import
 from sessions.models import AgentSession
+from tests.engine.test_codex import COMPACTED
+from tests.engine.test_gemini import FIXTURES as GEMINI
+from tests.engine.test_gemini import LINES
 from tests.factories import make_key, make_project
 from tests.importers.corpus import AUTO, read_lines
 from tests.importers.test_claude_code import _live_cut, _stored_rows
@@ -78,7 +84,7 @@ class Harness:
             rescan=0.0,
         )
 
-    def send(self, files: Sequence[tuple[Path, int]]) -> Any:
+    def send(self, files: Sequence[tuple[Path, int]], harness: str) -> Any:
         self.uploads.append([(p.name, n) for p, n in files])
         return upload(
             [p for p, _ in files],
@@ -87,6 +93,7 @@ class Harness:
             backoff=Backoff(attempts=1),
             lengths=[n for _, n in files],
             own_names=True,
+            path=IMPORT_PATH if harness == CLAUDE_CODE else ANY_IMPORT_PATH,
         )
 
     def poll(self) -> int:
@@ -168,7 +175,7 @@ def test_a_watched_session_equals_an_imported_one_message_for_message(
     assert _sessions(project) == _reference()
     status = w.out.getvalue().splitlines()
     assert len(status) == uploads
-    assert all(line.startswith(f"{SESSION_ID}: sent ") for line in status)
+    assert all(line.startswith(f"Claude Code {SESSION_ID}: sent ") for line in status)
     assert "1 new compaction" in "\n".join(status)
 
 
@@ -225,7 +232,7 @@ def test_a_restart_resumes_from_the_state_file_and_sends_nothing_twice(
     assert client_main(args) == 0
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2
-    assert err[1].startswith(f"{SESSION_ID}: sent ")
+    assert err[1].startswith(f"Claude Code {SESSION_ID}: sent ")
     assert "0 new messages" not in err[1]
     assert _sessions(project)[SESSION_ID] == _reference(tmp_path / "ref")[SESSION_ID]
 
@@ -264,7 +271,7 @@ def test_the_hook_recipe_flushes_the_transcript_named_in_the_hook_json(
     env = {**os.environ, "SAWTOOTH_WATCH_STATE": str(tmp_path / "state.json")}
     done = _hook(payload, "--url", live_server.url, "--key", make_key(project), env=env)
     assert done.returncode == 0, done.stderr
-    assert done.stderr.startswith(f"{SESSION_ID}: sent ")
+    assert done.stderr.startswith(f"Claude Code {SESSION_ID}: sent ")
     assert AgentSession.objects.get(project=project, external_id=SESSION_ID).message_count > 0
     assert _sessions(project)[SESSION_ID] == _reference(tmp_path / "ref")[SESSION_ID]
 
@@ -337,7 +344,7 @@ def test_a_freed_slot_takes_a_session_that_grew_while_another_upload_is_slow(
     busy_again = threading.Event()
     out = io.StringIO()
 
-    def send(files: Sequence[tuple[Path, int]]) -> Any:
+    def send(files: Sequence[tuple[Path, int]], harness: str) -> Any:
         path, length = files[0]
         calls.append((path.name, length))
         if path == busy and len(calls) <= 2:
@@ -378,7 +385,7 @@ def test_a_session_waiting_for_a_slot_sends_the_lines_written_while_it_waited(
     grown = threading.Event()
     sent: dict[str, list[int]] = {}
 
-    def send(files: Sequence[tuple[Path, int]]) -> Any:
+    def send(files: Sequence[tuple[Path, int]], harness: str) -> Any:
         path, length = files[0]
         sent.setdefault(path.name, []).append(length)
         if path == a:
@@ -399,3 +406,205 @@ def test_a_session_waiting_for_a_slot_sends_the_lines_written_while_it_waited(
     assert watcher.poll() == 0
     assert sent[c.name] == [c.stat().st_size]
     assert watcher.state.sent[str(c.resolve())] == c.stat().st_size
+
+
+# --- Codex rollouts and Gemini CLI chats --------------------------------------------------
+
+ROLLOUT = COMPACTED  # a real Codex Desktop rollout with a (remote) compaction in it
+ROLLOUT_NAME = ROLLOUT.name.removesuffix(".gz")
+GEMINI_CHAT = GEMINI / "ai-sessions" / "gemini-cli-pomodoro-timer.json"
+
+
+def _codex_lines() -> list[bytes]:
+    return [line + b"\n" for line in gzip.open(ROLLOUT).read().split(b"\n") if line.strip()]
+
+
+def _one_shot(importer: Any, path: Path, data: bytes) -> dict[str, Any]:
+    """The sessions a one-shot import of the finished file stores (under the same name)."""
+    reference = make_project(name="one-shot import")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    importer(project=reference, paths=[path])
+    return _sessions(reference)
+
+
+def test_the_harness_is_recognised_by_the_first_line(tmp_path: Path) -> None:
+    rollout = tmp_path / "rollout-x.jsonl"
+    rollout.write_bytes(_codex_lines()[0])
+    chat_lines = tmp_path / "session-x.jsonl"
+    chat_lines.write_bytes(LINES.read_bytes())
+    claude = tmp_path / "s.jsonl"
+    claude.write_bytes(read_lines(AUTO)[0])
+    half = tmp_path / "half.jsonl"
+    half.write_bytes(_codex_lines()[0][:30])
+    assert harness_of(rollout) == "Codex"
+    assert harness_of(chat_lines) == "Gemini CLI"
+    assert harness_of(tmp_path / "session-y.json") == "Gemini CLI"
+    assert harness_of(claude) == "Claude Code"
+    assert harness_of(half) is None  # not known until its first line is whole
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_watched_codex_rollout_equals_an_imported_one_message_for_message(
+    live_server: Any, tmp_path: Path
+) -> None:
+    lines = _codex_lines()
+    compacted = next(i for i, line in enumerate(lines) if b'"type":"compacted"' in line)
+    project = make_project(name="watched")
+    day = tmp_path / "codex" / "sessions" / "2026" / "02" / "23"
+    day.mkdir(parents=True)
+    rollout = day / ROLLOUT_NAME
+    rollout.write_bytes(b"")
+    w = Harness(tmp_path / "codex", live_server.url, make_key(project), tmp_path / "state.json")
+
+    # cut mid-response, right after the compacted line (no call after it yet), and so on
+    cuts = [40, compacted - 1, compacted + 1, compacted + 4, len(lines) - 1]
+    done = 0
+    for cut in cuts:
+        _grow(rollout, b"".join(lines[done:cut]))
+        done = cut
+        assert w.poll() == 0
+    assert len(w.uploads) == len(cuts)
+    # the last line, written in two parts: held back until its newline
+    _grow(rollout, lines[-1][:25])
+    w.poll()
+    assert len(w.uploads) == len(cuts)
+    _grow(rollout, lines[-1][25:])
+    w.poll()
+    assert w.uploads[-1] == [(ROLLOUT_NAME, rollout.stat().st_size)]
+    assert w.poll() == 0
+    assert len(w.uploads) == len(cuts) + 1  # nothing sent when nothing grew
+
+    whole = _one_shot(codex_import, tmp_path / "ref" / ROLLOUT_NAME, b"".join(lines))
+    assert _sessions(project) == whole
+    (messages, events), *_ = whole.values()
+    assert len(events) == 1
+    assert len(messages) > 600
+    status = w.out.getvalue().splitlines()
+    assert len(status) == len(w.uploads)
+    assert all(line.startswith(f"Codex {ROLLOUT_NAME[:-6]}: sent ") for line in status)
+    assert "1 new compaction" in "\n".join(status)
+
+
+def _first_write(message: dict[str, Any]) -> dict[str, Any]:
+    """A response as Gemini CLI writes it first: no tokens yet, its tools still running."""
+    early = {k: v for k, v in message.items() if k != "tokens"}
+    if early.get("toolCalls"):
+        early["toolCalls"] = [
+            {k: v for k, v in call.items() if k not in ("result", "resultDisplay")}
+            | {"status": "executing"}
+            for call in early["toolCalls"]
+        ]
+    return early
+
+
+def _rewrite(path: Path, data: bytes) -> None:
+    """Gemini CLI rewrites its chat whole."""
+    path.write_bytes(data)
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_watched_gemini_chat_equals_an_imported_one_message_for_message(
+    live_server: Any, tmp_path: Path
+) -> None:
+    record = json.loads(GEMINI_CHAT.read_bytes())
+    messages = record["messages"]
+    project = make_project(name="watched")
+    chats = tmp_path / "gemini" / "tmp" / "0123abcd" / "chats"
+    chats.mkdir(parents=True)
+    chat = chats / "session-2025-08-01T10-00-5d1b2e3f.json"
+    w = Harness(tmp_path / "gemini", live_server.url, make_key(project), tmp_path / "state.json")
+
+    sent = 0
+    for n in (3, 9, 10, 16, len(messages)):
+        last = messages[n - 1]
+        if last["type"] == "gemini":  # first written without tokens, then completed
+            early = json.dumps({**record, "messages": [*messages[: n - 1], _first_write(last)]})
+            _rewrite(chat, early.encode())
+            assert w.poll() == 0
+            sent += 1
+        version = json.dumps({**record, "messages": messages[:n]}).encode()
+        # caught in the middle of the rewrite: nothing is sent until it parses whole
+        _rewrite(chat, version[: len(version) // 2])
+        assert w.poll() == 0
+        assert len(w.uploads) == sent
+        _rewrite(chat, version)
+        assert w.poll() == 0
+        sent += 1
+        assert w.uploads[-1] == [(chat.name, len(version))]
+    _rewrite(chat, version)  # written again, unchanged: nothing to send
+    w.poll()
+    assert len(w.uploads) == sent
+
+    assert _sessions(project) == _one_shot(gemini_import, tmp_path / "ref" / chat.name, version)
+    status = w.out.getvalue().splitlines()
+    assert len(status) == sent
+    assert all(line.startswith(f"Gemini CLI {chat.name[:-5]}: sent ") for line in status)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_watched_gemini_json_lines_chat_with_a_rewind_equals_an_imported_one(
+    live_server: Any, tmp_path: Path
+) -> None:
+    lines = [line + b"\n" for line in LINES.read_bytes().split(b"\n") if line.strip()]
+    project = make_project(name="watched")
+    chat = tmp_path / "chats" / LINES.name
+    chat.parent.mkdir()
+    chat.write_bytes(b"")
+    w = Harness(tmp_path, live_server.url, make_key(project), tmp_path / "state.json")
+    rewind = next(i for i, line in enumerate(lines) if b"$rewindTo" in line)
+    for cut in (2, 5, rewind, len(lines)):  # the last cut holds the rewind and what follows
+        chat.write_bytes(b"".join(lines[:cut]))
+        assert w.poll() == 0
+    assert len(w.uploads) == 4
+    assert _sessions(project) == _one_shot(
+        gemini_import, tmp_path / "ref" / LINES.name, b"".join(lines)
+    )
+    assert w.out.getvalue().startswith(f"Gemini CLI {LINES.name.split('.')[0]}: sent ")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_restart_resumes_codex_and_gemini_sessions_without_resending(
+    live_server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = _codex_lines()
+    record = json.loads(GEMINI_CHAT.read_bytes())
+    project = make_project(name="watched")
+    key = make_key(project)
+    rollout = tmp_path / "codex" / ROLLOUT_NAME
+    chat = tmp_path / "gemini" / "chats" / "session-2025-08-01T10-00-5d1b2e3f.json"
+    for folder in (rollout.parent, chat.parent):
+        folder.mkdir(parents=True)
+    rollout.write_bytes(b"".join(lines[:300]))
+    chat.write_text(json.dumps({**record, "messages": record["messages"][:8]}))
+    state = tmp_path / "state.json"
+    args = ["watch", str(tmp_path / "codex"), str(chat), "--url", live_server.url, "--key", key]
+    args += ["--state", str(state), "--once"]
+
+    assert client_main(args) == 0
+    saved = json.loads(state.read_text())
+    assert saved["files"] == {str(rollout.resolve()): rollout.stat().st_size}
+    assert list(saved["documents"]) == [str(chat.resolve())]
+    assert len(capsys.readouterr().err.splitlines()) == 2
+    # a restart with nothing new sends nothing
+    assert client_main(args) == 0
+    assert capsys.readouterr().err == ""
+
+    _grow(rollout, b"".join(lines[300:]))
+    final = json.dumps(record).encode()
+    _rewrite(chat, final)
+    assert client_main(args) == 0
+    err = sorted(capsys.readouterr().err.splitlines())
+    assert len(err) == 2
+    assert err[0].startswith("Codex rollout-")
+    assert "0 new messages" not in err[0]
+    assert err[1].startswith("Gemini CLI session-")
+    assert "0 new messages" not in err[1]
+    reference = make_project(name="one-shot import")
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "ref" / ROLLOUT_NAME).write_bytes(b"".join(lines))
+    (tmp_path / "ref" / chat.name).write_bytes(final)
+    codex_import(project=reference, paths=[tmp_path / "ref" / ROLLOUT_NAME])
+    gemini_import(project=reference, paths=[tmp_path / "ref" / chat.name])
+    assert _sessions(project) == _sessions(reference)

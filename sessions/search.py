@@ -413,7 +413,11 @@ def message_hits(
     matches = Message.objects.filter(
         _message_match(q), session__in=sessions.order_by().values("pk")
     ).order_by()
-    ids = list(matches.order_by("-pk").values_list("pk", flat=True)[offset : offset + limit])
+    # One read gives the page and the count: the ids up to the count's cap (a rare word's
+    # few hundred from the GIN index, a common word's first thousand walking the key index).
+    cap = max(COUNT_CAP, offset + limit)
+    found = list(matches.order_by("-pk").values_list("pk", flat=True)[: cap + 1])
+    ids = found[offset : offset + limit]
     rows = {
         m.pk: m
         for m in Message.objects.filter(pk__in=ids)
@@ -426,8 +430,7 @@ def message_hits(
         SearchHit("message", m.session, m.seq, m.role, segments)
         for m, segments in zip(ordered, snippets, strict=True)
     ]
-    count, capped = _count(hits, offset, limit, matches)
-    return SearchPage(hits=hits, count=count, count_capped=capped)
+    return SearchPage(hits=hits, count=min(len(found), cap), count_capped=len(found) > cap)
 
 
 def summary_hits(

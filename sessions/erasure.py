@@ -79,7 +79,7 @@ def _plan() -> tuple[_Step, ...]:
     return tuple(steps)
 
 
-def _with_descendants(session_ids: Collection[int]) -> list[int]:
+def with_descendants(session_ids: Collection[int]) -> list[int]:
     """The sessions and, level by level, the subagent sessions under them (``parent`` cascades)."""
     found = set(session_ids)
     level = set(session_ids)
@@ -97,7 +97,7 @@ def sessions_erase(session_ids: Collection[int]) -> dict[str, int]:
     """Delete the sessions, their subagent sessions and every row derived from them; returns
     rows deleted per model (``app.Model`` labels, as ``QuerySet.delete()`` counts them). The
     caller holds the transaction."""
-    ids = _with_descendants(session_ids)
+    ids = with_descendants(session_ids)
     rows: dict[str, int] = {}
     if not ids:
         return rows

@@ -666,8 +666,9 @@ def _sessions_erase(
     """One implementation for the delete action and the purge: the rows go in set-based SQL
     (sessions.erasure), and each session's erasure is recorded in the audit log."""
     ids = [session.pk for session in sessions]
-    # A pass storing the sessions' analysis holds rows the delete needs: stopped, not waited on.
-    compaction_services.analysis_storing_stop(session_ids=ids)
+    # A pass storing the analysis of one of them (or of a subagent session under one) holds
+    # rows the delete needs: stopped, not waited on.
+    compaction_services.analysis_storing_stop(session_ids=erasure.with_descendants(ids))
     with transaction.atomic():
         rows = erasure.sessions_erase(ids)
         for session in sessions:

@@ -61,3 +61,15 @@ def compaction_facts(path: Path) -> dict[str, Any]:
         "context_after": context(last_usage[order_after[0]]),
         "calls": len(last_usage),
     }
+
+
+def first_write(message: dict[str, Any]) -> dict[str, Any]:
+    """A response as Gemini CLI writes it first: no tokens yet, its tools still running."""
+    early = {k: v for k, v in message.items() if k != "tokens"}
+    if early.get("toolCalls"):
+        early["toolCalls"] = [
+            {k: v for k, v in call.items() if k not in ("result", "resultDisplay")}
+            | {"status": "executing"}
+            for call in early["toolCalls"]
+        ]
+    return early

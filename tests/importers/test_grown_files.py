@@ -18,6 +18,7 @@ from tests.engine.test_codex import COMPACTED, LOCALPUSH
 from tests.engine.test_gemini import FIXTURES as GEMINI
 from tests.engine.test_gemini import LINES, SINGLE
 from tests.factories import make_project
+from tests.importers.corpus import first_write
 from tests.importers.test_claude_code import _stored_rows
 
 pytestmark = pytest.mark.django_db
@@ -88,18 +89,6 @@ def test_a_rollout_cut_at_every_line_around_its_compaction_then_finished(tmp_pat
         assert _sessions(project) == whole, cut
 
 
-def _first_write(message: dict[str, Any]) -> dict[str, Any]:
-    """A response as Gemini CLI writes it first: no tokens yet, its tools still running."""
-    early = {k: v for k, v in message.items() if k != "tokens"}
-    if early.get("toolCalls"):
-        early["toolCalls"] = [
-            {k: v for k, v in call.items() if k not in ("result", "resultDisplay")}
-            | {"status": "executing"}
-            for call in early["toolCalls"]
-        ]
-    return early
-
-
 @pytest.mark.parametrize("source", CHATS, ids=lambda p: p.name)
 def test_a_chat_rewritten_while_it_grows_equals_one_import_of_the_whole(
     tmp_path: Path, source: Path
@@ -111,7 +100,7 @@ def test_a_chat_rewritten_while_it_grows_equals_one_import_of_the_whole(
     messages = record["messages"]
     for n in range(1, len(messages) + 1):
         if messages[n - 1]["type"] == "gemini":
-            early = [*messages[: n - 1], _first_write(messages[n - 1])]
+            early = [*messages[: n - 1], first_write(messages[n - 1])]
             path.write_text(json.dumps({**record, "messages": early}))
             gemini_import(project=project, paths=[path])
         path.write_text(json.dumps({**record, "messages": messages[:n]}))

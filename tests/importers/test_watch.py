@@ -28,7 +28,7 @@ from tests.engine.test_codex import COMPACTED
 from tests.engine.test_gemini import FIXTURES as GEMINI
 from tests.engine.test_gemini import LINES
 from tests.factories import make_key, make_project
-from tests.importers.corpus import AUTO, read_lines
+from tests.importers.corpus import AUTO, first_write, read_lines
 from tests.importers.test_claude_code import _live_cut, _stored_rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -486,18 +486,6 @@ def test_a_watched_codex_rollout_equals_an_imported_one_message_for_message(
     assert "1 new compaction" in "\n".join(status)
 
 
-def _first_write(message: dict[str, Any]) -> dict[str, Any]:
-    """A response as Gemini CLI writes it first: no tokens yet, its tools still running."""
-    early = {k: v for k, v in message.items() if k != "tokens"}
-    if early.get("toolCalls"):
-        early["toolCalls"] = [
-            {k: v for k, v in call.items() if k not in ("result", "resultDisplay")}
-            | {"status": "executing"}
-            for call in early["toolCalls"]
-        ]
-    return early
-
-
 def _rewrite(path: Path, data: bytes) -> None:
     """Gemini CLI rewrites its chat whole."""
     path.write_bytes(data)
@@ -520,7 +508,7 @@ def test_a_watched_gemini_chat_equals_an_imported_one_message_for_message(
     for n in (3, 9, 10, 16, len(messages)):
         last = messages[n - 1]
         if last["type"] == "gemini":  # first written without tokens, then completed
-            early = json.dumps({**record, "messages": [*messages[: n - 1], _first_write(last)]})
+            early = json.dumps({**record, "messages": [*messages[: n - 1], first_write(last)]})
             _rewrite(chat, early.encode())
             assert w.poll() == 0
             sent += 1

@@ -23,9 +23,9 @@ and measured:
 - disk per 10k spans: the growth of the data directory (Phoenix, MLflow: SQLite with its WAL)
   or of ``pg_database_size`` (us) from the empty server to the end of the run;
 - for us also ``us_search_document_cpu_s``: the seconds PostgreSQL takes to build the full-text
-  search document of every stored message (timed apart after the run; the insert built each
-  once during it), the share of the ingest that the anchors, which have no content search,
-  do not pay.
+  search document of every stored message from its masked search text (timed apart after the
+  run; the analysis pass built each once when it wrote that text), a share of our work that
+  the anchors, which have no content search, do not pay.
 
 Payload: ``--sessions`` conversations of ``--spans-per-session`` GenAI chat spans, one trace per
 session, each span with gen_ai.operation.name, gen_ai.system, gen_ai.request.model,
@@ -506,11 +506,12 @@ class Us(System):
     def search_document_seconds(self) -> float:
         """What building the messages' search documents costs PostgreSQL, once the run is
         over: the stored column's own expression (sessions/search_sql.py) over every message,
-        timed (best of 3). Part of the ingest this run measured, set apart to show its share."""
+        timed (best of 3). Part of the analysis this run measured (the pass writes the masked
+        ``search_text`` the column is built from), set apart to show its share."""
         sys.path.insert(0, str(ROOT))
-        from sessions.search_sql import MESSAGE_DOCUMENT
+        from sessions.search_sql import MASKED_DOCUMENT
 
-        query = f"SELECT sum(length({MESSAGE_DOCUMENT})) FROM traces_message"  # noqa: S608 (our own constant)
+        query = f"SELECT sum(length({MASKED_DOCUMENT})) FROM traces_message"  # noqa: S608 (our own constant)
         best = float("inf")
         with psycopg.connect(self.database_url.replace("postgres://", "postgresql://")) as db:
             for _ in range(3):

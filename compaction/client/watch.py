@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from compaction.client.transport import Backoff, GiveUp
+from compaction.engine import codex, gemini
 from compaction.engine.claude_code_records import transcript_groups
 
 CLAUDE_CODE, CODEX, GEMINI = "Claude Code", "Codex", "Gemini CLI"
@@ -67,9 +68,6 @@ DEFAULT_ROOTS = {
 DEFAULT_ROOT = DEFAULT_ROOTS[CLAUDE_CODE]
 DEFAULT_STATE = "~/.cache/sawtooth/watch-state.json"
 _READ = 1024 * 1024
-_CODEX_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
-)
 
 
 def default_roots() -> list[str]:
@@ -118,11 +116,9 @@ def harness_of(path: Path) -> str | None:
         return ""
     if not isinstance(record, dict):
         return ""
-    if isinstance(record.get("sessionId"), str) and "projectHash" in record:
+    if gemini.is_chat_start(record):
         return GEMINI
-    if record.get("type") in _CODEX_TYPES and isinstance(record.get("payload"), dict):
-        return CODEX
-    if isinstance(record.get("id"), str) and "instructions" in record and "type" not in record:
+    if codex.is_rollout_line(record) or codex.is_bare_rollout_start(record):
         return CODEX
     return CLAUDE_CODE
 

@@ -138,6 +138,11 @@ class GeminiChat:
     rewrites: list[tuple[int, int]] = field(default_factory=list)
 
 
+def is_chat_start(record: Mapping[str, Any]) -> bool:
+    """The first record of a chat in JSON Lines: its ``sessionId`` and ``projectHash``."""
+    return isinstance(record.get("sessionId"), str) and "projectHash" in record
+
+
 def _show(value: float) -> str:
     """A number for an error message, a huge one cut short."""
     text = f"{value:.6g}" if isinstance(value, float) else str(value)

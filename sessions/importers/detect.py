@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compaction.engine import codex as codex_engine
+from compaction.engine import gemini as gemini_engine
 from sessions.importers import (
     anthropic_logs,
     claude_code,
@@ -58,9 +60,6 @@ FORMATS = (
 )
 _CLAUDE_TYPES = frozenset(
     {"user", "assistant", "summary", "system", "attachment", "progress", "file-history-snapshot"}
-)
-_CODEX_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 )
 CLINE_FILES = frozenset({cline.UI_FILE, cline.HISTORY_FILE})
 
@@ -176,13 +175,13 @@ def _document(value: Any) -> str | None:
 def _line_format(records: list[Mapping[str, Any]]) -> str | None:
     """The format of JSON lines, from their first records."""
     first = records[0]
-    if isinstance(first.get("sessionId"), str) and "projectHash" in first:
+    if gemini_engine.is_chat_start(first):
         return gemini.FORMAT
-    if isinstance(first.get("id"), str) and "instructions" in first and "type" not in first:
-        return codex.FORMAT  # the old bare rollout
+    if codex_engine.is_bare_rollout_start(first):
+        return codex.FORMAT
     for record in records:
         kind = record.get("type")
-        if kind in _CODEX_TYPES and isinstance(record.get("payload"), Mapping):
+        if codex_engine.is_rollout_line(record):
             return codex.FORMAT
         if kind in _CLAUDE_TYPES and ("uuid" in record or "leafUuid" in record):
             return claude_code.FORMAT

@@ -15,8 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
-from django.db.models.functions import Coalesce, Now
+from django.utils import timezone
 
 from compaction import outbox, selectors
 from compaction.engine import advice, analysis, evals
@@ -102,14 +101,41 @@ def session_window(session: AgentSession) -> int:
 
 
 def analysis_request(*, session_id: int) -> None:
-    """Note that the session changed and queue its analysis once the transaction commits."""
-    analysis, _ = SessionAnalysis.objects.get_or_create(session_id=session_id)
-    SessionAnalysis.objects.filter(pk=analysis.pk).update(
-        requested_generation=F("requested_generation") + 1,
-        queued_at=Coalesce("queued_at", Now()),
-    )
-    # A turn for whichever project's analysis is next (compaction/fair.py), one per request.
-    outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
+    """Note that the session changed and queue its analysis: one statement, and a turn sent
+    once the transaction commits only when this request put the session in the queue.
+
+    A session already waiting has its turn on the way (sent when it began waiting, or by the
+    pass that ran while a batch landed, compaction/pipeline.py), and that turn's pass reads
+    this batch too: a turn per request would be a spare turn for the worker to spend, per
+    batch of a session that uploads faster than it is analysed."""
+    began = _analysis_queue(session_id)
+    if began is None:  # no row yet: created waiting, unless a pass created it meanwhile
+        _, created = SessionAnalysis.objects.get_or_create(
+            session_id=session_id,
+            defaults={"requested_generation": 1, "queued_at": timezone.now()},
+        )
+        began = True if created else _analysis_queue(session_id)
+    if began:
+        # A turn for whichever project's analysis is next (compaction/fair.py).
+        outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
+
+
+def _analysis_queue(session_id: int) -> bool | None:
+    """Ask the session's analysis for the next generation, queued since now unless it waits
+    already: True when it began waiting with this call, None when it has no row."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    table = connection.ops.quote_name(SessionAnalysis._meta.db_table)
+    with connection.cursor() as cursor:
+        # The row as this UPDATE leaves it (its own lock: a claim clearing queued_at in
+        # between is seen), so "began waiting" cannot be lost to a worker taking it up.
+        cursor.execute(
+            f"UPDATE {table} SET requested_generation = requested_generation + 1,"  # noqa: S608 (a model's table)
+            " queued_at = COALESCE(queued_at, %s) WHERE session_id = %s"
+            " RETURNING CASE WHEN queued_at = %s THEN 1 ELSE 0 END",
+            [now, session_id, now],
+        )
+        row = cursor.fetchone()
+    return None if row is None else bool(row[0])
 
 
 # The key space of the advisory lock a pass holds while it stores a session's results

@@ -287,3 +287,43 @@ def test_webhook_deliveries_go_through_the_outbox_too(django_capture_on_commit_c
     with mock.patch.object(alert_tasks.webhook_deliver, "delay") as up:
         outbox.outbox_drain()
     up.assert_called_once_with(delivery.pk)
+
+
+def test_batches_for_a_waiting_session_share_its_one_turn_and_a_claim_opens_the_next(
+    client, auth, project
+):
+    """A turn is sent when a session begins waiting, not per batch: the batches that land
+    while it waits are read by that turn's pass. Once a worker takes it up (queued_at
+    cleared), the next batch makes it wait again, and sends a turn."""
+    first = conversation(4)
+    assert _upload(client, auth).status_code == 202
+    session = session_services.AgentSession.objects.get(project=project, external_id="run-1")
+    for n in range(1, 4):  # three more batches while it waits
+        more = [{**m, "seq": m["seq"] + 4 * n} for m in first]
+        reply = client.post(
+            "/api/v1/sessions/run-1/events",
+            data={"messages": more},
+            content_type="application/json",
+            headers=auth,
+        )
+        assert reply.status_code == 202, reply.content
+    turns = OutboxTask.objects.filter(kind=outbox.SESSION_ANALYSE, args=[session.pk])
+    assert turns.count() == 1
+    analysis = SessionAnalysis.objects.get(session=session)
+    assert (analysis.requested_generation, analysis.queued_at is not None) == (4, True)
+    waiting_since = analysis.queued_at
+
+    SessionAnalysis.objects.filter(pk=analysis.pk).update(  # a worker takes it up
+        status=AnalysisStatus.RUNNING, queued_at=None, serving_since=waiting_since
+    )
+    reply = client.post(
+        "/api/v1/sessions/run-1/events",
+        data={"messages": [{**m, "seq": m["seq"] + 16} for m in first]},
+        content_type="application/json",
+        headers=auth,
+    )
+    assert reply.status_code == 202, reply.content
+    assert turns.count() == 2
+    analysis.refresh_from_db()
+    assert analysis.requested_generation == 5
+    assert analysis.queued_at is not None and analysis.queued_at > waiting_since

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ninja import Schema
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
 from compaction.engine.names import Trigger
 from sessions import limits
@@ -108,6 +108,17 @@ class MessageIn(Schema):
         if isinstance(self.content, str):
             return [{"type": "text", "text": self.content}]
         return self.content
+
+    # The blocks' canonical JSON and the content hash, when a reader made both from this very
+    # content already (the prompt hashed to follow a conversation's context): ingest takes
+    # them instead of serializing and hashing the message a second time.
+    _canonical: tuple[str, str] | None = PrivateAttr(default=None)
+
+    def canonical_known(self) -> tuple[str, str] | None:
+        return self._canonical
+
+    def canonical_keep(self, canonical: tuple[str, str]) -> None:
+        self._canonical = canonical
 
 
 class Replaced(Schema):

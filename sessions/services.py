@@ -177,7 +177,25 @@ def _replaced_delete(session: AgentSession, replacement: Replacement) -> tuple[i
 
 
 def message_hash(*, role: str, blocks: list[dict[str, Any]]) -> str:
-    return _message_digest(role, _canonical_json(blocks))
+    return message_canonical(role=role, blocks=blocks)[1]
+
+
+def message_canonical(*, role: str, blocks: list[dict[str, Any]]) -> tuple[str, str]:
+    """The blocks' canonical JSON (stored as is) and the message's content hash."""
+    content_json = _canonical_json(blocks)
+    return content_json, _message_digest(role, content_json)
+
+
+def message_canonical_of(message: MessageIn) -> tuple[str, str]:
+    """As :func:`message_canonical`, taken from the reader when it made them already."""
+    known = message.canonical_known()
+    if known is not None:
+        return known
+    return message_canonical(role=message.role, blocks=message.blocks())
+
+
+def message_digest(message: MessageIn) -> str:
+    return message_canonical_of(message)[1]
 
 
 def _message_digest(role: str, content_json: str) -> str:
@@ -252,8 +270,7 @@ def _unique_in_batch(messages: list[MessageIn]) -> tuple[dict[int, _Incoming], i
     by_seq: dict[int, _Incoming] = {}
     repeats = 0
     for index, message in enumerate(messages):
-        content_json = _canonical_json(message.blocks())
-        digest = _message_digest(message.role, content_json)
+        content_json, digest = message_canonical_of(message)
         seen = by_seq.get(message.seq)
         if seen is None:
             by_seq[message.seq] = _Incoming(index, message, content_json, digest)

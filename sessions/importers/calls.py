@@ -67,10 +67,12 @@ def iso(nanos: int) -> str | None:
     return datetime.fromtimestamp(nanos / 1e9, tz=UTC).isoformat()
 
 
-def _digest(message: Mapping[str, Any]) -> str:
+def _canonical(message: Mapping[str, Any]) -> tuple[str, str]:
+    """The message's canonical JSON and content hash, as ingest makes them (and takes them
+    from here, for the messages this call stores)."""
     content = message["content"]
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-    return services.message_hash(role=message["role"], blocks=blocks)[:_HASH_CHARS]
+    return services.message_canonical(role=message["role"], blocks=blocks)
 
 
 def _find_summary(messages: Sequence[Mapping[str, Any]]) -> tuple[int | None, str]:
@@ -119,7 +121,8 @@ class _State:
 
 def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
     full = call.inputs + call.outputs
-    hashes = [_digest(m) for m in full]
+    canonical = [_canonical(m) for m in full]
+    hashes = [digest[:_HASH_CHARS] for _, digest in canonical]
     known = state.hashes
     if hashes and hashes == known[: len(hashes)]:
         return  # already reflected: a resend, or an older call arriving late
@@ -150,7 +153,7 @@ def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
                 answer_seq = state.next_seq
                 if call.usage is not None:
                     message["usage"] = call.usage
-        writer.add_message(message)
+        writer.add_message(message, canonical=canonical[index])
         seqs.append(state.next_seq)
         state.next_seq += 1
     # The same compacted view still in use (the previous call was one too and this prompt

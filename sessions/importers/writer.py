@@ -214,7 +214,7 @@ def _stored_form(m: MessageIn) -> tuple[Any, ...]:
     if moment is not None and moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return (
-        services.message_hash(role=m.role, blocks=m.blocks()),
+        services.message_digest(m),
         usage.input_tokens if usage else None,
         usage.output_tokens if usage else None,
         usage.cache_read_input_tokens if usage else None,
@@ -263,8 +263,21 @@ class SessionWriter:
         if external_id not in file.sessions:
             file.sessions.append(external_id)
 
-    def add_message(self, wire: dict[str, Any], *, size: int = 0, line: int | None = None) -> None:
-        self._messages.append(_safe_message(wire, self.file, line))
+    def add_message(
+        self,
+        wire: dict[str, Any],
+        *,
+        size: int = 0,
+        line: int | None = None,
+        canonical: tuple[str, str] | None = None,
+    ) -> None:
+        """Buffer one wire message. ``canonical``: its canonical JSON and content hash, when
+        the reader made them already; kept for ingest unless validation changed the content
+        (a block kept as ``invalid_block``)."""
+        message = _safe_message(wire, self.file, line)
+        if canonical is not None and message.content == wire.get("content"):
+            message.canonical_keep(canonical)
+        self._messages.append(message)
         self._bytes += size
         if len(self._messages) >= self.chunk_messages or self._bytes >= self.chunk_bytes:
             self.flush()
@@ -394,7 +407,7 @@ class SessionWriter:
             )
             keep = []
             for m in self._messages:
-                digest = services.message_hash(role=m.role, blocks=m.blocks())
+                digest = services.message_digest(m)
                 if m.seq in self._replacing_seqs:
                     keep.append(m)
                     continue
@@ -453,7 +466,9 @@ class SessionWriter:
             return
         self._provisional_update(last=session is not None)
         self._drop_changed()
-        batch = EventBatch(
+        # Built from models validated one by one as they were added: not validated again
+        # (a schema reads a model's attributes into a new one, every content block included).
+        batch = EventBatch.model_construct(
             session=_safe_session(session, self.file) if session is not None else None,
             messages=self._messages,
             compactions=self._compactions,

@@ -13,8 +13,10 @@ from django.test import Client
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.common.v1 import common_pb2
 
-from sessions import otlp_api
+from sessions import otlp_api, services
 from sessions.importers import otlp
+from sessions.importers.report import ImportReport
+from sessions.importers.writer import SessionWriter
 from sessions.models import AgentSession, CompactionEvent, Message
 from tests.factories import make_key, make_project
 from tests.importers.corpus import CORPUS
@@ -150,6 +152,52 @@ def test_calls_append_only_what_is_new_and_a_resend_is_a_no_op(client, key) -> N
         (3, "assistant"),
     ]
     assert not CompactionEvent.objects.exists()
+
+
+def test_each_message_is_hashed_once_and_stored_with_the_hash_of_what_is_stored(
+    client, key, monkeypatch
+) -> None:
+    """The door hashes a prompt's messages to follow the context and hands those hashes to
+    ingest, which does not serialize and hash them again; what it stores is the hash of the
+    stored content, as a fresh computation gives it."""
+    made: list[str] = []
+    original = services.message_canonical
+
+    def counting(*, role: str, blocks: list[dict[str, Any]]) -> tuple[str, str]:
+        made.append(role)
+        return original(role=role, blocks=blocks)
+
+    monkeypatch.setattr(services, "message_canonical", counting)
+    first = call("a000000000000001", [text("user", "Fix it.")], "Looking.", start=1, tokens=100)
+    history = [text("user", "Fix it."), text("assistant", "Looking."), text("user", "Go on.")]
+    second = call("a000000000000002", history, "Done.", start=2, tokens=160)
+    assert post(client, key, export(first, second)).status_code == 200
+    # first: 2 messages; second: its 4 (the 2 known, then the 2 new ones), none twice
+    assert made == ["user", "assistant", "user", "assistant", "user", "assistant"]
+    monkeypatch.undo()
+    for message in Message.objects.all():
+        assert message.content_hash == services.message_hash(
+            role=message.role, blocks=message.content
+        )
+
+
+def test_a_message_validation_changed_is_hashed_as_stored_not_as_read() -> None:
+    """A reader's hash is of the content it read; a block the wire format refuses is stored
+    wrapped as ``invalid_block``, so that message is hashed again, as stored."""
+    project = make_project(name="wrapped")
+    report = ImportReport()
+    file = report.file("spans", format="otlp")
+    writer = SessionWriter(
+        project=project, external_id="conv-w", session=report.session("conv-w"), file=file
+    )
+    content = [{"type": "tool_use", "id": "t1"}]  # no name, no input: refused as a tool_use
+    read = services.message_canonical(role="assistant", blocks=content)
+    writer.add_message({"seq": 0, "role": "assistant", "content": content}, canonical=read)
+    writer.flush(session={})
+    [stored] = Message.objects.filter(session__external_id="conv-w")
+    assert stored.content == [{"type": "invalid_block", "original": content[0]}]
+    assert stored.content_hash == services.message_hash(role="assistant", blocks=stored.content)
+    assert stored.content_hash != read[1]
 
 
 def test_the_running_context_is_kept_apart_from_the_clients_metadata(client, key) -> None:

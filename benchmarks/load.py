@@ -1,15 +1,24 @@
-"""Load: 50 concurrent clients for 60 s against gunicorn, then every message checked stored once.
+"""Load: 50 concurrent clients for 60 s against gunicorn and a worker, then the lag's recovery.
 
-Starts gunicorn on 127.0.0.1 against a scratch PostgreSQL database (tasks go to Redis, on
-queues of this run only, deleted afterwards; no worker runs). Each client is a project of its
-own (so the per-project rate limit, counted in Redis through CACHE_URL, applies as in
-production) and uploads batches of one session in seq order until time is up. Afterwards
-the database is asked whether each accepted message is stored exactly once.
+Starts gunicorn on 127.0.0.1 against a scratch PostgreSQL database and a Celery worker (solo
+pool, on queues of this run only in Redis, deleted afterwards) that analyses what arrives, as
+a deployment of one host does. Each client is a project of its own (so the per-project rate
+limit, counted in Redis through CACHE_URL, applies as in production) and uploads batches of
+one session in seq order until time is up.
 
-    .venv/bin/python benchmarks/load.py [--clients 50] [--seconds 60] [--batch 20] [--workers 3]
+While the load runs and after it ends, ``/healthz`` is read every half second: how far the
+analysis, and search whose documents the analysis writes, are behind the uploads
+(``analysis_lag_seconds``, ``search_lag_seconds``) and how many sessions wait. The run
+reports the worst lag under load, the lag when the load ended and how long after the end it
+took to be back under ``--lag-target`` seconds (the issue's bound: under 5 s within 30 s).
+Then the database is asked whether each accepted message is stored exactly once, and
+whether search reaches every one of them.
+
+    .venv/bin/python benchmarks/load.py [--clients 50] [--seconds 60] [--batch 20]
+        [--workers 3] [--no-worker] [--lag-target 5] [--recovery-timeout 300]
 
 The last line is JSON: requests, errors (anything but 202, or no answer), messages accepted
-and stored, ``stored_exactly_once``, throughput and latency percentiles.
+and stored, ``stored_exactly_once``, throughput, latency percentiles and the lag figures.
 """
 
 from __future__ import annotations
@@ -101,11 +110,64 @@ def client_run(base: str, key: str, index: int, batch: int, deadline: float) -> 
     return result
 
 
+@dataclass
+class LagWatch:
+    """``/healthz`` read every half second from a thread: (seconds since the load began,
+    analysis lag, search lag, sessions waiting)."""
+
+    base: str
+    readings: list[tuple[float, float, float, int]] = field(default_factory=list)
+    failures: int = 0
+    started: float = field(default_factory=time.perf_counter)
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        with httpx.Client(base_url=self.base, timeout=10) as http:
+            while not self.done.is_set():
+                try:
+                    health = http.get("/healthz").json()
+                except (httpx.HTTPError, ValueError):
+                    self.failures += 1
+                else:
+                    self.readings.append(
+                        (
+                            time.perf_counter() - self.started,
+                            float(health["analysis_lag_seconds"]),
+                            float(health["search_lag_seconds"]),
+                            int(health["sessions_waiting"]),
+                        )
+                    )
+                self.done.wait(0.5)
+
+    def recovered_after(self, end: float, target: float) -> float | None:
+        """Seconds after ``end`` until both lags are under target and stay there."""
+        after = [r for r in self.readings if r[0] >= end]
+        for i, (at, _, _, _) in enumerate(after):
+            if all(a < target and s < target for _, a, s, _ in after[i:]):
+                return round(at - end, 1)
+        return None
+
+    def figures(self, end: float, target: float) -> dict[str, float | int | None]:
+        during = [r for r in self.readings if r[0] < end]
+        at_end = during[-1] if during else None
+        return {
+            "analysis_lag_max_s": max((r[1] for r in during), default=None),
+            "search_lag_max_s": max((r[2] for r in during), default=None),
+            "analysis_lag_at_end_s": at_end[1] if at_end else None,
+            "sessions_waiting_at_end": at_end[3] if at_end else None,
+            "lag_under_target_after_end_s": self.recovered_after(end, target),
+            "healthz_failures": self.failures,
+        }
+
+
 def stored_check(database_url: str) -> dict[str, int | bool]:
     with psycopg.connect(database_url.replace("postgres://", "postgresql://")) as db:
         total, distinct = db.execute(
             "SELECT count(*), count(DISTINCT (session_id, seq)) FROM traces_message"
         ).fetchone() or (0, 0)
+        unsearchable = db.execute(
+            "SELECT count(*) FROM traces_message WHERE search_text IS NULL"
+        ).fetchone()
         mismatched = db.execute(
             "SELECT count(*) FROM traces_agentsession s WHERE s.message_count <>"
             " (SELECT count(*) FROM traces_message m WHERE m.session_id = s.id)"
@@ -113,6 +175,7 @@ def stored_check(database_url: str) -> dict[str, int | bool]:
     return {
         "stored": total,
         "distinct": distinct,
+        "unsearchable": unsearchable[0] if unsearchable else 0,
         "count_mismatches": mismatched[0] if mismatched else 0,
     }
 
@@ -129,7 +192,14 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--batch", type=int, default=20)
-    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
+    parser.add_argument(
+        "--no-worker", action="store_true", help="no Celery worker: the door alone, no lag figures"
+    )
+    parser.add_argument("--lag-target", type=float, default=5.0, help="seconds of lag allowed")
+    parser.add_argument(
+        "--recovery-timeout", type=float, default=300, help="seconds to wait for the lag after"
+    )
     args = parser.parse_args()
 
     prefix = f"load-{uuid.uuid4().hex[:8]}"
@@ -150,6 +220,18 @@ def main() -> None:
     script = _KEYS_SCRIPT.format(clients=args.clients)
     keys = [k for k in manage(env, "shell", "-c", script).split() if k.startswith("st_")]
     port = free_port()
+    worker = None
+    if not args.no_worker:
+        worker = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "celery", "-A", "config", "worker"),
+                *("--loglevel", "WARNING"),
+                *("-Q", f"{prefix}.analysis,{prefix}", "--hostname", f"{prefix}@localhost"),
+                *("--pool", "solo", "--without-gossip", "--without-mingle"),
+            ],
+            cwd=ROOT,
+            env=env,
+        )
     server = subprocess.Popen(
         [
             sys.executable,
@@ -176,6 +258,10 @@ def main() -> None:
                 time.sleep(0.1)
         if os.environ.get("LOAD_PROBE"):
             subprocess.run([sys.executable, os.environ["LOAD_PROBE"], base, keys[0]], check=False)
+        watch = LagWatch(base)
+        watcher = threading.Thread(target=watch.run, daemon=True)
+        if worker is not None:
+            watcher.start()
         deadline = time.monotonic() + args.seconds
         started = time.perf_counter()
         gate = threading.Barrier(args.clients)
@@ -187,9 +273,23 @@ def main() -> None:
         with ThreadPoolExecutor(args.clients) as pool:
             results = list(pool.map(run, range(args.clients)))
         seconds = time.perf_counter() - started
+        end = time.perf_counter() - watch.started
+        lag: dict[str, float | int | None] = {}
+        if worker is not None:
+            recovery_deadline = time.monotonic() + args.recovery_timeout
+            while time.monotonic() < recovery_deadline:
+                last = watch.readings[-1] if watch.readings else None
+                if last is not None and last[0] > end and last[3] == 0:
+                    break  # nothing waits: every upload analysed, so searchable
+                time.sleep(0.5)
+            watch.done.set()
+            watcher.join(10)
+            lag = watch.figures(end, args.lag_target)
     finally:
-        server.terminate()
-        server.wait(20)
+        for process in (server, worker):
+            if process is not None:
+                process.terminate()
+                process.wait(20)
         broker = redis.Redis.from_url(REDIS_URL)
         broker.delete(*(name for name in broker.scan_iter(f"{prefix}*")))
     check = stored_check(database_url)
@@ -204,6 +304,7 @@ def main() -> None:
     exactly_once = (
         check["stored"] == check["distinct"] == accepted and check["count_mismatches"] == 0
     )
+    recovered = lag.get("lag_under_target_after_end_s")
     print(
         json.dumps(
             {
@@ -221,6 +322,11 @@ def main() -> None:
                 "latency_p50_ms": round(statistics.median(latencies), 1) if latencies else 0,
                 "latency_p95_ms": round(percentile(latencies, 0.95), 1),
                 "latency_max_ms": round(max(latencies), 1) if latencies else 0,
+                "worker": "none" if args.no_worker else "celery solo",
+                **lag,
+                "lag_target_s": args.lag_target,
+                "lag_recovered_within_30s": recovered is not None and recovered <= 30,
+                "messages_unsearchable_at_end": check["unsearchable"],
             }
         )
     )

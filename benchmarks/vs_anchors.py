@@ -11,6 +11,9 @@ and measured:
 - for us also spans/s until analysed: until every session's analysis is done and current
   (read from the database: polling every session's curve endpoint would load the very web
   workers being measured);
+- for us also spans/s until searchable: until every message has the masked search text its
+  search document is built from, and no session's analysis is queued or running (the pass
+  writes that text; searchable and analysed may lag queryable by a bounded, visible amount);
 - fetch latency p50/p95 over ``--fetches`` reads of one session, once all is queryable (and for
   us analysed), through each product's normal read API: Phoenix
   ``GET /v1/projects/default/spans?trace_id=`` (the spans with their attributes, as its client
@@ -473,6 +476,22 @@ class Us(System):
             ).fetchone()
         return row[0] if row else 0
 
+    def searchable_spans(self) -> int:
+        """Spans (two messages each) whose messages search can find, counted only once every
+        session's analysis is current: the pass writes each message's masked ``search_text``,
+        from which PostgreSQL builds the stored search document, so a message with none is one
+        search does not reach yet (the search page says how many)."""
+        with psycopg.connect(self.database_url.replace("postgres://", "postgresql://")) as db:
+            row = db.execute(
+                "SELECT"
+                " (SELECT count(*) FROM traces_message WHERE search_text IS NOT NULL),"
+                " (SELECT count(*) FROM compaction_sessionanalysis"
+                "  WHERE queued_at IS NOT NULL OR status = 'running'"
+                "  OR analysed_generation < requested_generation)"
+            ).fetchone()
+        searchable, waiting = row if row else (0, 1)
+        return searchable // MESSAGES_PER_SPAN if waiting == 0 else 0
+
     def analysis_failures(self) -> int:
         with psycopg.connect(self.database_url.replace("postgres://", "postgresql://")) as db:
             row = db.execute(
@@ -766,16 +785,20 @@ def measure(system: System, payload: Payload, args: argparse.Namespace) -> dict[
                 started,
                 args.timeout,
             )
-            analysed = None
+            analysed = searchable = None
             if isinstance(system, Us):
                 sessions = len(payload.conversations)
                 analysed = pool.submit(
                     _watch, system.analysed_sessions, sessions, started, args.timeout
                 )
+                searchable = pool.submit(
+                    _watch, system.searchable_spans, payload.spans, started, args.timeout
+                )
             sent = list(pool.map(lambda bodies: _post_each(url, headers, bodies), shares))
             sent_seconds = time.perf_counter() - started
             queryable_seconds = queryable.result()
             analysed_seconds = analysed.result() if analysed else None
+            searchable_seconds = searchable.result() if searchable else None
         latencies, incomplete = _fetches(system, payload, args.fetches)
         disk_grown = system.disk_bytes() - disk_before
         memory.stop()
@@ -794,6 +817,7 @@ def measure(system: System, payload: Payload, args: argparse.Namespace) -> dict[
         }
         if isinstance(system, Us):
             figures["us_analysed_spans_per_s"] = _rate(payload.spans, analysed_seconds)
+            figures["us_searchable_spans_per_s"] = _rate(payload.spans, searchable_seconds)
             figures["us_analysis_failed"] = system.analysis_failures()
             figures["us_observed_compactions"] = system.observed_compactions()
             figures["us_search_document_cpu_s"] = system.search_document_seconds()
@@ -826,6 +850,9 @@ def ratios(figures: dict[str, Any], anchors: list[str]) -> dict[str, Any]:
         out[f"ratio_us_analysed_vs_{a}_queryable"] = _ratio(
             figures.get("us_analysed_spans_per_s"), theirs_rate
         )
+        out[f"ratio_us_searchable_vs_{a}_queryable"] = _ratio(
+            figures.get("us_searchable_spans_per_s"), theirs_rate
+        )
         for name, key in (
             ("fetch_p95", "fetch_p95_ms"),
             ("peak_rss", "peak_rss_mb"),
@@ -840,16 +867,18 @@ def ratios(figures: dict[str, Any], anchors: list[str]) -> dict[str, Any]:
 COLUMNS = (
     ("queryable/s", "queryable_spans_per_s"),
     ("analysed/s", "analysed_spans_per_s"),
+    ("searchable/s", "searchable_spans_per_s"),
     ("fetch p50 ms", "fetch_p50_ms"),
     ("fetch p95 ms", "fetch_p95_ms"),
     ("peak RSS MB", "peak_rss_mb"),
     ("peak PSS MB", "peak_pss_mb"),
     ("disk MB/10k", "disk_mb_per_10k_spans"),
 )
-# The issue's targets for us: (figure, limit, True when the figure must reach the limit)
+# The targets, ratios to MLflow taken in the same run so that no machine decides them, and two
+# limits: (figure, limit, True when the figure must reach the limit)
 TARGETS = (
-    ("us_queryable_spans_per_s", 2000, True),
-    ("us_analysed_spans_per_s", 2000, True),
+    ("ratio_us_vs_mlflow_queryable", 2.0, True),
+    ("ratio_us_searchable_vs_mlflow_queryable", 1.5, True),
     ("us_fetch_p95_ms", 50, False),
     ("us_peak_rss_mb", 300, False),
 )

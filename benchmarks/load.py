@@ -29,6 +29,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -221,6 +222,7 @@ def main() -> None:
     keys = [k for k in manage(env, "shell", "-c", script).split() if k.startswith("st_")]
     port = free_port()
     worker = None
+    worker_log = (Path(tempfile.gettempdir()) / f"{prefix}-worker.log").open("wb")
     if not args.no_worker:
         worker = subprocess.Popen(
             [
@@ -231,6 +233,8 @@ def main() -> None:
             ],
             cwd=ROOT,
             env=env,
+            stdout=worker_log,
+            stderr=subprocess.STDOUT,
         )
     server = subprocess.Popen(
         [
@@ -291,7 +295,10 @@ def main() -> None:
                 process.terminate()
                 process.wait(20)
         broker = redis.Redis.from_url(REDIS_URL)
-        broker.delete(*(name for name in broker.scan_iter(f"{prefix}*")))
+        # the queues and kombu's bindings of them (``_kombu.binding.<queue>``)
+        names = list(broker.scan_iter(f"*{prefix}*"))
+        if names:
+            broker.delete(*names)
     check = stored_check(database_url)
     drop_database(DB_NAME)
     accepted = sum(r.accepted for r in results)
@@ -323,6 +330,7 @@ def main() -> None:
                 "latency_p95_ms": round(percentile(latencies, 0.95), 1),
                 "latency_max_ms": round(max(latencies), 1) if latencies else 0,
                 "worker": "none" if args.no_worker else "celery solo",
+                "worker_log": worker_log.name,
                 **lag,
                 "lag_target_s": args.lag_target,
                 "lag_recovered_within_30s": recovered is not None and recovered <= 30,

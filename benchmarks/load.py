@@ -1,10 +1,10 @@
 """Load: 50 concurrent clients for 60 s against gunicorn and a worker, then the lag's recovery.
 
-Starts gunicorn on 127.0.0.1 against a scratch PostgreSQL database and a Celery worker (solo
-pool, on queues of this run only in Redis, deleted afterwards) that analyses what arrives, as
-a deployment of one host does. Each client is a project of its own (so the per-project rate
-limit, counted in Redis through CACHE_URL, applies as in production) and uploads batches of
-one session in seq order until time is up.
+Starts gunicorn on 127.0.0.1 against a scratch PostgreSQL database and a Celery worker (2
+threads by default, on queues of this run only in Redis, deleted afterwards) that
+analyses what arrives, as a deployment of one host does. Each client is a project of its own
+(so the per-project rate limit, counted in Redis through CACHE_URL, applies as in production)
+and uploads batches of one session in seq order until time is up.
 
 While the load runs and after it ends, ``/healthz`` is read every half second: how far the
 analysis, and search whose documents the analysis writes, are behind the uploads
@@ -15,7 +15,8 @@ Then the database is asked whether each accepted message is stored exactly once,
 whether search reaches every one of them.
 
     .venv/bin/python benchmarks/load.py [--clients 50] [--seconds 60] [--batch 20]
-        [--workers 3] [--no-worker] [--lag-target 5] [--recovery-timeout 300]
+        [--workers 3] [--no-worker] [--worker-pool threads] [--worker-concurrency 2]
+        [--worker-nice 0] [--lag-target 5] [--recovery-timeout 300]
 
 The last line is JSON: requests, errors (anything but 202, or no answer), messages accepted
 and stored, ``stored_exactly_once``, throughput, latency percentiles and the lag figures.
@@ -151,7 +152,10 @@ class LagWatch:
     def figures(self, end: float, target: float) -> dict[str, float | int | None]:
         during = [r for r in self.readings if r[0] < end]
         at_end = during[-1] if during else None
+        # at a third and two thirds of the load: whether the lag levels off or keeps growing
+        marks = [min(during, key=lambda r: abs(r[0] - end * k / 3)) for k in (1, 2) if during]
         return {
+            "analysis_lag_at_thirds_s": [r[1] for r in marks],
             "analysis_lag_max_s": max((r[1] for r in during), default=None),
             "search_lag_max_s": max((r[2] for r in during), default=None),
             "analysis_lag_at_end_s": at_end[1] if at_end else None,
@@ -197,6 +201,10 @@ def main() -> None:
     parser.add_argument(
         "--no-worker", action="store_true", help="no Celery worker: the door alone, no lag figures"
     )
+    # The worker as benchmarks/vs_anchors.py runs it beside the web on one host (see there).
+    parser.add_argument("--worker-pool", default="threads", choices=("prefork", "solo", "threads"))
+    parser.add_argument("--worker-concurrency", type=int, default=2)
+    parser.add_argument("--worker-nice", type=int, default=0)
     parser.add_argument("--lag-target", type=float, default=5.0, help="seconds of lag allowed")
     parser.add_argument(
         "--recovery-timeout", type=float, default=300, help="seconds to wait for the lag after"
@@ -226,10 +234,12 @@ def main() -> None:
     if not args.no_worker:
         worker = subprocess.Popen(
             [
+                *(("nice", "-n", str(args.worker_nice)) if args.worker_nice else ()),
                 *(sys.executable, "-m", "celery", "-A", "config", "worker"),
                 *("--loglevel", "WARNING"),
                 *("-Q", f"{prefix}.analysis,{prefix}", "--hostname", f"{prefix}@localhost"),
-                *("--pool", "solo", "--without-gossip", "--without-mingle"),
+                *("--pool", args.worker_pool, "--concurrency", str(args.worker_concurrency)),
+                *("--without-gossip", "--without-mingle"),
             ],
             cwd=ROOT,
             env=env,
@@ -312,6 +322,8 @@ def main() -> None:
         check["stored"] == check["distinct"] == accepted and check["count_mismatches"] == 0
     )
     recovered = lag.get("lag_under_target_after_end_s")
+    pool, threads, nice = args.worker_pool, args.worker_concurrency, args.worker_nice
+    worker_layout = f"celery {pool} x{threads} at nice {nice}"
     print(
         json.dumps(
             {
@@ -329,7 +341,7 @@ def main() -> None:
                 "latency_p50_ms": round(statistics.median(latencies), 1) if latencies else 0,
                 "latency_p95_ms": round(percentile(latencies, 0.95), 1),
                 "latency_max_ms": round(max(latencies), 1) if latencies else 0,
-                "worker": "none" if args.no_worker else "celery solo",
+                "worker": "none" if args.no_worker else worker_layout,
                 "worker_log": worker_log.name,
                 **lag,
                 "lag_target_s": args.lag_target,

@@ -388,8 +388,15 @@ class Us(System):
     name = "us"
 
     def __init__(
-        self, *, web_workers: int, web_threads: int, worker_concurrency: int, worker_pool: str
+        self,
+        *,
+        web_workers: int,
+        web_threads: int,
+        worker_concurrency: int,
+        worker_pool: str,
+        worker_nice: int = 0,
     ) -> None:
+        self.worker_nice = worker_nice
         self.web_workers = web_workers
         self.web_threads = web_threads
         self.worker_concurrency = worker_concurrency
@@ -422,6 +429,7 @@ class Us(System):
             *("--threads", str(self.web_threads), "--log-level", "warning"),
         ]
         worker = [
+            *(("nice", "-n", str(self.worker_nice)) if self.worker_nice else ()),
             *(sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel", "WARNING"),
             *(
                 "-Q",
@@ -926,6 +934,7 @@ def _systems(args: argparse.Namespace) -> list[System]:
             web_threads=args.web_threads,
             worker_concurrency=args.worker_concurrency,
             worker_pool=args.worker_pool,
+            worker_nice=args.worker_nice,
         ),
         "phoenix": lambda: Phoenix(venv),
         "mlflow": lambda: MLflow(venv),
@@ -952,18 +961,29 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4, help="sending threads")
     parser.add_argument("--sessions-per-batch", type=int, default=2)
     parser.add_argument("--fetches", type=int, default=200)
-    # The default layout, for this 2-core size: one gunicorn process of 4 threads and one Celery
-    # process (solo pool). Measured beside 2 gunicorn processes and a prefork pool (parent and
-    # child): more spans/s queryable (about 1,000 against 900), about 5% fewer analysed, at
-    # about 290 MB of RSS instead of 490.
+    # The default layout, for this 2-core size: one gunicorn process of 4 threads, and one
+    # Celery process running 2 tasks on threads (while one waits on PostgreSQL the other
+    # computes). Single runs of 10,000 spans in one sitting, queryable and searchable spans/s:
+    # a solo pool 1,130 and 346; threads x2, 891 and 492; threads x3, 826 and 536; threads x2
+    # under nice 10 (--worker-nice: the web's requests first), 1,207 and 523, and threads x3
+    # under nice 10, 947 and 492; all at 320 to 328 MB. Not nice by default: under a load that
+    # keeps the web busy without a pause, a niced worker gets a tenth of a core and its lag
+    # grows for as long as the load lasts (benchmarks/load.py: 26.6 s at the end of 60 s,
+    # against 17.4 s). (Earlier: 2 gunicorn processes and a prefork pool, about 490 MB.)
     parser.add_argument("--web-workers", type=int, default=1, help="our gunicorn workers")
     parser.add_argument("--web-threads", type=int, default=4, help="threads per gunicorn worker")
-    parser.add_argument("--worker-concurrency", type=int, default=1, help="our Celery worker")
+    parser.add_argument("--worker-concurrency", type=int, default=2, help="our Celery worker")
     parser.add_argument(
         "--worker-pool",
-        default="solo",
+        default="threads",
         choices=("prefork", "solo", "threads"),
-        help="our Celery pool (solo: tasks run in the worker's own process, one process fewer)",
+        help="our Celery pool (threads and solo: tasks run in the worker's own process)",
+    )
+    parser.add_argument(
+        "--worker-nice",
+        type=int,
+        default=0,
+        help="run our Celery worker under nice -n N (the web's requests first, on a shared host)",
     )
     parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait per system")
     args = parser.parse_args()
@@ -998,6 +1018,7 @@ def main() -> None:
         "us_worker_concurrency": args.worker_concurrency,
         "us_web_threads": args.web_threads,
         "us_worker_pool": args.worker_pool,
+        "us_worker_nice": args.worker_nice,
         **figures,
         **(ratios(figures, anchors) if "us" in args.only and anchors else {}),
         **(anchor_versions(Path(args.anchors_venv).resolve()) if anchors else {}),

@@ -195,6 +195,12 @@ def _analysis_store(
         locked.error = ""
         locked.finished_at = timezone.now()
         locked.save()
+        if locked.queued_at is not None:
+            # A batch landed while this pass ran: the row is waiting again. The turn its
+            # request sent may have been spent meanwhile by a worker that found the row still
+            # running; decided here, under the row's lock and with the results, so that no
+            # claim in between can make this pass miss it.
+            outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session.pk])
     locked.session = session
     return locked, spans
 
@@ -277,9 +283,14 @@ def _analysis_run(row: SessionAnalysis, session_id: int, generation: int) -> Ses
     running = SessionAnalysis.objects.filter(pk=row.pk, status=AnalysisStatus.RUNNING)
     with liveness.heartbeat(running):
         result = _session_analyse_running(row, session_id, generation)
-    # A batch that landed while it ran asked again: its turn may have been spent while this
-    # pass held the row, so one more is sent (a spare turn does nothing).
-    if SessionAnalysis.objects.filter(pk=row.pk, queued_at__isnull=False).exists():
+    # A pass that stored its results sent the next turn with them when a batch had landed
+    # meanwhile (_analysis_store). One that stored nothing (it failed, or found the session
+    # deleted or its results superseded) sends one if the row is waiting: the turn of the
+    # batch may have been spent while this pass held the row (a spare turn does nothing).
+    if (
+        result is None
+        and SessionAnalysis.objects.filter(pk=row.pk, queued_at__isnull=False).exists()
+    ):
         outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
     return result
 

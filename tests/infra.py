@@ -212,6 +212,7 @@ def celery_worker(
     concurrency: int = 1,
     beat: bool = False,
     restart: bool = False,
+    pool: str | None = None,
 ) -> Process:
     """A Celery worker. ``restart`` runs it as docker-compose does (``restart: unless-stopped``):
     started again when it exits. kombu 5.7 can exit a worker whose Redis connection drops
@@ -235,6 +236,8 @@ def celery_worker(
         "--hostname",
         f"w{time.monotonic_ns()}@localhost",
     ]
+    if pool is not None:  # Celery's default otherwise: prefork
+        argv += ["--pool", pool]
     if beat:
         argv += ["--beat", "--schedule", str(log.parent / f"beat-{time.monotonic_ns()}")]
     if restart:  # the loop and the worker share a process group, so stop() ends both

@@ -120,6 +120,62 @@ def _batch(seq0: int, n: int) -> dict[str, object]:
     return {"messages": conversation(n, start=seq0)}
 
 
+def test_a_worker_running_two_analyses_on_threads_gives_each_session_its_own_results(
+    redis_server, procs, tmp_path
+):
+    """The one-host layout of the benchmarks: one worker process, two tasks at a time on
+    threads. Six uploads of one conversation at once: every analysis ends done and current,
+    each with the same results as the others, and every message searchable."""
+    prefix = f"t-{uuid.uuid4().hex[:8]}"
+    env = app_env(
+        database_url=_test_database_url(), broker_url=redis_server.url, prefix=prefix, **FAST
+    )
+    project = make_project()
+    key = make_key(project)
+    messages = coding_session_messages(turns=40, tool_chars=3000)
+    web = WebServer(env, log=tmp_path / "web.log")
+    worker = celery_worker(
+        env, log=tmp_path / "worker.log", queues=all_queues(prefix), concurrency=2, pool="threads"
+    )
+    for proc in (web, worker):
+        procs.append(proc)
+        proc.start()
+    names = [f"twin-{n}" for n in range(6)]
+    headers = {"Authorization": f"Bearer {key}"}
+    with httpx.Client(base_url=web.url, headers=headers, timeout=30) as http:
+        for name in names:
+            for start in range(0, len(messages), 40):  # batches land while passes run
+                batch = {"messages": messages[start : start + 40]}
+                reply = http.post(f"/api/v1/sessions/{name}/events", json=batch)
+                assert reply.status_code == 202, reply.text
+
+    stored = Message.objects.filter(session__project=project)
+
+    def all_current() -> bool:
+        # done and current, and searchable: a pass marks its results done before its personal
+        # data step writes the search texts
+        rows = SessionAnalysis.objects.filter(session__project=project)
+        done = sum(r.status == AnalysisStatus.DONE and r.is_current for r in rows)
+        return done == len(names) and not stored.filter(search_text__isnull=True).exists()
+
+    try:
+        wait_until(all_current, timeout=120, what="six analyses on two threads")
+    except TimeoutError:
+        pytest.fail(_logs(procs))
+    results = {
+        (a.message_count, a.call_count, a.peak_context_tokens, a.failed_splices, repr(a.curve))
+        for a in SessionAnalysis.objects.filter(session__project=project)
+    }
+    assert len(results) == 1, results
+    assert next(iter(results))[0] == len(messages)
+    assert stored.count() == len(messages) * len(names)
+    spans = {
+        CompactionSpan.objects.filter(session__external_id=name, session__project=project).count()
+        for name in names
+    }
+    assert len(spans) == 1
+
+
 def test_an_analysis_queued_behind_50_replays_runs_promptly(redis_server, procs, tmp_path):
     prefix = f"q-{uuid.uuid4().hex[:8]}"
     env = app_env(

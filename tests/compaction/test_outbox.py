@@ -326,4 +326,5 @@ def test_batches_for_a_waiting_session_share_its_one_turn_and_a_claim_opens_the_
     assert turns.count() == 2
     analysis.refresh_from_db()
     assert analysis.requested_generation == 5
-    assert analysis.queued_at is not None and analysis.queued_at > waiting_since
+    assert analysis.queued_at is not None
+    assert analysis.queued_at > waiting_since

@@ -3,8 +3,11 @@
 A task on the analysis or replays queue is a turn, not an order: whatever session or run it
 was sent for, the worker that runs it takes the waiting work of the project whose turn it is
 (``turn_order``), so a project that sends 600 sessions at once delays another's one session by
-one analysis, not 600. Every request sends one task, so there are never fewer turns than
-waiting rows; a turn that finds nothing waiting does nothing.
+one analysis, not 600. A turn is sent when a session begins waiting (``analysis_request``: the
+request that sets ``queued_at``; the batches after it, while it waits, are read by the same
+pass), and by a pass that ends with its row waiting again (a batch landed meanwhile, and its
+turn may have been spent by a worker that found the row still running), so there are never
+fewer turns than waiting rows; a turn that finds nothing waiting does nothing.
 
 Claims are conditional updates (the row still waiting, not running), so two workers never
 take up one row; the loser picks again.

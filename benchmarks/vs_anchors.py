@@ -963,13 +963,13 @@ def main() -> None:
     parser.add_argument("--fetches", type=int, default=200)
     # The default layout, for this 2-core size: one gunicorn process of 4 threads, and one
     # Celery process running 2 tasks on threads (while one waits on PostgreSQL the other
-    # computes). Single runs of 10,000 spans in one sitting, queryable and searchable spans/s:
-    # a solo pool 1,130 and 346; threads x2, 891 and 492; threads x3, 826 and 536; threads x2
-    # under nice 10 (--worker-nice: the web's requests first), 1,207 and 523, and threads x3
-    # under nice 10, 947 and 492; all at 320 to 328 MB. Not nice by default: under a load that
-    # keeps the web busy without a pause, a niced worker gets a tenth of a core and its lag
-    # grows for as long as the load lasts (benchmarks/load.py: 26.6 s at the end of 60 s,
-    # against 17.4 s). (Earlier: 2 gunicorn processes and a prefork pool, about 490 MB.)
+    # computes) at nice 10, so that the web's requests come first and the analysis takes what
+    # they leave. --repeat 3 in one sitting at 77af840, queryable and searchable spans/s: at
+    # nice 10, 1,002 and 483 (MLflow 551); at nice 0, 697 and 403 (MLflow 497); all at 322 to
+    # 325 MB. Single runs of the solo pool: about 30% fewer searchable. The price of nice:
+    # under a load that keeps the web busy without a pause the worker gets a fraction of a
+    # core, so its lag grows faster while the load lasts (benchmarks/load.py: 26.6 s at the
+    # end of 60 s, against 13.5 s at nice 0) and is back under 5 s within about 11 s after.
     parser.add_argument("--web-workers", type=int, default=1, help="our gunicorn workers")
     parser.add_argument("--web-threads", type=int, default=4, help="threads per gunicorn worker")
     parser.add_argument("--worker-concurrency", type=int, default=2, help="our Celery worker")
@@ -982,7 +982,7 @@ def main() -> None:
     parser.add_argument(
         "--worker-nice",
         type=int,
-        default=0,
+        default=10,
         help="run our Celery worker under nice -n N (the web's requests first, on a shared host)",
     )
     parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait per system")

@@ -38,10 +38,10 @@ def auth(project) -> dict[str, str]:
     return {"Authorization": f"Bearer {make_key(project)}"}
 
 
-def _upload(client: Client, auth: dict[str, str], external_id: str = "run-1"):
+def _upload(client: Client, auth: dict[str, str], external_id: str = "run-1", *, start: int = 0):
     return client.post(
         f"/api/v1/sessions/{external_id}/events",
-        data={"messages": conversation(4)},
+        data={"messages": conversation(4, start=start)},
         content_type="application/json",
         headers=auth,
     )
@@ -295,17 +295,10 @@ def test_batches_for_a_waiting_session_share_its_one_turn_and_a_claim_opens_the_
     """A turn is sent when a session begins waiting, not per batch: the batches that land
     while it waits are read by that turn's pass. Once a worker takes it up (queued_at
     cleared), the next batch makes it wait again, and sends a turn."""
-    first = conversation(4)
     assert _upload(client, auth).status_code == 202
     session = session_services.AgentSession.objects.get(project=project, external_id="run-1")
-    for n in range(1, 4):  # three more batches while it waits
-        more = [{**m, "seq": m["seq"] + 4 * n} for m in first]
-        reply = client.post(
-            "/api/v1/sessions/run-1/events",
-            data={"messages": more},
-            content_type="application/json",
-            headers=auth,
-        )
+    for start in (4, 8, 12):  # three more batches while it waits
+        reply = _upload(client, auth, start=start)
         assert reply.status_code == 202, reply.content
     turns = OutboxTask.objects.filter(kind=outbox.SESSION_ANALYSE, args=[session.pk])
     assert turns.count() == 1
@@ -316,12 +309,7 @@ def test_batches_for_a_waiting_session_share_its_one_turn_and_a_claim_opens_the_
     SessionAnalysis.objects.filter(pk=analysis.pk).update(  # a worker takes it up
         status=AnalysisStatus.RUNNING, queued_at=None, serving_since=waiting_since
     )
-    reply = client.post(
-        "/api/v1/sessions/run-1/events",
-        data={"messages": [{**m, "seq": m["seq"] + 16} for m in first]},
-        content_type="application/json",
-        headers=auth,
-    )
+    reply = _upload(client, auth, start=16)
     assert reply.status_code == 202, reply.content
     assert turns.count() == 2
     analysis.refresh_from_db()

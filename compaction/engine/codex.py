@@ -79,14 +79,14 @@ _ASSISTANT_ITEMS = frozenset(
 _RESULT_ITEMS = frozenset(
     {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
 )
-ENVELOPE_TYPES = frozenset(
+_ENVELOPE_TYPES = frozenset(
     {"session_meta", "response_item", "compacted", "turn_context", "event_msg"}
 )
 
 
 def is_rollout_line(record: Mapping[str, Any]) -> bool:
     """A ``RolloutLine``: ``{timestamp, type, payload}`` with a type Codex writes."""
-    return record.get("type") in ENVELOPE_TYPES and isinstance(record.get("payload"), Mapping)
+    return record.get("type") in _ENVELOPE_TYPES and isinstance(record.get("payload"), Mapping)
 
 
 def is_bare_rollout_start(record: Mapping[str, Any]) -> bool:
@@ -538,7 +538,7 @@ class _Reader:
         ts = ts_raw if isinstance(ts_raw, str) else None
         kind = record.get("type")
         payload = record.get("payload")
-        if kind in ENVELOPE_TYPES and not isinstance(payload, Mapping):
+        if kind in _ENVELOPE_TYPES and not isinstance(payload, Mapping):
             raise CodexError(number, f"{kind} line without a payload object")
         body: Mapping[str, Any] = payload if isinstance(payload, Mapping) else {}
         ordinal = record.get("ordinal")

@@ -474,38 +474,42 @@ class Us(System):
     def queryable_spans(self, payload: Payload) -> int:
         return sum(int(s["message_count"]) for s in self._sessions()) // MESSAGES_PER_SPAN
 
+    def _row(self, query: str) -> tuple[Any, ...]:
+        """One row of a query on our database, read directly (not through the web workers
+        being measured)."""
+        with psycopg.connect(self.database_url.replace("postgres://", "postgresql://")) as db:
+            row = db.execute(query).fetchone()
+        assert row is not None, query
+        return tuple(row)
+
     def analysed_sessions(self) -> int:
         """Sessions whose analysis has finished (done or failed) for their latest batch."""
-        with psycopg.connect(self.database_url.replace("postgres://", "postgresql://")) as db:
-            row = db.execute(
+        return int(
+            self._row(
                 "SELECT count(*) FROM compaction_sessionanalysis"
                 " WHERE status IN ('done', 'failed')"
                 " AND analysed_generation >= requested_generation"
-            ).fetchone()
-        return row[0] if row else 0
+            )[0]
+        )
 
     def searchable_spans(self) -> int:
         """Spans (two messages each) whose messages search can find, counted only once every
         session's analysis is current: the pass writes each message's masked ``search_text``,
         from which PostgreSQL builds the stored search document, so a message with none is one
         search does not reach yet (the search page says how many)."""
-        with psycopg.connect(self.database_url.replace("postgres://", "postgresql://")) as db:
-            row = db.execute(
-                "SELECT"
-                " (SELECT count(*) FROM traces_message WHERE search_text IS NOT NULL),"
-                " (SELECT count(*) FROM compaction_sessionanalysis"
-                "  WHERE queued_at IS NOT NULL OR status = 'running'"
-                "  OR analysed_generation < requested_generation)"
-            ).fetchone()
-        searchable, waiting = row if row else (0, 1)
-        return searchable // MESSAGES_PER_SPAN if waiting == 0 else 0
+        searchable, waiting = self._row(
+            "SELECT"
+            " (SELECT count(*) FROM traces_message WHERE search_text IS NOT NULL),"
+            " (SELECT count(*) FROM compaction_sessionanalysis"
+            "  WHERE queued_at IS NOT NULL OR status = 'running'"
+            "  OR analysed_generation < requested_generation)"
+        )
+        return int(searchable) // MESSAGES_PER_SPAN if waiting == 0 else 0
 
     def analysis_failures(self) -> int:
-        with psycopg.connect(self.database_url.replace("postgres://", "postgresql://")) as db:
-            row = db.execute(
-                "SELECT count(*) FROM compaction_sessionanalysis WHERE status = 'failed'"
-            ).fetchone()
-        return row[0] if row else 0
+        return int(
+            self._row("SELECT count(*) FROM compaction_sessionanalysis WHERE status = 'failed'")[0]
+        )
 
     def observed_compactions(self) -> int:
         return sum(int(s["compaction_count"]) for s in self._sessions())
@@ -526,9 +530,7 @@ class Us(System):
         )
 
     def disk_bytes(self) -> int:
-        with psycopg.connect(self.database_url.replace("postgres://", "postgresql://")) as db:
-            row = db.execute("SELECT pg_database_size(current_database())").fetchone()
-        return row[0] if row else 0
+        return int(self._row("SELECT pg_database_size(current_database())")[0])
 
     def search_document_seconds(self) -> float:
         """What building the messages' search documents costs PostgreSQL, once the run is

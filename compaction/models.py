@@ -299,8 +299,13 @@ class CompactionSpan(models.Model):
     @property
     def verdict(self) -> SpanVerdict:
         """The one health verdict of this compaction (its splice and what it lost)."""
-        lost = [str(item.get("kind")) for item in self.retention if not item.get("kept")]
-        return span_verdict(self.failure_reason if self.failed else "", lost)
+        lost = [item for item in self.retention if not item.get("kept")]
+        again = [str(item.get("text")) for item in lost if item.get("needed_again")]
+        return span_verdict(
+            self.failure_reason if self.failed else "",
+            [str(item.get("kind")) for item in lost],
+            again,
+        )
 
 
 class RetiredSpan(models.Model):

@@ -325,6 +325,7 @@ def _session_analyse_running(
             context_window=services.session_window(session),
             judge=services.retention_judge(project=session.project),
             earlier=services.earlier_retention(session),
+            harness=session.agent or None,
         )
     except DatabaseError as exc:
         if not lasting(exc):

@@ -264,7 +264,12 @@ class ObservedSpan:
 
     @property
     def verdict(self) -> evals.SpanVerdict:
-        return evals.span_verdict(self.failure_reason, [f.kind for f in self.retention.lost])
+        report = self.retention
+        return evals.span_verdict(
+            self.failure_reason,
+            [f.kind for f in report.lost],
+            [f.text for f in report.lost_needed_again],
+        )
 
     def details(self) -> ObservedDetails:
         out: ObservedDetails = {
@@ -291,6 +296,7 @@ def _observed_span(
     facts: _FactsAtRisk,
     judge: evals.Judge | None = None,
     earlier: Mapping[str, EarlierRetention] | None = None,
+    harness: str | None = None,
 ) -> ObservedSpan:
     compaction = step.compaction
     point_before, point_after = nearest_points(curve, compaction.seq)
@@ -301,7 +307,7 @@ def _observed_span(
     if tokens_after is None and point_after is not None:
         tokens_after, estimated = point_after.context_tokens, estimated or point_after.estimated
     probes_before = [p for p in probes if p.seq is None or p.seq < compaction.seq]
-    key = span_inputs_key(step, probes_before, judge)
+    key = span_inputs_key(step, probes_before, judge, harness)
     reused = (earlier or {}).get(key)
     if reused is not None:
         report, cost = reused.report, reused.judge_cost
@@ -316,8 +322,12 @@ def _observed_span(
             probes=probes_before,
             facts=facts.of(step.before),
             judge=judge,
+            harness=harness,
         )
         cost = judge_cost(judge) - spent if judge is not None else None
+    report = evals.with_needed_again(
+        report, step.before, [m for m in step.seen if m.seq > compaction.seq]
+    )
     splice = None
     if tokens_before is not None and tokens_after is not None:
         splice = evals.splice_effectiveness(tokens_before, tokens_after)
@@ -471,18 +481,24 @@ class EarlierRetention:
 
 # Part of every span's inputs key: bump it when the retention rules change, so that results
 # computed under the old rules are not reused.
-RETENTION_RULES_VERSION = "2026-12-01"
+RETENTION_RULES_VERSION = "2026-12-06"
 
 
-def span_inputs_key(step: _Step, probes: Sequence[evals.Probe], judge: evals.Judge | None) -> str:
-    """A digest of everything a span's retention depends on: the compaction, the contexts
-    before and after it, the probes, the judge and the rules' version."""
+def span_inputs_key(
+    step: _Step,
+    probes: Sequence[evals.Probe],
+    judge: evals.Judge | None,
+    harness: str | None = None,
+) -> str:
+    """A digest of everything a span's verdicts depend on: the compaction, the contexts
+    before and after it, the probes, the judge, the harness and the rules' version (whether
+    a lost fact was needed again is looked for on every pass)."""
     digest = hashlib.blake2b(digest_size=16)
 
     def feed(*parts: object) -> None:
         digest.update(repr(parts).encode("utf-8", "surrogatepass"))
 
-    feed(RETENTION_RULES_VERSION, type(judge).__name__ if judge is not None else None)
+    feed(RETENTION_RULES_VERSION, type(judge).__name__ if judge is not None else None, harness)
     feed(step.compaction)
     for probe in probes:
         feed(probe.text, probe.seq)
@@ -501,6 +517,7 @@ def analyse(
     context_window: int = DEFAULT_WINDOW,
     judge: evals.Judge | None = None,
     earlier: Mapping[str, EarlierRetention] | None = None,
+    harness: str | None = None,
 ) -> Analysis:
     """Analyse a session: calibrate on its usage, draw its curve, check its tool pairs, and
     evaluate every compaction its harness reported (in ``seq`` order).
@@ -508,7 +525,8 @@ def analyse(
     ``earlier`` holds the retention of spans from an earlier pass by their inputs key
     (:func:`span_inputs_key`): a span whose compaction, contexts, probes and judge are
     unchanged (the usual case when a batch only adds messages after it) takes its result
-    instead of being checked again, and its judge is not asked again.
+    instead of being checked again, and its judge is not asked again. ``harness`` (the
+    session's ``agent``) names the files its harness reloads by itself.
 
     >>> from compaction.engine.messages import Usage
     >>> ms = [Message(0, "user", (TextBlock("Do not touch auth."),)),
@@ -527,7 +545,7 @@ def analyse(
     rework = evals.rework_signals(messages, starts)
     facts = _FactsAtRisk(messages)
     spans = tuple(
-        _observed_span(i, step, curve, probes, rework, facts, judge, earlier)
+        _observed_span(i, step, curve, probes, rework, facts, judge, earlier, harness)
         for i, step in enumerate(_chained_contexts(messages, compactions))
     )
     return Analysis(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol, TypedDict, TypeVar
 
 from compaction.engine import text as txt
+from compaction.engine import verdicts
 from compaction.engine.fact_index import ContextIndex, checkout_root, context_index
 from compaction.engine.fact_index import path_forms as path_forms
 from compaction.engine.facts import RULE_KINDS
@@ -19,6 +20,7 @@ from compaction.engine.facts import FactLedger as FactLedger
 from compaction.engine.facts import extract_facts as extract_facts
 from compaction.engine.messages import Message, Orphan, OrphanDict, check_pairs
 from compaction.engine.summarizers import file_actions
+from compaction.engine.verdicts import FACT_VERDICTS, NeededAgain, NeededAgainDict, Verdict
 
 BARELY_CHANGED_RATIO = 0.9
 BARELY_CHANGED_WARNING = (
@@ -98,14 +100,19 @@ class SpanVerdict:
     reasons: tuple[str, ...]
 
 
-def span_verdict(failure_reason: str, lost_kinds: Iterable[str]) -> SpanVerdict:
-    """``bad`` when the splice failed or a rule (the task, a constraint, a probe) was lost;
-    ``warn`` when only files or identifiers were; ``ok`` otherwise.
+def span_verdict(
+    failure_reason: str, lost_kinds: Iterable[str], needed_again: Sequence[str] = ()
+) -> SpanVerdict:
+    """``bad`` when the splice failed, a rule (the task, a constraint, a probe) was lost, or a
+    lost fact was needed again; ``warn`` when only files or identifiers were lost and not
+    needed since; ``ok`` otherwise. The facts lost and needed again lead the label.
 
     >>> span_verdict("", ["path", "constraint"]).label
     'Lost 1 rule · lost 1 file or id'
     >>> span_verdict("the splice saved nothing", ["path"]).label
     'Failed splice · lost 1 file or id'
+    >>> span_verdict("", ["path", "path"], needed_again=["lib/a.py"]).label
+    'Lost and needed again: lib/a.py · lost 2 files or ids'
     >>> span_verdict("", []).status
     'ok'
     """
@@ -113,6 +120,10 @@ def span_verdict(failure_reason: str, lost_kinds: Iterable[str]) -> SpanVerdict:
     rules = sum(kind in RULE_KINDS for kind in kinds)
     others = len(kinds) - rules
     parts = []
+    if needed_again:
+        shown = ", ".join(txt.clip(t, 60) for t in needed_again[:2])
+        more = f" and {len(needed_again) - 2} more" if len(needed_again) > 2 else ""
+        parts.append(f"Lost and needed again: {shown}{more}")
     if failure_reason:
         parts.append("Failed splice")
     if rules:
@@ -123,7 +134,7 @@ def span_verdict(failure_reason: str, lost_kinds: Iterable[str]) -> SpanVerdict:
         )
     if not parts:
         return SpanVerdict("ok", "Healthy", ())
-    status: Literal["warn", "bad"] = "bad" if failure_reason or rules else "warn"
+    status: Literal["warn", "bad"] = "bad" if failure_reason or rules or needed_again else "warn"
     reasons = tuple(r for r in (failure_reason,) if r)
     label = " · ".join(parts)
     return SpanVerdict(status, label[0].upper() + label[1:], reasons)
@@ -157,6 +168,8 @@ class RetentionItemDict(FactDict):
     kept: bool
     method: Literal["containment", "judge"]
     evidence: str
+    verdict: Verdict
+    needed_again: NeededAgainDict | None
 
 
 @dataclass(frozen=True)
@@ -183,13 +196,30 @@ class Judge(Protocol):
 
 @dataclass(frozen=True)
 class RetentionItem:
-    """One fact's verdict, with its ``evidence``: the matching line of the compacted context,
-    or why nothing matched."""
+    """One fact's verdict (:mod:`~compaction.engine.verdicts`), with its ``evidence``: the
+    matching line of the compacted context, or why nothing matched. ``kept`` is "not lost"
+    (kept, paraphrased, or not a fact at risk); items stored before the five verdicts read as
+    kept or lost."""
 
     fact: Fact
     kept: bool
     method: Literal["containment", "judge"]
     evidence: str = ""
+    verdict: Verdict | None = None
+    needed_again: NeededAgain | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict is None:
+            object.__setattr__(self, "verdict", "kept" if self.kept else "lost")
+
+    @property
+    def is_fact(self) -> bool:
+        """Counted by retention: kept, paraphrased or lost (not mentioned, not reloaded)."""
+        return self.verdict in FACT_VERDICTS
+
+    @property
+    def lost(self) -> bool:
+        return self.verdict == "lost"
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RetentionItem:
@@ -198,7 +228,16 @@ class RetentionItem:
         method: Literal["containment", "judge"] = (
             "judge" if data.get("method") == "judge" else "containment"
         )
-        return cls(fact, bool(data["kept"]), method, str(data.get("evidence") or ""))
+        verdict = data.get("verdict")
+        again = data.get("needed_again")
+        return cls(
+            fact,
+            bool(data["kept"]),
+            method,
+            str(data.get("evidence") or ""),
+            verdict if verdict in verdicts.VERDICTS else None,
+            NeededAgain(int(again["seq"]), again["how"]) if isinstance(again, dict) else None,
+        )
 
     def to_dict(self) -> RetentionItemDict:
         fact = self.fact
@@ -209,6 +248,8 @@ class RetentionItem:
             "kept": self.kept,
             "method": self.method,
             "evidence": self.evidence,
+            "verdict": self.verdict or ("kept" if self.kept else "lost"),
+            "needed_again": self.needed_again.to_dict() if self.needed_again else None,
         }
 
 
@@ -219,17 +260,27 @@ class RetentionReport:
     items: tuple[RetentionItem, ...]
 
     @property
+    def facts(self) -> list[RetentionItem]:
+        """The items retention counts: kept, paraphrased or lost."""
+        return [i for i in self.items if i.is_fact]
+
+    @property
     def score(self) -> float:
-        return sum(i.kept for i in self.items) / len(self.items) if self.items else 1.0
+        facts = self.facts
+        return sum(not i.lost for i in facts) / len(facts) if facts else 1.0
 
     @property
     def lost(self) -> list[Fact]:
-        return [i.fact for i in self.items if not i.kept]
+        return [i.fact for i in self.items if i.lost]
+
+    @property
+    def lost_needed_again(self) -> list[Fact]:
+        return [i.fact for i in self.items if i.lost and i.needed_again is not None]
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "score": round(self.score, 4),
-            "checked": len(self.items),
+            "checked": len(self.facts),
             "lost": [f.to_dict() for f in self.lost],
             "items": [i.to_dict() for i in self.items],
         }
@@ -252,24 +303,45 @@ def _dropped_nothing(before: Sequence[Message], after: Sequence[Message]) -> boo
 
 
 def check_facts(
-    facts: Sequence[Fact], after: Sequence[Message] | ContextIndex, *, judge: Judge | None = None
+    facts: Sequence[Fact],
+    after: Sequence[Message] | ContextIndex,
+    *,
+    judge: Judge | None = None,
+    acted: ContextIndex | None = None,
+    harness: str | None = None,
 ) -> RetentionReport:
-    """Check facts against a compacted context (or its prebuilt :class:`ContextIndex`)."""
+    """Check facts against a compacted context (or its prebuilt :class:`ContextIndex`).
+
+    ``acted`` indexes the tool calls before the compaction: a file or name that a prompt or
+    an earlier summary mentions and no call used is ``mentioned``, not a fact
+    (:func:`~compaction.engine.verdicts.verdict_of`). Without it every candidate counts.
+    """
     index = after if isinstance(after, ContextIndex) else context_index(after)
     root = checkout_root(f.text for f in facts if f.kind == "path")
+    files = verdicts.known_files(facts)
     items: list[RetentionItem] = []
     missing: list[int] = []
     for i, f in enumerate(facts):
-        verdict = index.check(f, root=root)
-        items.append(RetentionItem(f, verdict.kept, "containment", verdict.evidence))
-        if not verdict.kept:
+        checked = verdicts.verdict_of(
+            f, index, acted=acted, files=files, root=root, harness=harness
+        )
+        items.append(
+            RetentionItem(
+                f, checked.verdict != "lost", "containment", checked.evidence, checked.verdict
+            )
+        )
+        if checked.verdict == "lost":
             missing.append(i)
     if judge is not None and missing:
         answers = judge.judge([facts[i].text for i in missing], index.text)
         for i, answer in zip(missing, answers, strict=False):
             reason = "the judge found it" if answer else "the judge did not find it"
             items[i] = RetentionItem(
-                facts[i], bool(answer), "judge", f"{reason}; offline: {items[i].evidence}"
+                facts[i],
+                bool(answer),
+                "judge",
+                f"{reason}; offline: {items[i].evidence}",
+                "paraphrased" if answer else "lost",
             )
     return RetentionReport(tuple(items))
 
@@ -283,6 +355,8 @@ def retention(
     judge: Judge | None = None,
     facts: Sequence[Fact] | None = None,
     cache: FactCache | None = None,
+    later: Sequence[Message] | None = None,
+    harness: str | None = None,
 ) -> RetentionReport:
     """Check each probe and auto-extracted fact of ``before`` against ``after``.
 
@@ -290,10 +364,13 @@ def retention(
     class name, a file inside a folder), an id when it appears as a word, a rule when one line
     holds most of its content words with the same polarity and does not reverse it. A probe
     and the auto-extracted rule that says the same thing count once (as the probe). With a
-    ``judge``, facts not found offline are asked to the judge.
+    ``judge``, facts not found offline are asked to the judge. Files and names that no tool
+    call of ``before`` used are ``mentioned``, not facts; the harness's own files ``reloaded``.
 
     ``facts`` are pre-extracted auto facts of ``before`` (from a :class:`FactLedger`), used
     instead of extracting them again; ``cache`` extracts each message once across calls.
+    ``later`` (the messages after the boundary up to the next compaction) is where each lost
+    fact is looked for again (:func:`~compaction.engine.verdicts.needed_again`).
 
     >>> from compaction.engine.messages import TextBlock
     >>> before = [Message(3, "user", (TextBlock("Do not change the public API."),))]
@@ -313,7 +390,27 @@ def retention(
         return RetentionReport(
             tuple(RetentionItem(f, True, "containment", DROPPED_NOTHING) for f in checked)
         )
-    return check_facts(checked, after, judge=judge)
+    report = check_facts(
+        checked, after, judge=judge, acted=verdicts.acted_index(before), harness=harness
+    )
+    return with_needed_again(report, before, later) if later else report
+
+
+def with_needed_again(
+    report: RetentionReport, before: Sequence[Message], later: Sequence[Message]
+) -> RetentionReport:
+    """``report`` with each lost fact's first need after the boundary (``later``: the
+    messages after it up to the next compaction), found again on every pass: it depends on
+    what came after, which grows, while the verdicts depend only on the two contexts."""
+    lost = [i for i, item in enumerate(report.items) if item.lost]
+    if not lost:
+        return report
+    found = verdicts.needed_again([report.items[i].fact for i in lost], later, before)
+    items = list(report.items)
+    for i, again in zip(lost, found, strict=True):
+        if items[i].needed_again != again:
+            items[i] = replace(items[i], needed_again=again)
+    return RetentionReport(tuple(items))
 
 
 class ReworkDict(TypedDict):

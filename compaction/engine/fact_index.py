@@ -174,7 +174,7 @@ def _squash(name: str) -> str:
 _NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
-def _name_words(ident: str) -> list[str]:
+def name_words(ident: str) -> list[str]:
     """The words of a code name, lower-cased: ``checkpointTree`` → checkpoint, tree."""
     return [w.casefold() for w in _NAME_WORD.findall(ident)]
 
@@ -293,6 +293,7 @@ class ContextIndex:
         self.names: dict[str, str] = {}
         self._folders: dict[str, str] | None = None
         self._squashed: dict[str, str] | None = None
+        self._flat: str | None = None
         self._by_word: dict[str, list[int]] | None = None
         self._line_words: list[frozenset[str]] = []
         names = self.names
@@ -352,6 +353,32 @@ class ContextIndex:
             self._by_word = by_word
         return self._by_word
 
+    def phrase_line(self, phrase: str) -> str | None:
+        """The line holding ``phrase``'s words in order, however spaced (``mise run test``)."""
+        if self._flat is None:
+            self._flat = " ".join(self.folded.split())
+        wanted = " ".join(phrase.casefold().split())
+        at = self._flat.find(wanted)
+        if at < 0:
+            return None
+        return (
+            self._line(wanted.split()[0])
+            if " " not in wanted
+            else _clip_line(self._flat[max(0, at - 60) : at + len(wanted) + 60])
+        )
+
+    def line_with_words(self, words: frozenset[str]) -> str | None:
+        """The first prose line holding every one of ``words`` (stemmed, as
+        :func:`~compaction.engine.text.rule_words` gives them), clipped for the evidence."""
+        by_word = self._rule_index()
+        lines: set[int] | None = None
+        for w in words:
+            found = set(by_word.get(w, ()))
+            lines = found if lines is None else lines & found
+            if not lines:
+                return None
+        return _clip_line(self.prose_lines[min(lines)]) if lines else None
+
     def _line(self, raw: str) -> str:
         """The line of the context where a token first appears, for the evidence (a window
         around the token when the line is long)."""
@@ -400,7 +427,7 @@ class ContextIndex:
         """A name the context spells out: ``attributionBaseTree`` as "attribution base tree",
         or a longer id it is the start of (``web-cms`` in ``web-cms-pink``). Returns the words
         found."""
-        words = _name_words(ident)
+        words = name_words(ident)
         if len(words) < 2:
             return None
         # two plain words side by side ("diff lines") are prose, not the name diffLines

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal, TypedDict
 
@@ -30,6 +30,10 @@ from compaction.engine.summarizers import _PATH_KEYS as PATH_KEYS
 from compaction.engine.summarizers import SUMMARY_HEADER, file_actions
 
 FactKind = Literal["probe", "task", "constraint", "decision", "path", "identifier"]
+# Where a fact was found: a tool call of the agent (it acted on it), what the user said, an
+# earlier compaction's summary (an account of finished work unless acted on since), or a
+# command the agent ran (a fact once it ran it twice: the session relies on it).
+FactOrigin = Literal["tool", "said", "summary", "command"]
 
 
 class FactDict(TypedDict):
@@ -50,6 +54,7 @@ class Fact:
     kind: FactKind
     text: str
     seq: int | None = None
+    origin: FactOrigin = "said"
 
     def to_dict(self) -> FactDict:
         return {"kind": self.kind, "text": self.text, "seq": self.seq}
@@ -108,9 +113,11 @@ _LOG_LINE = re.compile(
 _TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$", re.M)
 # An indented line that reads as code (not a nested bullet of a list).
 _CODE_LINE = re.compile(r"^(?: {4}|\t)[ \t]*+(?![-*+•]\s|\d+[.)]\s)(?=.*[{};=()<>]).*$", re.M)
+# Each alternative stops at the first character that cannot be inside it, so a long run of
+# openers without a closer is scanned once, not once per opener (linear on hostile text).
 _LATEX = re.compile(
-    r"\$\$.*?\$\$|\\\[.*?\\\]|\$[^$\n]{1,300}\$|\\begin\{[^}]*\}.*?\\end\{[^}]*\}|\\[A-Za-z]+(?:\{[^}]*\})*",
-    re.S,
+    r"\$\$[^$]{0,5000}\$\$|\\\[[^\[\]]{0,5000}\\\]|\$[^$\n]{1,300}\$|"
+    r"\\(?:begin|end)\{[^{}\\]{0,40}\}|\\[A-Za-z]+(?:\{[^{}\\]{0,200}\})*",
 )
 _PLACEHOLDER = re.compile(r"<[A-Za-z][\w-]*>")
 _ESCAPE = re.compile(r"\\[ntr]")
@@ -229,7 +236,7 @@ _NOISE_IDENTIFIERS = frozenset(
     )
 )
 _URL = re.compile(r"\b\w+://\S+")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # personal data, not an id to keep
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # personal data, not an id to keep
 _VERSION = re.compile(r"^[vV]\d+$")  # "API v2" names a version, not a thing to remember
 
 
@@ -269,6 +276,57 @@ def find_identifiers(prose: str) -> list[str]:
         if ident.casefold() not in _NOISE_IDENTIFIERS and not _VERSION.match(ident):
             out.setdefault(ident, None)
     return list(out)
+
+
+# --- commands ------------------------------------------------------------------------------------
+
+# Commands that only look (a listing, a read, a search, the state of git): how the agent finds
+# its way, not something the session needs to remember.
+_LOOKING = txt.wordset(
+    "cat head tail less more sed awk grep rg ag wc ls find bat nl file stat diff echo printf pwd "
+    "which whoami sleep true false cd tree sort uniq cut jq date env type test for while if do "
+    "then gh curl open kill ps lsof"
+)
+_CHECK_STEPS = txt.wordset(
+    "test tests build lint check fmt format compile dev start serve deploy migrate vet typecheck "
+    "bench run exec up restart"
+)
+_CHECK_TOOLS = txt.wordset("pytest xcodebuild tsc jest vitest eslint ruff mypy playwright")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_SEGMENTS = re.compile(r"&&|\|\||;|\|")
+
+
+def command_core(command: str) -> str:
+    """The words that name what a shell command runs: its first real step, without ``cd``,
+    variables, redirections, pipes or options past the first two words ("" for a command that
+    only looks around).
+
+    >>> command_core("cd /p && FOO=1 mise run test 2>&1 | tail -30")
+    'mise run test'
+    >>> command_core("go test -run TestFormat ./cmd/"), command_core("git commit -m x")
+    ('go test', '')
+    >>> command_core("xcodebuild build -scheme FitToday"), command_core("gh pr view 12")
+    ('xcodebuild build', '')
+    """
+    first = command.strip().split("\n", 1)[0][:500]
+    for segment in _SEGMENTS.split(first):
+        words = [w for w in segment.split() if not _ASSIGNMENT.match(w)]
+        if not words or words[0] in ("cd", "export", "source", "set", "."):
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        if program in _LOOKING or program == "git":
+            return ""  # git's own steps (status, add, commit) are how work is saved, not facts
+        core = [program]
+        for word in words[1:3]:
+            if word.startswith(("-", ">", "<", "2>", "&")) or "/" in word or "=" in word:
+                break
+            core.append(word)
+        # how the session builds, tests, checks or runs its work ("mise run test", "go vet"),
+        # not a look around ("gh pr view") or a shell loop; one word ("node") names a tool
+        if len(core) < 2 or not (_CHECK_STEPS & set(core[1:]) or program in _CHECK_TOOLS):
+            return ""
+        return " ".join(core)
+    return ""
 
 
 # --- extraction, once per message ---------------------------------------------------------------
@@ -338,7 +396,9 @@ def _prompt_path_ok(path: str) -> bool:
 
 
 # A folder written with its trailing slash ("only touch lib/ and priv/").
-_FOLDER = re.compile(r"(?<![\w@/.:-])(?:~/|\./|/)?(?:[\w.@+-]+/)+(?=[\s,;:)'\"`]|$)")
+_FOLDER = re.compile(
+    rf"(?<![@/.:+-])(?<!{txt.W})(?:~/|\./|/)?(?:(?:{txt.W}|[.@+-])+/)+(?=[\s,;:)'\"`]|$)"
+)
 
 
 def _prompt_paths(prose: str) -> list[str]:
@@ -360,17 +420,52 @@ def _prose_facts(prose: str) -> tuple[tuple[FactKind, str], ...]:
     return tuple(out)
 
 
+# A summary's heading or line that reports what the user asked or set, in the languages the
+# summaries of this product's users are written in; rules are drawn from those lines only.
+_USER_LINE = re.compile(
+    r"\b(?:users?|user's|request(?:ed|s)?|intent|instructions?|constraints?|requirements?|"
+    r"feedback|preferences?|asked|insist(?:ed|s)?|usu[aá]rios?|pedido|pediu|solicit\w*|"
+    r"restri[cç]\w*|regras?)\b|用户|要求|约束|指示",
+    re.IGNORECASE,
+)
+_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s|\d{1,2}[.)]\s|\*\*[^*\n]{1,80}\*\*:?\s*$|[A-Z][^\n]{0,60}:\s*$)"
+)
+
+
+def _instruction_lines(prose: str) -> str:
+    """The lines of a summary that report the user's words: under a heading about the user's
+    requests or messages ("All user messages:", "Primary Request and Intent"), or naming the
+    user themselves. The rest recounts work, bugs and code, where "Always 0.7" describes a
+    bug, not a rule.
+
+    >>> _instruction_lines("## Errors\\n- Always 0.7\\n## All user messages\\n- never push")
+    '- never push'
+    """
+    keep: list[str] = []
+    under_user = False
+    for line in prose.splitlines():
+        if _HEADING.match(line):
+            under_user = bool(_USER_LINE.search(line))
+            continue
+        if under_user or _USER_LINE.search(line):
+            keep.append(line)
+    return "\n".join(keep)
+
+
 @digest_lru(1024)
 def _summary_facts(prose: str) -> tuple[tuple[FactKind, str], ...]:
-    """What a previous compaction's summary hands on: its rules, the files and the names it
-    mentions, not its folders (``Presentation/DI/``): those describe where finished steps
-    happened, and a new summary that leaves them out loses nothing a user asked for."""
-    return tuple(
+    """What a previous compaction's summary hands on: the rules it reports the user set, the
+    files and the names it mentions, not its folders (``Presentation/DI/``): those describe
+    where finished steps happened, and a new summary that leaves them out loses nothing a user
+    asked for. Files and names are checked as facts only when the agent acted on them since."""
+    rules: tuple[tuple[FactKind, str], ...] = tuple(
+        ("constraint", r) for k, r in _prose_facts(_instruction_lines(prose)) if k == "constraint"
+    )
+    return rules + tuple(
         (kind, text)
         for kind, text in _prose_facts(prose)
-        if kind == "constraint"
-        or (kind == "path" and looks_like_file(text))
-        or kind == "identifier"
+        if (kind == "path" and looks_like_file(text)) or kind == "identifier"
     )
 
 
@@ -414,6 +509,12 @@ def message_facts(message: Message) -> MessageFacts:
     if message.role == "assistant":
         uses: list[tuple[str, Fact]] = []
         for use in message.tool_uses():
+            command = use.input.get("command")
+            if isinstance(command, str) and _PATH_KEY_SET.isdisjoint(use.input):
+                core = command_core(command)
+                if core:
+                    uses.append((use.id, Fact("identifier", core, message.seq, "command")))
+                continue
             if _PATH_KEY_SET.isdisjoint(use.input):
                 continue  # a path only in a shell command is not a file read or edited
             for action, path in file_actions(use):
@@ -423,7 +524,7 @@ def message_facts(message: Message) -> MessageFacts:
                     action == "read" or "/" not in path or _is_search(use.name)
                 ):
                     continue  # a folder searched or listed, or ".", is not a file read
-                uses.append((use.id, Fact("path", path, message.seq)))
+                uses.append((use.id, Fact("path", path, message.seq, "tool")))
         return MessageFacts(uses=tuple(uses)) if uses else _NO_FACTS
     if message.role != "user":
         return _NO_FACTS
@@ -452,7 +553,8 @@ def message_facts(message: Message) -> MessageFacts:
         return MessageFacts(interrupted=True) if interrupted else _NO_FACTS
     summary = is_summary(prose)
     found = _summary_facts(prose) if summary else _prose_facts(prose)
-    facts = tuple(Fact(kind, text, message.seq) for kind, text in found)
+    origin: FactOrigin = "summary" if summary else "said"
+    facts = tuple(Fact(kind, text, message.seq, origin) for kind, text in found)
     task = None if summary else Fact("task", _first_sentence(said(prose)), message.seq)
     return MessageFacts(
         task=task if task and task.text else None, facts=facts, interrupted=interrupted
@@ -498,6 +600,7 @@ class _Combined:
         self.seen: set[tuple[str, str]] = set()
         self.path_seen: set[str] = set()
         self.pending: dict[str, Fact] = {}
+        self.commands: dict[str, int] = {}  # successful runs of each command's core
         self.has_task = False
         self.interrupted = False
 
@@ -540,13 +643,21 @@ class _Combined:
         for tool_id in part.answered:
             use = self.pending.pop(tool_id, None)
             if use is not None and tool_id not in self.failed:
-                self.add(use, seq)
+                self._settle(use, seq)
+
+    def _settle(self, use: Fact, seq: int) -> None:
+        if use.origin != "command":
+            self.add(use, seq)
+            return
+        runs = self.commands[use.text] = self.commands.get(use.text, 0) + 1
+        if runs == 2:
+            self.add(replace(use, origin="tool"), seq)
 
     def flush(self, seq: int) -> None:
         """Calls whose result has not arrived yet count as made (the result may be cut off)."""
         for tool_id, fact in list(self.pending.items()):
             if tool_id not in self.failed:
-                self.add(fact, seq)
+                self._settle(fact, seq)
         self.pending.clear()
 
     def snapshot(self, before_seq: int | None = None) -> list[Fact]:

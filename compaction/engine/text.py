@@ -33,11 +33,22 @@ _WEAK_CUES = re.compile(
 _CLAUSE_SPLIT = re.compile(r"\s*(?::|;|\s[\u2013\u2014-]\s)\s*")
 
 
+# What a weak cue must be followed by to instruct: a word ("Always run the tests"), not a
+# value ("Always 0.7", "Always []": how a bug shows, described).
+_CUE_THEN_WORD = re.compile(r"^\S+\s+(?:(?:to|de|a|the|o|os)\s+)?(?:\d[\d.,]*\s+)?[^\W\d_]")
+
+
 def _is_rule(clause: str) -> bool:
-    clause = clause.strip()
+    clause = clause.strip().lstrip("-*\u2022>\"'`\u201c\u2018 ")
     if clause.endswith("?"):
         return False  # a question asks, it does not set a rule
-    return bool(_STRONG_CUES.search(clause) or _WEAK_CUES.search(clause))
+    if _STRONG_CUES.search(clause):
+        return True
+    weak = _WEAK_CUES.search(clause)
+    if weak is None:
+        return False
+    rest = clause[weak.start(1) :]
+    return bool(_CUE_THEN_WORD.match(rest)) or " " in weak.group(1)
 
 
 # A decision names a choice ("decided", "instead of", "rather than", "em vez de"), or states an
@@ -72,18 +83,25 @@ _NEXT_CUES = re.compile(
     re.IGNORECASE,
 )
 
+# A word character of a name: a letter, digit or underscore that is not Chinese, Japanese or
+# Korean. Those scripts write no spaces, so a path or a name ends where they begin
+# ("基于~/proj/claude.md全面review" names ~/proj/claude.md).
+W = r"[^\W\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]"
+_NW = rf"(?!{W})"  # the end of a name
+_PW = rf"(?<!{W})"  # the start of a name
+
 # A path: at least one slash or a dotted file name with a known-looking extension.
 _PATH = re.compile(
-    r"(?<![\w@/.:-])(?:[~.]?/)?(?:[\w.@+-]+/)+[\w.@+-]+|"
-    r"(?<![\w@/.-])[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|rs|go|"
-    r"java|rb|ex|exs|sh|sql|html|css|cfg|ini|lock|c|h|cpp|hpp|kt|swift|php|cs)\b"
+    rf"(?<![@/.:+-])(?<!{W})(?:[~.]?/)?(?:(?:{W}|[.@+-])+/)+(?:{W}|[.@+-])+|"
+    rf"(?<![@/.+-])(?<!{W})(?:{W}|-)+(?:\.(?:{W}|-)+)*\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|"
+    rf"txt|rs|go|java|rb|ex|exs|sh|sql|html|css|cfg|ini|lock|c|h|cpp|hpp|kt|swift|php|cs){_NW}"
 )
 PATH_PATTERN = _PATH
 # Identifiers worth keeping exact: snake_case, CamelCase, dotted names, call-like names, ids
 # with digits (issue keys, ticket numbers). Plain English words never match.
 _IDENT = re.compile(
-    r"\b(?:[A-Za-z_][A-Za-z0-9]*_[A-Za-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|"
-    r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+|[A-Za-z]+-\d+[A-Za-z0-9-]*|[A-Za-z]+\d+[A-Za-z]*)\b"
+    rf"{_PW}(?:[A-Za-z_][A-Za-z0-9]*_[A-Za-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|"
+    rf"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+|[A-Za-z]+-\d+[A-Za-z0-9-]*|[A-Za-z]+\d+[A-Za-z]*){_NW}"
 )
 
 
@@ -117,6 +135,17 @@ def contains(haystack_normalized: str, needle: str) -> bool:
     return bool(n) and n in haystack_normalized
 
 
+_QUOTES = "\"'`\u201c\u201d\u2018\u2019"
+
+
+def _unquoted(rule: str) -> str:
+    """A rule without the bullet and the quotes a summary puts around the user's words."""
+    bare = rule.strip().lstrip("-*\u2022> ").strip()
+    if len(bare) > 2 and bare[0] in _QUOTES and bare.rstrip(".")[-1:] in _QUOTES:
+        bare = bare.rstrip(".")[1:-1].strip()
+    return bare
+
+
 def constraint_sentences(text: str, max_len: int = 300) -> list[str]:
     """Rules the text states ("do not", "never", "must", "only", "não", "nunca"...), each from
     the clause that states it, so a preamble such as "One rule for the whole task:" is not
@@ -135,7 +164,8 @@ def constraint_sentences(text: str, max_len: int = 300) -> list[str]:
                 continue
             # The rule runs from its clause to the end of the sentence ("Do not X: use Y").
             rule = sentence[sentence.index(clause) :] if index else sentence
-            if len(rule) <= max_len:
+            rule = _unquoted(rule)
+            if rule and len(rule) <= max_len:
                 out.append(rule)
             break
     return out

@@ -34,12 +34,25 @@ def test_a_previous_summary_hands_on_files_and_rules_not_its_folders():
     h = History().user("Add the trainer tab.")
     h.user(
         f"{PREVIOUS}\n\nFiles: Presentation/DI/ and Presentation/Features/Workout/Views/, "
-        "and WorkoutTabView.swift was fixed. Never push to main without review."
+        "and WorkoutTabView.swift was fixed.\n"
+        "The user asked: never push to main without review."
     )
     found = facts_of(h)
     assert ("path", "WorkoutTabView.swift") in found
-    assert ("constraint", "Never push to main without review.") in found
+    assert ("constraint", "never push to main without review.") in found
     assert not [t for k, t in found if k == "path" and t.endswith("/")]
+
+
+def test_a_previous_summary_gives_rules_only_where_it_reports_the_user():
+    h = History().user("Fix the emotion detector.")
+    h.user(
+        f"{PREVIOUS}\n\n2. Errors and fixes:\n- confidence: Always 0.7\n"
+        "- Never returned secondary emotions (fixed)\n"
+        "6. All user messages:\n- \"Only touch the detector module\"\n"
+    )
+    rules = [t for k, t in facts_of(h) if k == "constraint"]
+    # a bug the summary describes is history, not a rule; what the user said is one
+    assert rules == ["Only touch the detector module"]
 
 
 def test_import_aliases_module_paths_harness_tools_and_hyphenated_words_are_not_facts():

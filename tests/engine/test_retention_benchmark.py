@@ -1,6 +1,6 @@
-"""The labelled retention benchmark runs: the corpus and generated set meets the 0.9 bar, and
-the real-trace set (sessions nobody here wrote) does not fall below the figures it reached when
-it was labelled. Its goal is 0.9 too; the gap is the work left, named in benchmarks/README.md.
+"""The labelled retention benchmarks run: the corpus and generated set meets the 0.9 bar, and
+the five verdicts on real sessions (benchmarks/verdicts.py) do not fall below the figures the
+tuning half reached. The goals are in benchmarks/README.md; the gap is the work left.
 """
 
 from __future__ import annotations
@@ -33,9 +33,24 @@ def test_the_corpus_and_generated_set_scores_at_or_above_0_9():
     assert figures["recall_lost"] >= 0.9, report
 
 
-def test_the_real_trace_set_holds_its_measured_floor():
-    figures, report = run_benchmark(str(DATA / "retention_real_labels.jsonl"))
-    assert figures["cases_real"] >= 12
-    assert figures["facts_labelled_real"] >= 600
-    assert figures["precision_lost_real"] >= 0.74, report
-    assert figures["recall_lost_real"] >= 0.89, report
+def run_verdicts() -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "verdicts.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_five_verdicts_hold_their_measured_floor_on_the_tuning_half():
+    """The tuning half (the sessions the rules were written against) does not slip below the
+    figures it reached; the held-out half is reported, never tuned on, so it has no floor."""
+    figures = run_verdicts()
+    assert figures["tuning_cases"] >= 20
+    assert figures["heldout_cases"] >= 10
+    assert figures["tuning_precision_lost"] >= 0.8
+    assert figures["tuning_recall_lost"] >= 0.65
+    assert figures["tuning_precision_kept"] >= 0.99
+    assert figures["tuning_precision_lost_needed_again"] >= 0.75

@@ -61,9 +61,19 @@ def test_a_task_notification_is_not_a_prompt_and_its_temp_path_is_no_fact(real):
 
 def test_a_task_id_without_a_digit_is_a_fact_and_the_summary_keeps_it(real):
     _, _, report = real["auto"]
-    (item,) = [i for i in report.items if i.fact.kind == "identifier"]
+    (item,) = [i for i in report.items if i.fact.kind == "identifier" and " " not in i.fact.text]
     assert (item.fact.text, item.kept) == ("spotter-gqc", True)
     assert "spotter-gqc" in item.evidence
+
+
+def test_a_command_the_agent_ran_twice_is_a_fact_the_summary_keeps_by_its_words(real):
+    _, _, report = real["auto"]
+    commands = {
+        i.fact.text: i.verdict
+        for i in report.items
+        if i.fact.kind == "identifier" and " " in i.fact.text
+    }
+    assert commands == {"mix compile": "kept", "mix test": "kept"}
 
 
 def test_directories_searched_are_not_facts(real):
@@ -237,7 +247,16 @@ def test_every_verdict_carries_its_evidence_in_the_stored_dict(real):
     for _, _, report in real.values():
         for item in report.items:
             d = item.to_dict()
-            assert set(d) == {"kind", "text", "seq", "kept", "method", "evidence"}
+            assert set(d) == {
+                "kind",
+                "text",
+                "seq",
+                "kept",
+                "method",
+                "evidence",
+                "verdict",
+                "needed_again",
+            }
             assert d["evidence"], d
 
 
@@ -256,7 +275,8 @@ def test_the_real_summaries_lose_only_files_they_never_name(real):
     ]
     for name in lost:
         assert name not in text
-    assert real["manual"][2].lost == []
+    # the manual summary names every file; it never says how the project is compiled
+    assert [(f.kind, f.text) for f in real["manual"][2].lost] == [("identifier", "mix compile")]
 
 
 # --- speed: each message once, each context once --------------------------------------------

@@ -109,7 +109,6 @@ def acted_index(messages: Iterable[Message]) -> ContextIndex | None:
     return ContextIndex("\n".join(parts), "") if parts else None
 
 
-
 def known_files(facts: Iterable[Fact]) -> list[str]:
     """The files of a session's facts, by their full paths (to find a folder's files)."""
     return [canon_path(f.text) for f in facts if f.kind == "path" and looks_like_file(f.text)]

@@ -48,7 +48,7 @@ def test_a_previous_summary_gives_rules_only_where_it_reports_the_user():
     h.user(
         f"{PREVIOUS}\n\n2. Errors and fixes:\n- confidence: Always 0.7\n"
         "- Never returned secondary emotions (fixed)\n"
-        "6. All user messages:\n- \"Only touch the detector module\"\n"
+        '6. All user messages:\n- "Only touch the detector module"\n'
     )
     rules = [t for k, t in facts_of(h) if k == "constraint"]
     # a bug the summary describes is history, not a rule; what the user said is one

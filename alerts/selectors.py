@@ -325,7 +325,12 @@ def alert_rule_line(alert: Alert) -> RuleLine:
 
 def lost_facts(span: CompactionSpan) -> tuple[engine.LostFact, ...]:
     return tuple(
-        engine.LostFact(str(item.get("kind")), str(item.get("text")), item.get("seq"))
+        engine.LostFact(
+            str(item.get("kind")),
+            str(item.get("text")),
+            item.get("seq"),
+            (item.get("needed_again") or {}).get("seq"),
+        )
         for item in span.retention
         if not item.get("kept") and item.get("kind") in engine.LOST_KINDS
     )

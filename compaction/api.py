@@ -9,6 +9,7 @@ from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
 from compaction import advice, selectors, services
+from compaction.engine.evals import RetentionItemDict
 from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
 from compaction.schemas import (
     AdviceOut,
@@ -19,8 +20,10 @@ from compaction.schemas import (
     CurvePointOut,
     ExperimentIn,
     ExperimentOut,
+    FactOut,
     ForecastCheckOut,
     ForecastOut,
+    NeededAgainOut,
     Replaced,
     ReplayCostOut,
     ReplayIn,
@@ -93,9 +96,21 @@ def _compaction_out(event: Any) -> CompactionOut:
         ]
         if span
         else [],
+        facts=[_fact_out(item) for item in selectors.span_retention(span)] if span else [],
         verdict=VerdictOut(status=span.verdict.status, label=span.verdict.label) if span else None,
         compaction_call=CompactionCallOut(**cost.call.to_dict()) if cost.call else None,
         compaction_call_note=cost.note,
+    )
+
+
+def _fact_out(item: RetentionItemDict) -> FactOut:
+    again = item.get("needed_again")
+    return FactOut(
+        kind="file" if item["kind"] == "path" else item["kind"],
+        text=masking.text_mask(item["text"]),
+        verdict=item.get("verdict") or ("kept" if item["kept"] else "lost"),
+        needed_again=NeededAgainOut(seq=again["seq"], how=again["how"]) if again else None,
+        evidence=masking.text_mask(item["evidence"]),
     )
 
 

@@ -99,6 +99,26 @@ class VerdictOut(Schema):
     label: str = Field(description='As the page says it: "Failed splice · lost 2 rules"')
 
 
+class NeededAgainOut(Schema):
+    seq: int = Field(description="The message after the boundary that needed the fact again")
+    how: Literal["reread", "reedit", "rerun", "repeated_by_user", "error_again"]
+
+
+class FactOut(Schema):
+    kind: Literal["probe", "task", "constraint", "decision", "file", "identifier", "next_step"]
+    text: str = Field(description="As the history said it, personal data masked")
+    verdict: Literal["kept", "paraphrased", "lost", "mentioned", "reloaded"] = Field(
+        description="mentioned: only pasted or named, never acted on (not a loss); reloaded: "
+        "the harness puts it back itself. Retention counts kept, paraphrased and lost."
+    )
+    needed_again: NeededAgainOut | None = Field(
+        None,
+        description="For a lost fact: the first sign, before the next compaction, that "
+        "the session needed it again",
+    )
+    evidence: str = Field(description="The line that keeps it, or why none does")
+
+
 class CompactionOut(Schema):
     seq: int
     trigger: str
@@ -116,7 +136,10 @@ class CompactionOut(Schema):
     failed: bool | None = Field(None, description="Set once analysed: a failed splice.")
     failure_reason: str | None = None
     retention_score: float | None = None
-    lost: list[str] = Field(default_factory=list)
+    lost: list[str] = Field(default_factory=list, description="The texts of the lost facts")
+    facts: list[FactOut] = Field(
+        default_factory=list, description="Set once analysed: every fact and its verdict"
+    )
     verdict: VerdictOut | None = Field(
         None, description="Set once analysed: the span page's one health verdict."
     )

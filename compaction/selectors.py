@@ -427,6 +427,19 @@ def span_retention(span: CompactionSpan) -> list[RetentionItemDict]:
     return cast(list[RetentionItemDict], span.retention)
 
 
+def span_facts(span: CompactionSpan) -> list[RetentionItemDict]:
+    """The span's facts, each with its verdict and need: items stored before the five
+    verdicts read as kept or lost, never needed again."""
+    return [
+        {
+            **item,
+            "verdict": item.get("verdict") or ("kept" if item["kept"] else "lost"),
+            "needed_again": item.get("needed_again"),
+        }
+        for item in span_retention(span)
+    ]
+
+
 def replay_curve(run: ReplayRun) -> list[CurvePointDict]:
     return cast(list[CurvePointDict], run.curve)
 

@@ -18,6 +18,7 @@ from compaction import advice, charts, selectors, services
 from compaction.engine import sections
 from compaction.engine.advice import RETENTION_TOLERANCE
 from compaction.engine.names import Stage, Unit
+from compaction.engine.verdicts import FACT_VERDICTS
 from compaction.forms import ExperimentForm, PolicyForm
 from compaction.models import CompactionSpan, ReplayRun
 from sessions import access
@@ -31,6 +32,8 @@ from team import selectors as team_selectors
 MIDDLE_EDGE = 40
 # Rules first: a lost constraint matters more than a file the summary did not name.
 KIND_ORDER = {"probe": 0, "task": 1, "constraint": 2, "decision": 3, "identifier": 4, "path": 5}
+# Lost first (needed again before the rest), then what survived, then what was never a fact.
+VERDICT_ORDER = {"lost": 1, "paraphrased": 2, "kept": 3, "reloaded": 4, "mentioned": 5}
 
 
 def _projects(request: HttpRequest) -> Any:
@@ -119,10 +122,15 @@ def _moved(request: HttpRequest, pk: int, span_pk: int, *, middle: bool) -> Http
 def _span_page(
     request: HttpRequest, session: AgentSession, span: CompactionSpan, siblings: list[Any]
 ) -> HttpResponse:
-    retention = sorted(
-        selectors.span_retention(span),
-        key=lambda item: (item["kept"], KIND_ORDER.get(item["kind"], 9), item.get("seq") or 0),
+    every = sorted(
+        selectors.span_facts(span),
+        key=lambda item: (
+            VERDICT_ORDER[item["verdict"]] - (item["needed_again"] is not None),
+            KIND_ORDER.get(item["kind"], 9),
+            item.get("seq") or 0,
+        ),
     )
+    retention = [item for item in every if item["verdict"] in FACT_VERDICTS]
     cost = selectors.compaction_cost(span.event) if span.event is not None else None
     history = _history(span)
     next_messages = list(
@@ -160,7 +168,12 @@ def _span_page(
                 strict=True,
             )
         ),
-        "lost": [item for item in retention if not item["kept"]],
+        "lost": [item for item in retention if item["verdict"] == "lost"],
+        "needed_again": [item for item in retention if item["needed_again"] is not None],
+        "lost_not_needed": sum(
+            item["verdict"] == "lost" and item["needed_again"] is None for item in retention
+        ),
+        "not_facts": [item for item in every if item["verdict"] not in FACT_VERDICTS],
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
         "next_messages": next_messages,
         "comments": team_selectors.comments_for(session=session, span=span),

@@ -47,7 +47,7 @@ RULES: tuple[str, ...] = (
 )
 SEVERITIES: tuple[Severity, ...] = ("info", "warning", "critical")
 LIGHT_STAGES = frozenset({"microcompact", "clear_tool_results"})
-LOST_KINDS = frozenset({"probe", "constraint"})
+LOST_KINDS = frozenset({"probe", "constraint", "task"})
 
 
 class AlertEvidence(TypedDict):
@@ -84,6 +84,7 @@ class LostFact:
     kind: str
     text: str
     seq: int | None = None
+    needed_again_seq: int | None = None  # where the session needed it again, if it did
 
 
 @dataclass(frozen=True)
@@ -326,19 +327,34 @@ def _overflow(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
 
 
 def _lost(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
+    """A lost probe or instruction: ``warning``, and ``critical`` once the session needed one
+    of them again (the user repeated it), which leads the title."""
     lost = [(c, f) for c in inputs.compactions for f in c.lost if f.kind in LOST_KINDS]
     if not lost:
         return None
     spans = sorted({c.seq for c, _ in lost})
+    again = [(c, f) for c, f in lost if f.needed_again_seq is not None]
+    if again:
+        title = (
+            f"{_plural(len(again), 'constraint')} lost and needed again: {again[0][1].text[:80]}"
+        )
+    else:
+        title = f"{_plural(len(lost), 'constraint')} lost by compaction: {lost[0][1].text[:80]}"
     return AlertFinding(
         "lost_constraint",
-        "critical",
-        f"{_plural(len(lost), 'constraint')} lost by compaction: {lost[0][1].text[:80]}",
+        "critical" if again else "warning",
+        title,
         _evidence(
+            calls=sorted({f.needed_again_seq for _, f in again if f.needed_again_seq is not None}),
             spans=spans,
-            numbers={"lost": len(lost)},
+            numbers={"lost": len(lost), "needed_again": len(again)},
             items=[
                 f"@{c.seq} {f.kind}{'' if f.seq is None else f' (from #{f.seq})'}: {f.text}"
+                + (
+                    ""
+                    if f.needed_again_seq is None
+                    else f" (needed again at #{f.needed_again_seq})"
+                )
                 for c, f in lost
             ],
             seq=spans[0],

@@ -255,3 +255,25 @@ def when(value: datetime | None, style: str = "minutes") -> str:
             '<time datetime="{}" data-local="clock" title="{}">{}</time>', iso, exact, shown
         )
     return format_html('<time datetime="{}" data-local="{}">{}</time>', iso, style, shown)
+
+
+_FACT_KINDS = {"path": "file", "next_step": "next step"}
+_NEEDED_HOW = {
+    "reread": "read again",
+    "reedit": "edited again",
+    "rerun": "run again",
+    "repeated_by_user": "the user said it again",
+    "error_again": "the same error came back",
+}
+
+
+@register.filter
+def fact_kind(kind: str) -> str:
+    """A fact's kind as the API names it (``path`` is stored for a file)."""
+    return _FACT_KINDS.get(kind, kind)
+
+
+@register.filter
+def needed_how(how: str) -> str:
+    """How a lost fact was needed again, in words."""
+    return _NEEDED_HOW.get(how, how)

@@ -76,6 +76,38 @@ def test_compactions_list_observed_spans_with_their_verdict(client: Client, auth
     assert "Do not change the public API of the billing module." in event["lost"]
 
 
+def test_compactions_give_every_fact_its_verdict_and_the_lost_file_read_again(
+    client: Client, auth, project
+):
+    messages = coding_session_messages(turns=8)
+    # after the compaction at seq 24 the agent reads module_1 again: the summary lost it
+    messages[29]["content"][1]["input"] = {"path": "billing/module_1.py"}
+    make_session(
+        project,
+        external_id="run-2",
+        messages=messages,
+        compactions=[
+            {
+                "seq": 24,
+                "trigger": "auto",
+                "summary": "Goal: migrate billing to API v2. Files: billing/module_0.py",
+                "replaced": {"from_seq": 0, "to_seq": 19},
+            }
+        ],
+    )
+    session = project.sessions.get(external_id="run-2")
+    pipeline.session_analyse(session_id=session.pk)
+    [event] = client.get("/api/v1/sessions/run-2/compactions", headers=auth).json()
+    facts = {f["text"]: f for f in event["facts"]}
+    assert facts["billing/module_0.py"]["verdict"] == "kept"
+    assert facts["billing/module_0.py"]["kind"] == "file"
+    assert facts["billing/module_1.py"]["verdict"] == "lost"
+    assert facts["billing/module_1.py"]["needed_again"] == {"seq": 29, "how": "reread"}
+    assert facts["billing/module_2.py"]["needed_again"] is None
+    assert set(event["lost"]) == {t for t, f in facts.items() if f["verdict"] == "lost"}
+    assert event["verdict"]["label"].startswith("Lost and needed again: billing/module_1.py")
+
+
 def test_replay_is_queued_then_readable(
     client: Client, auth, session, django_capture_on_commit_callbacks
 ):

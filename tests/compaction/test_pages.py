@@ -14,8 +14,10 @@ from compaction.models import CompactionSpan, ReplayRun
 from sessions.models import Role
 from tests.factories import (
     CONSTRAINT,
+    coding_session_messages,
     make_long_compacted_session,
     make_project,
+    make_session,
     make_user,
 )
 
@@ -74,6 +76,41 @@ def test_span_page_groups_history_and_shows_the_lost_constraint(viewer: Client, 
     assert "splice ok" not in body
     session_page = viewer.get(f"/sessions/{session.pk}/").content.decode()
     assert span.verdict.label in session_page
+
+
+def test_span_page_leads_with_what_was_needed_again_and_sets_mentions_apart(
+    viewer: Client, project
+):
+    messages = coding_session_messages(turns=8)
+    messages[0]["content"] = "Migrate billing to API v2. The review flagged web/page.tsx."
+    messages[29]["content"][1]["input"] = {"path": "billing/module_1.py"}  # read again
+    session = make_session(
+        project,
+        messages=messages,
+        compactions=[
+            {
+                "seq": 24,
+                "trigger": "auto",
+                "summary": "Goal: migrate billing to API v2. Files: billing/module_0.py",
+                "replaced": {"from_seq": 0, "to_seq": 19},
+            }
+        ],
+    )
+    pipeline.session_analyse(session_id=session.pk)
+    span = CompactionSpan.objects.get(session=session)
+    response = viewer.get(span.get_absolute_url())
+    body = response.content.decode()
+    assert "Lost and needed again" in body
+    assert "lost, not needed since: 4" in body  # modules 2-5, read once each
+    [first] = response.context["lost"][:1]
+    assert (first["text"], first["needed_again"]["how"]) == ("billing/module_1.py", "reread")
+    assert "(read again) at" in body
+    # named only in the prompt, never opened: listed apart, not a loss and not counted
+    assert [(i["text"], i["verdict"]) for i in response.context["not_facts"]] == [
+        ("web/page.tsx", "mentioned")
+    ]
+    assert "web/page.tsx" not in [i["text"] for i in response.context["retention"]]
+    assert "Not facts, never counted as lost" in body
 
 
 def test_span_middle_loads_the_hidden_messages(viewer: Client, session):

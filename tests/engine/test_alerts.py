@@ -172,8 +172,24 @@ def test_lost_constraint_names_the_lost_rule_and_ignores_lost_paths():
     assert finding.evidence["items"] == ["@12 constraint (from #0): Do not change the public API."]
     assert finding.evidence["calls"] == []
     assert finding.evidence["seq"] == 12
+    assert finding.severity == "warning"
     only_path = Compaction(12, lost=(LostFact("path", "billing/api.py", 2),))
     assert rules(SessionInputs(WINDOW, calls(1000), (only_path,))) == []
+
+
+def test_a_lost_rule_the_user_had_to_repeat_is_critical_and_leads_the_title():
+    span = Compaction(
+        12,
+        lost=(
+            LostFact("task", "Migrate billing.", 0),
+            LostFact("constraint", "Do not change the public API.", 3, needed_again_seq=20),
+        ),
+    )
+    finding = by_rule(SessionInputs(WINDOW, calls(1000), (span,)), "lost_constraint")
+    assert finding.severity == "critical"
+    assert finding.title == "1 constraint lost and needed again: Do not change the public API."
+    assert finding.evidence["calls"] == [20]
+    assert finding.evidence["items"][1].endswith("(needed again at #20)")
 
 
 def orphans_after(messages: list[Message], compaction: ObservedCompaction) -> tuple[Orphan, ...]:

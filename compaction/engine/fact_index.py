@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from compaction.engine import text as txt
-from compaction.engine.facts import Fact, canon_path, looks_like_file
+from compaction.engine.facts import MAX_NAME, Fact, canon_path, looks_like_file
 from compaction.engine.messages import (
     CompactionBlock,
     Message,
@@ -300,7 +300,9 @@ class ContextIndex:
         # one C-speed split of the whole text; the name pattern runs on distinct words only
         for word in dict.fromkeys(self.folded.split()):  # first appearance first
             for tok in _TOKEN.findall(word):
-                if tok not in names:
+                # a name is registered with each of its shorter suffixes: a "token" of
+                # thousands of dotted parts is no name, and would cost their square
+                if tok not in names and len(tok) <= MAX_NAME:
                     self._add(names, tok, word)
 
     @staticmethod

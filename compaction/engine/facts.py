@@ -45,6 +45,7 @@ class FactDict(TypedDict):
 
 
 RULE_KINDS = frozenset({"probe", "task", "constraint", "decision"})
+MAX_NAME = 400  # characters: longer than any path or code name worth remembering
 
 
 @dataclass(frozen=True)
@@ -605,6 +606,8 @@ class _Combined:
         self.interrupted = False
 
     def add(self, fact: Fact, at: int) -> None:
+        if fact.kind in ("path", "identifier") and len(fact.text) > MAX_NAME:
+            return  # thousands of parts are no name (and every suffix would be kept)
         if fact.kind == "path":
             keys = _path_keys(fact.text)
             if not keys[0] or canon_path(fact.text) in self.path_seen:

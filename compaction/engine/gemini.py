@@ -446,6 +446,11 @@ class _Builder:
         model = _str(msg.get("model"))
         if model and model not in self.out.models:
             self.out.models.append(model)
+        if usage is None and not spoke and not statuses:
+            # Thoughts at most, no text, no tool call, no counts: a request cut off while the
+            # model was still thinking (the last message of an abandoned run). Not a call.
+            self.out.interrupted += 1
+            model = INTERRUPTED
         self._append("assistant", blocks, ts, usage, model)
         if usage is not None:
             self.out.calls += 1

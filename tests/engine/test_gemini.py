@@ -308,3 +308,13 @@ def test_a_record_of_cancelled_tool_calls_alone_without_tokens_is_no_call() -> N
     assert check_pairs(r.messages) == []  # the cancelled call keeps its (error) result
     curve = observed_curve(r.messages)
     assert [(p.context_tokens, p.estimated) for p in curve] == [(9_000, False), (9_500, False)]
+
+
+def test_a_real_request_cut_off_while_thinking_is_no_point_of_the_curve() -> None:
+    # The run was abandoned: its last message has thoughts, no text, no tool call and every
+    # count zero (BrianV1981/aim, a real chat; SOURCES.md).
+    r = gemini.parse_chat_bytes((FIXTURES / "aim" / "control_pro_run4_abandoned.json").read_bytes())
+    curve = observed_curve(r.messages, context_window=gemini.GEMINI_WINDOW)
+    assert (r.calls, r.interrupted) == (10, 1)
+    assert [p.estimated for p in curve] == [False] * 10
+    assert r.messages[-1].model == gemini.INTERRUPTED

@@ -59,6 +59,9 @@ class Call:
     compacted: dict[str, Any] | None = None
     compacted_view: bool = False
     compactions: list[dict[str, Any]] = field(default_factory=list)
+    # The emitter whose own compaction span reported ``compacted`` (an event, even inside a
+    # compacted view that goes on: a second pass within the same view is a second compaction).
+    reported_by: str | None = None
 
 
 def iso(nanos: int) -> str | None:
@@ -158,7 +161,7 @@ def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
         state.next_seq += 1
     # The same compacted view still in use (the previous call was one too and this prompt
     # extends it) reports no new compaction.
-    same_view = call.compacted_view and state.compacted_view
+    same_view = call.compacted_view and state.compacted_view and call.reported_by is None
     if rewritten or (call.compacted is not None and not same_view):
         summary_index, summary = _find_summary(full[common:])
         explicit = call.compacted or {}
@@ -176,7 +179,7 @@ def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
                 "replaced": replaced,
                 "duration_ms": explicit.get("duration_ms"),
                 "error": explicit.get("error"),
-                "kept": {"call": call.key},
+                "kept": {"call": call.key, **(explicit.get("kept") or {})},
             }
         )
     if answer_seq is not None:
@@ -256,6 +259,11 @@ def conversation_ingest(
         fields: dict[str, Any] = {"metadata": metadata}
         if extra.get("agent") and (existing is None or not existing.agent):
             fields["agent"] = str(extra["agent"])
+        window = extra.get("context_window")
+        if isinstance(window, int) and window > 0:
+            # reported by the emitter (Sentry's gen_ai.context.window_size), not sent by a client
+            fields["context_window"] = window
+            metadata["context_window_source"] = "reported"
         model = next((c.model for c in reversed(calls) if c.model), None)
         if model:
             fields["model"] = model

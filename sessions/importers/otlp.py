@@ -31,7 +31,7 @@ from privacy import masking
 from sessions import limits, wire
 from sessions.errors import ApiError, BadRequest
 from sessions.importers.calls import Call, conversation_ingest
-from sessions.importers.report import ImportReport
+from sessions.importers.report import FileReport, ImportReport
 from sessions.models import Project
 
 FORMAT = "otlp"
@@ -642,6 +642,124 @@ def _compacted(span: Span) -> tuple[dict[str, Any] | None, bool]:
     return None, False
 
 
+# --- emitters' own compaction spans ------------------------------------------------------------
+# The GenAI conventions define no compaction span yet, so emitters name their own. Each entry:
+# the span name, the emitter, and where its figures are (read from the emitter's own code):
+# - OpenClaw's OTel plugin: ``openclaw.compaction`` (``openclaw.compaction.reason``,
+#   ``messages_before/after``, ``tokens_before/after``, ``tokens_reclaimed``, ``duration_ms``);
+# - pydantic-ai-harness ``compaction/_shared.py`` (``compact_with_span``): ``compact_messages``
+#   (``compaction.strategy``, ``compaction.messages_before/after``,
+#   ``compaction.tokens_before/after``, the harness's ~4 characters-per-token estimates);
+# - redpanda ai-sdk-go ``plugins/otel/compaction.go``: ``redpanda.compaction``
+#   (``redpanda.compaction.phase`` proactive|reactive, ``pruned_results``,
+#   ``dropped_messages``, ``before.*`` / ``after.*`` token breakdowns by category).
+EMITTER_SPANS = {
+    "openclaw.compaction": "openclaw",
+    "compact_messages": "pydantic-ai-harness",
+    "redpanda.compaction": "redpanda-ai-sdk-go",
+}
+_TRIGGERS = {"auto": "auto", "manual": "manual", "threshold": "threshold"}
+_REDPANDA_PHASES = {"proactive": "threshold", "reactive": "auto"}
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+def emitter_compaction(span: Span) -> dict[str, Any] | None:
+    """The compaction an emitter's own compaction span reports (trigger, strategy, tokens
+    before and after, what else it counted), or None for any other span.
+
+    >>> s = Span("t", "s", "redpanda.compaction", 0, 0, {"redpanda.compaction.phase":
+    ...     "proactive", "redpanda.compaction.before.tokens": 158000,
+    ...     "redpanda.compaction.after.tokens": 96000, "redpanda.compaction.pruned_results": 14})
+    >>> r = emitter_compaction(s)
+    >>> (r["trigger"], r["tokens_before"], r["tokens_after"], r["strategy"])
+    ('threshold', 158000, 96000, 'prune_tool_results')
+    """
+    emitter = EMITTER_SPANS.get(span.name)
+    if emitter is None:
+        return None
+    a = span.attributes
+    kept: dict[str, Any] = {"emitter": emitter, "span": span.name}
+    duration = (span.end_ns - span.start_ns) // 1_000_000 if span.end_ns > span.start_ns else None
+    if emitter == "openclaw":
+        reason = a.get("openclaw.compaction.reason")
+        trigger = _TRIGGERS.get(str(reason).lower(), "unknown") if reason else "unknown"
+        before = _count(a.get("openclaw.compaction.tokens_before"))
+        after = _count(a.get("openclaw.compaction.tokens_after"))
+        strategy = "summarize"
+        for key in ("reason", "messages_before", "messages_after", "messages_removed",
+                    "compacting_count", "tokens_reclaimed"):  # fmt: skip
+            if f"openclaw.compaction.{key}" in a:
+                kept[key] = a[f"openclaw.compaction.{key}"]
+        duration = _count(a.get("openclaw.compaction.duration_ms")) or duration
+    elif emitter == "pydantic-ai-harness":
+        trigger = "unknown"  # the span does not say what fired it
+        before = _count(a.get("compaction.tokens_before"))
+        after = _count(a.get("compaction.tokens_after"))
+        strategy = str(a.get("compaction.strategy") or "")[:60]
+        kept["tokens_estimated"] = True  # the harness's ~4 characters-per-token heuristic
+        for key in ("messages_before", "messages_after"):
+            if f"compaction.{key}" in a:
+                kept[key] = a[f"compaction.{key}"]
+    else:
+        phase = str(a.get("redpanda.compaction.phase") or "")
+        trigger = _REDPANDA_PHASES.get(phase, "unknown")
+        before = _count(a.get("redpanda.compaction.before.tokens"))
+        after = _count(a.get("redpanda.compaction.after.tokens"))
+        pruned = _count(a.get("redpanda.compaction.pruned_results")) or 0
+        dropped = _count(a.get("redpanda.compaction.dropped_messages")) or 0
+        strategy = (
+            "prune_and_drop"
+            if pruned and dropped
+            else "drop_turns"
+            if dropped
+            else "prune_tool_results"
+        )
+        kept.update(phase=phase, pruned_results=pruned, dropped_messages=dropped)
+        kept["tokens_estimated"] = True  # "conservative heuristic estimates" (the emitter's)
+        for side in ("before", "after"):
+            prefix = f"redpanda.compaction.{side}."
+            kept[side] = {k[len(prefix) :]: v for k, v in a.items() if k.startswith(prefix)}
+        duration = None  # a zero-duration span: the pass takes microseconds
+    return {
+        "trigger": trigger,
+        "strategy": strategy,
+        "tokens_before": before,
+        "tokens_after": after,
+        "summary": None,
+        "duration_ms": duration,
+        "error": None,
+        "kept": kept,
+    }
+
+
+def context_window_reported(span: Span) -> int | None:
+    """The window a span reports for its call: Sentry's ``gen_ai.context.window_size``
+    (getsentry/sentry-conventions), else its ``gen_ai.context.utilization`` read back from the
+    context tokens the call used.
+
+    >>> attrs = {"gen_ai.context.window_size": 200000}
+    >>> context_window_reported(Span("t", "s", "chat", 0, 0, attrs))
+    200000
+    """
+    size = _count(span.attributes.get("gen_ai.context.window_size"))
+    if size:
+        return size
+    raw = span.attributes.get("gen_ai.context.utilization")
+    fraction = float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else 0.0
+    usage = _usage(span)
+    used = sum(usage.values()) - usage["output_tokens"] if usage else 0
+    if 0 < fraction <= 1 and used:
+        return round(used / fraction)
+    return None
+
+
 def call_from_span(span: Span) -> Call | None:
     """A model call, or None for a span that is not one (tool execution, agent, other)."""
     operation = span.attr("gen_ai.operation.name")
@@ -726,6 +844,9 @@ def spans_ingest(
     file = result.report.file(source, format=FORMAT)
     by_conversation: dict[str, list[Call]] = {}
     first_span: dict[str, Span] = {}
+    of_trace: dict[str, str] = {}  # trace id -> the conversation its model calls belong to
+    windows: dict[str, int] = {}  # conversation -> the window its spans report
+    emitted: list[tuple[Span, dict[str, Any]]] = []  # emitters' own compaction spans
     for item in spans:
         if isinstance(item, SpanError):
             result.rejected += 1
@@ -746,10 +867,20 @@ def spans_ingest(
             continue
         result.accepted += 1
         if call is None:
+            report = emitter_compaction(item)
+            if report is not None:
+                emitted.append((item, report))
+                continue
             file.ignored[str(item.attr("gen_ai.operation.name") or "not a model call")] += 1
             continue
         by_conversation.setdefault(key, []).append(call)
         first_span.setdefault(key, item)
+        of_trace.setdefault(item.trace_id, key)
+        window = context_window_reported(item)
+        if window:
+            windows[key] = window
+    for span, report in emitted:
+        _place_emitted(span, report, by_conversation, of_trace, file)
     for external_id, calls in by_conversation.items():
         span = first_span[external_id]
         provider = span.attr("gen_ai.provider.name", "gen_ai.system")
@@ -764,6 +895,7 @@ def spans_ingest(
                 session={
                     "agent": span.attr("gen_ai.agent.name", "service.name"),
                     "metadata": {"provider": provider} if provider else {},
+                    **({"context_window": windows[external_id]} if external_id in windows else {}),
                 },
             )
         except (ApiError, DataError) as exc:
@@ -775,6 +907,34 @@ def spans_ingest(
             result.errors.append(message)
             file.skip(None, message)
     return result
+
+
+def _place_emitted(
+    span: Span,
+    report: dict[str, Any],
+    by_conversation: dict[str, list[Call]],
+    of_trace: dict[str, str],
+    file: FileReport,
+) -> None:
+    """Give an emitter's compaction to the first model call of its conversation that started
+    after it (the call that saw the compacted context); its conversation is the one the span
+    names, else the one of the model calls in its trace."""
+    named = span.attr("gen_ai.conversation.id", "session.id")
+    key = str(named) if named else of_trace.get(span.trace_id, f"trace-{span.trace_id}")
+    calls = sorted(by_conversation.get(key, []), key=lambda c: (c.start_ns, c.key))
+    after = [c for c in calls if c.start_ns >= span.start_ns and c.reported_by is None]
+    if not after:
+        # Nothing followed it in this upload: it is kept at the last call's answer.
+        if calls:
+            placed = {k: v for k, v in report.items() if v is not None}
+            calls[-1].compactions.append({**placed, "seq": 0})
+            return
+        file.ignored[f"{span.name} span with no model call in its conversation"] += 1
+        return
+    target = after[0]
+    own = target.compacted or {}
+    target.compacted = {k: (v if v is not None else own.get(k)) for k, v in report.items()}
+    target.reported_by = str(report["kept"]["emitter"])
 
 
 # What a span names of its session, and how long each may be (the columns' limits).

@@ -424,10 +424,63 @@ def _role(raw: Any) -> str:
     return "user"  # user, tool (results travel in a user message), anything else
 
 
+# LangChain's serialized messages (``{"lc": 1, "type": "constructor", "id": [..., "HumanMessage"],
+# "kwargs": {...}}``), as its tracers dump them: the class names the role.
+_LANGCHAIN_ROLES = {
+    "HumanMessage": "user",
+    "AIMessage": "assistant",
+    "SystemMessage": "system",
+    "ToolMessage": "tool",
+}
+# LangChain's SummarizationMiddleware tags the summary it writes into the history
+# (langchain-ai/langchain libs/langchain_v1/langchain/agents/middleware/summarization.py,
+# ``_build_new_messages``: a HumanMessage with ``additional_kwargs={"lc_source":
+# "summarization"}``); deepagents' summarization middleware writes the same tag.
+LANGCHAIN_SUMMARY_SOURCE = "summarization"
+
+
+def _from_langchain(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A serialized LangChain message as ``{role, content, ...}``; anything else unchanged."""
+    kwargs = raw.get("kwargs")
+    ids = raw.get("id")
+    if raw.get("lc") != 1 or not isinstance(kwargs, Mapping) or not isinstance(ids, list):
+        return raw
+    role = _LANGCHAIN_ROLES.get(str(ids[-1]) if ids else "", "user")
+    return {**kwargs, "role": role}
+
+
+def is_langchain_summary(raw: Any) -> bool:
+    """Whether a message is the summary LangChain's summarization middleware wrote.
+
+    >>> is_langchain_summary({"role": "user", "content": "Here is a summary ...",
+    ...                       "additional_kwargs": {"lc_source": "summarization"}})
+    True
+    """
+    if not isinstance(raw, Mapping):
+        return False
+    extra = raw.get("additional_kwargs")
+    tag = extra.get("lc_source") if isinstance(extra, Mapping) else raw.get("lc_source")
+    return tag == LANGCHAIN_SUMMARY_SOURCE
+
+
 def chat_message(raw: Any) -> dict[str, Any]:
-    """One GenAI ChatMessage (``parts``), or an older ``{role, content}`` one, as wire."""
+    """One GenAI ChatMessage (``parts``), or an older ``{role, content}`` one (a serialized
+    LangChain message too), as wire. LangChain's summary message becomes a ``compaction``
+    block: the summary that replaced the history before it."""
     if not isinstance(raw, Mapping):
         return {"role": "user", "content": [{"type": "text", "text": _as_text(raw)}]}
+    raw = _from_langchain(raw)
+    if is_langchain_summary(raw):
+        content = raw.get("content")
+        text = (
+            _as_text(content)
+            if not isinstance(content, list)
+            else "\n".join(
+                _as_text(p.get("text", "")) if isinstance(p, Mapping) else _as_text(p)
+                for p in content
+            )
+        )
+        return {"role": "user", "content": [{"type": "compaction", "content": text}]}
     role = raw.get("role")
     if isinstance(raw.get("parts"), list):
         blocks = [_part(p) for p in raw["parts"]]

@@ -140,3 +140,16 @@ def test_utilization_alone_gives_the_window_from_the_context_used() -> None:
     attrs = {"gen_ai.usage.input_tokens": 42_000, "gen_ai.context.utilization": 0.42}
     assert otlp.context_window_reported(otlp.Span("t", "s", "chat", 0, 0, attrs)) == 100_000
     assert otlp.context_window_reported(otlp.Span("t", "s", "chat", 0, 0, {})) is None
+
+
+def test_langchains_tagged_summary_message_is_the_compactions_summary(
+    client: Client, key: str
+) -> None:
+    post(client, key, "langchain_summarization.json")
+    stored = CompactionEvent.objects.get()
+    assert stored.session.external_id == "thread-9"
+    assert stored.strategy == "summarize"
+    assert stored.summary.startswith("Here is a summary of the conversation to date:")
+    assert (stored.tokens_before, stored.tokens_after) == (150_300, 2_900)
+    summary_message = stored.session.messages.get(seq=stored.summary_seq)
+    assert summary_message.content[0]["type"] == "compaction"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +27,7 @@ from django.db import connection
 
 from compaction.engine import tokens
 from compaction.engine.messages import usage_from_wire
+from compaction.engine.otlp import Call
 from sessions import services
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import SessionWriter
@@ -34,34 +35,6 @@ from sessions.models import AgentSession, Project
 
 _HASH_CHARS = 16
 STATE_KEY = "calls"
-
-
-@dataclass
-class Call:
-    """One model call: the prompt (wire messages, no seq), the answer, what it reported.
-
-    ``compactions`` are events the call itself reported (a server-side ``compaction`` block,
-    ``context_management.applied_edits``); they are recorded at the answer's seq.
-    ``compacted`` is an explicit report that the prompt was compacted before this call.
-    ``compacted_view`` says that report is a standing state rather than an event: the OTel
-    GenAI attribute ``gen_ai.conversation.compacted`` marks every call whose context is a
-    compacted view of a prior conversation, so a run of such calls, each extending the last,
-    is one compaction (at the first of them), not one per call.
-    """
-
-    key: str
-    inputs: list[dict[str, Any]]
-    outputs: list[dict[str, Any]]
-    usage: dict[str, Any] | None = None
-    model: str | None = None
-    start_ns: int = 0
-    end_ns: int = 0
-    compacted: dict[str, Any] | None = None
-    compacted_view: bool = False
-    compactions: list[dict[str, Any]] = field(default_factory=list)
-    # The emitter whose own compaction span reported ``compacted`` (an event, even inside a
-    # compacted view that goes on: a second pass within the same view is a second compaction).
-    reported_by: str | None = None
 
 
 def iso(nanos: int) -> str | None:

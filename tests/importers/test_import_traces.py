@@ -286,3 +286,23 @@ def test_unknown_record_types_are_counted_apart_from_ignored_and_shown(
     session = AgentSession.objects.get()
     assert session.metadata["unknown_types"] == {"holodeck_state": 1}
     assert session.metadata["calls"] == 81  # the rollout's count by hand, unchanged
+
+
+@pytest.mark.django_db
+def test_import_traces_imports_the_rest_and_exits_1_naming_an_unreadable_file(
+    tmp_path: Path,
+) -> None:
+    shutil.copy(SINGLE, tmp_path)
+    broken = tmp_path / ROLLOUT.name
+    broken.write_bytes(ROLLOUT.read_bytes() + b"{not json\n")
+    project = make_project()
+    out, err = StringIO(), StringIO()
+    with pytest.raises(CommandError) as refused:
+        call_command(
+            "import_traces", str(tmp_path), "--project", project.name, stdout=out, stderr=err
+        )
+    assert refused.value.returncode == 1
+    assert str(refused.value).startswith(f"1 file(s) refused:\n  {broken}: line ")
+    assert "nothing of this file was stored" in str(refused.value)
+    agents = set(AgentSession.objects.filter(project=project).values_list("agent", flat=True))
+    assert agents == {"gemini-cli"}  # the readable file was imported

@@ -178,13 +178,14 @@ def _place_emitted(
     of_trace: dict[str, str],
     file: FileReport,
 ) -> None:
-    """Give an emitter's compaction to the first model call of its conversation that started
-    after it (the call that saw the compacted context); its conversation is the one the span
-    names, else the one of the model calls in its trace."""
+    """Give an emitter's compaction to the first model call of its conversation still under
+    way when the compaction began (the call that saw the compacted context: pydantic-ai-harness
+    compacts inside the request's own span, OpenClaw between two calls); its conversation is
+    the one the span names, else the one of the model calls in its trace."""
     named = span.attr("gen_ai.conversation.id", "session.id")
     key = str(named) if named else of_trace.get(span.trace_id, f"trace-{span.trace_id}")
     calls = sorted(by_conversation.get(key, []), key=lambda c: (c.start_ns, c.key))
-    after = [c for c in calls if c.start_ns >= span.start_ns and c.reported_by is None]
+    after = [c for c in calls if c.end_ns >= span.start_ns and c.reported_by is None]
     if not after:
         # Nothing followed it in this upload: it is kept at the last call's answer.
         if calls:

@@ -28,14 +28,15 @@ def key() -> str:
 
 
 def post(client: Client, key: str, name: str) -> dict[str, Any]:
+    protobuf = name.endswith(".pb")  # the OTLP exporter's own bytes
     response = client.post(
         "/v1/traces",
         data=(FIXTURES / name).read_bytes(),
-        content_type="application/json",
+        content_type="application/x-protobuf" if protobuf else "application/json",
         headers={"Authorization": f"Bearer {key}"},
     )
     assert response.status_code == 200, response.content
-    return dict(response.json())
+    return {} if protobuf else dict(response.json())
 
 
 def api(client: Client, key: str, path: str) -> Any:
@@ -153,3 +154,21 @@ def test_langchains_tagged_summary_message_is_the_compactions_summary(
     assert (stored.tokens_before, stored.tokens_after) == (150_300, 2_900)
     summary_message = stored.session.messages.get(seq=stored.summary_seq)
     assert summary_message.content[0]["type"] == "compaction"
+
+
+def test_pydantic_ai_harness_exported_by_its_own_code_gives_one_compaction(
+    client: Client, key: str
+) -> None:
+    # Exported by pydantic-ai-harness 0.62.0 (PyPI) through pydantic-ai's own instrumentation:
+    # five runs of one conversation, SlidingWindowCompaction firing inside the fourth request's
+    # span (SOURCES.md says how it was made).
+    post(client, key, "pydantic_ai_harness_export.pb")
+    (stored,) = CompactionEvent.objects.all()
+    assert stored.session.external_id == "01a24bf9-ab89-7753-8bbc-85fb1704126a"
+    assert (stored.strategy, stored.trigger) == ("SlidingWindowCompaction", "unknown")
+    assert (stored.tokens_before, stored.tokens_after) == (78, 44)
+    assert (stored.kept["messages_before"], stored.kept["messages_after"]) == (7, 3)
+    calls = stored.session.messages.filter(role="assistant", input_tokens__isnull=False)
+    first_after = calls.filter(seq__gte=stored.seq).order_by("seq").first()
+    assert first_after is not None
+    assert first_after.input_tokens == 66  # the request that was sent the compacted history

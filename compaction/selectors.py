@@ -203,9 +203,13 @@ def compaction_tokens_before(
 
 
 def session_window(session: AgentSession) -> tuple[int, WindowSource]:
-    """The window a session is measured against and its source (``sent`` or ``model``): the
-    one figure the analysis, the pages and the API use."""
-    return window_for(session.context_window, session.model)
+    """The window a session is measured against and its source (``sent``, ``reported`` when
+    the trace's emitter reported it, or ``model``): the one figure the analysis, the pages and
+    the API use."""
+    window, source = window_for(session.context_window, session.model)
+    if source == "sent" and (session.metadata or {}).get("context_window_source") == "reported":
+        return window, "reported"
+    return window, source
 
 
 def _counts(row: Mapping[str, Any]) -> pricing.TokenCounts:

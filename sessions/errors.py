@@ -43,6 +43,12 @@ class Conflict(ApiError):
     status = 409
 
 
+class Unprocessable(ApiError):
+    """Well-formed request, content that cannot be read (an upload's unreadable file)."""
+
+    status = 422
+
+
 class PayloadTooLarge(ApiError):
     status = 413
 

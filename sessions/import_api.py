@@ -18,7 +18,7 @@ from ninja import Router, Schema, Status
 
 from sessions import wire
 from sessions.auth import KeyRequest, ProjectKey
-from sessions.errors import BadRequest
+from sessions.errors import BadRequest, Unprocessable
 from sessions.importers import claude_code, detect
 from sessions.importers.report import ImportReport
 from sessions.models import Project
@@ -27,6 +27,10 @@ from sessions.schemas import Error
 router = Router(tags=["imports"])
 
 _CHUNK = 1024 * 1024
+LOOSE_CLINE = (
+    "a Cline task is a folder; send its files under a form field named by the task id, so the "
+    "task keeps its id"
+)
 
 
 class ImportOut(Schema):
@@ -142,7 +146,8 @@ def uploads_import(
 ) -> ImportReport:
     """Save uploaded files (``(form field, file)``) in a folder of their own, find each one's
     format and import it: the one path of ``POST /api/v1/imports`` and the web upload. A file
-    too large (after gzip is undone) stops everything with a 413 before anything is stored."""
+    too large (after gzip is undone) stops everything with a 413, and a file that cannot be
+    read with a 422 naming it, before anything is stored."""
     with tempfile.TemporaryDirectory(prefix="sawtooth-import-") as tmp:
         folder = Path(tmp)
         taken: set[str] = set()
@@ -168,14 +173,17 @@ def uploads_import(
         loose_cline = [p for p in paths if p.parent == folder and p.name in detect.CLINE_FILES]
         for path in loose_cline:
             paths.remove(path)
-        report = detect.traces_import(
-            project=project, paths=[*tasks, *(p for p in paths if p.parent == folder)]
-        )
-        for path in loose_cline:
-            report.file(str(path), format="cline").error = (
-                "skipped: a Cline task is a folder; send its files under a form field named "
-                "by the task id, so the task keeps its id"
-            )
+        targets = [*tasks, *(p for p in paths if p.parent == folder)]
+        # Every file is read before any is stored: one that cannot be read refuses the upload
+        # whole (422 naming it), so a client never has half an upload to find and resend.
+        refused = [(str(path), LOOSE_CLINE) for path in loose_cline] + detect.traces_check(targets)
+        if refused:
+            named = []
+            for raw, why in refused:
+                relative = str(Path(raw).relative_to(folder))
+                named.append(f"{shown.get(relative, relative)}: {why}")
+            raise Unprocessable("; ".join(named) + "; nothing of this upload was stored")
+        report = detect.traces_import(project=project, paths=targets)
         report = report_relative(report, folder)
     for file in report.files:
         file.path = shown.get(file.path, file.path)
@@ -184,7 +192,7 @@ def uploads_import(
 
 @router.post(
     "/imports",
-    response={200: ImportOut, 400: Error, 401: Error, 413: Error, 429: Error},
+    response={200: ImportOut, 400: Error, 401: Error, 413: Error, 422: Error, 429: Error},
     summary="Import traces of any format the product reads (multipart files)",
     auth=ProjectKey(ingest=True),
 )
@@ -192,8 +200,11 @@ def import_traces(request: KeyRequest) -> Status[Any]:
     """Send one or more files as multipart parts (field ``file``): Claude Code, Codex, Gemini
     CLI, Cline (a task's ``ui_messages.json`` and ``api_conversation_history.json`` sent under
     a field named by the task id), OTLP JSON, Anthropic logs, SWE-agent/OpenHands
-    trajectories. Each file's format is found by its content; the answer reports per file
-    what was imported, and what was skipped and why. Re-sending is safe."""
+    trajectories. Each file's format is found by its content and every file is read before
+    any is stored: a file that cannot be read answers 422 naming it, and nothing of the upload
+    is stored. The answer reports per file what was imported, and what was skipped and why
+    (``unknown_types``: record types the reader does not know, skipped and counted).
+    Re-sending is safe."""
     if request.content_type != "multipart/form-data":
         raise BadRequest("body: send the files as multipart/form-data parts")
     files: list[tuple[str, UploadedFile[bytes]]] = [
@@ -202,8 +213,8 @@ def import_traces(request: KeyRequest) -> Status[Any]:
     if not files:
         raise BadRequest("file: required, one or more trace files as multipart parts")
     report = uploads_import(project=request.auth, files=files)
-    if not report.sessions:
-        problems = [f for f in report.files if f.error]
-        if problems:
-            raise BadRequest("; ".join(f"{f.path}: {f.error}" for f in problems))
+    problems = [f for f in report.files if f.error]
+    if problems and not report.sessions:
+        # what only the import itself could find (a trajectory's), with nothing stored
+        raise Unprocessable("; ".join(f"{f.path}: {f.error}" for f in problems))
     return Status(200, ImportOut(**report.to_dict()))

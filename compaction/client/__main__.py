@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from compaction.client import watch
 from compaction.client.transport import Backoff, GiveUp, Reply, post_with_retries, send
-from compaction.engine.claude_code_records import transcript_groups
+from compaction.engine.claude_code import transcript_groups
 
 IMPORT_PATH = "/api/v1/imports/claude-code"
 ANY_IMPORT_PATH = "/api/v1/imports"  # any format, recognised by the server per file

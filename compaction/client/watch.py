@@ -57,7 +57,7 @@ from typing import IO, Any
 
 from compaction.client.transport import Backoff, GiveUp
 from compaction.engine import codex, gemini
-from compaction.engine.claude_code_records import transcript_groups
+from compaction.engine.claude_code import transcript_groups
 
 CLAUDE_CODE, CODEX, GEMINI = "Claude Code", "Codex", "Gemini CLI"
 DEFAULT_ROOTS = {

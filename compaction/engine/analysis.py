@@ -62,7 +62,7 @@ MODEL_WINDOWS: tuple[tuple[str, int], ...] = (
 )
 
 
-WindowSource = Literal["sent", "model"]
+WindowSource = Literal["sent", "reported", "model"]
 
 
 def window_for(context_window: int | None, model: str | None) -> tuple[int, WindowSource]:

@@ -111,6 +111,7 @@ class ClineTask:
     history_records: int = 0
     unmatched_calls: int = 0  # calls whose response is not in the history
     ignored: Counter[str] = field(default_factory=Counter)
+    unknown: Counter[str] = field(default_factory=Counter)  # history roles not known, skipped
 
 
 def _iso(ts: Any) -> str | None:
@@ -283,9 +284,14 @@ def parse_task(
     # Which history message answers which call.
     entries: list[tuple[str, list[Block], str | None]] = []  # role, blocks, ts
     for i, item in enumerate(history or ()):
-        if not isinstance(item, Mapping) or item.get("role") not in ("user", "assistant"):
+        if not isinstance(item, Mapping) or not isinstance(item.get("role"), str):
             raise ClineError(f"api_conversation_history.json[{i}]: not a {{role, content}} object")
-        entries.append((str(item["role"]), _blocks(item.get("content")), _iso(item.get("ts"))))
+        role = str(item["role"])
+        if role not in ("user", "assistant"):
+            # A role this reader does not know: skipped and counted, its place kept so the
+            # calls' history indexes still point where Cline wrote them.
+            out.unknown[f"history role {role[:40]!r}"] += 1
+        entries.append((role, _blocks(item.get("content")), _iso(item.get("ts"))))
     assistants = [i for i, (role, _, _) in enumerate(entries) if role == "assistant"]
     answer: dict[int, int] = {}  # history index -> call number
     extra_after: dict[int, list[int]] = {}  # history index -> calls with no response
@@ -334,7 +340,8 @@ def parse_task(
     for n in extra_after.get(-1, []):
         add("assistant", [], None, n)
     for i, (role, blocks, ts) in enumerate(entries):
-        add("assistant" if role == "assistant" else "user", blocks, ts, answer.get(i))
+        if role in ("user", "assistant"):
+            add("assistant" if role == "assistant" else "user", blocks, ts, answer.get(i))
         for n in extra_after.get(i, []):
             add("assistant", [], None, n)
     _truncations(ui, calls, call_seq, out)

@@ -82,6 +82,33 @@ _RESULT_ITEMS = frozenset(
 _ENVELOPE_TYPES = frozenset(
     {"session_meta", "response_item", "compacted", "turn_context", "event_msg"}
 )
+# Line types newer builds write that hold nothing the product reads (the environment Codex
+# tracks, agent-to-agent bookkeeping, a per-response usage record that repeats the usage its
+# ``token_count`` carries): read and counted as ignored, never a reason to refuse a file.
+_KNOWN_OTHER_TYPES = frozenset(
+    {"world_state", "inter_agent_communication_metadata", "token_usage_record", "ghost_snapshot"}
+)
+# UI events Codex writes as ``event_msg``: known, not messages (``token_count``,
+# ``turn_aborted``, ``thread_settings_applied`` and ``thread_rolled_back`` are read).
+_KNOWN_EVENTS = frozenset(
+    {
+        "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
+        "agent_reasoning_section_break", "user_message", "task_started", "task_complete",
+        "turn_started", "turn_complete", "task_aborted", "context_compacted",
+        "entered_review_mode", "exited_review_mode", "plan_update", "mcp_startup_update",
+        "mcp_startup_complete", "mcp_tool_call_begin", "mcp_tool_call_end", "stream_error",
+        "warning", "notice", "error", "patch_apply_begin", "patch_apply_end", "web_search_begin",
+        "web_search_end", "exec_command_begin", "exec_command_end", "item_started",
+        "item_completed", "sub_agent_activity", "thread_goal_updated", "thread_name_updated",
+        "collab_agent_spawn_begin", "collab_agent_spawn_end", "collab_agent_interaction_begin",
+        "collab_agent_interaction_end", "collab_waiting_begin", "collab_waiting_end",
+        "view_image_tool_call", "request_user_input", "rate_limit", "rate_limited",
+        "turn_diff", "background_event", "shutdown_complete", "image_generation_end",
+    }
+)  # fmt: skip
+# The model of a message the user interrupted before Codex recorded its usage: kept, never
+# drawn, billed or counted as a call (``messages.NOT_A_MODEL``).
+INTERRUPTED = "<interrupted>"
 
 
 def is_rollout_line(record: Mapping[str, Any]) -> bool:
@@ -163,6 +190,10 @@ class CodexRollout:
     synthetic_counts: int = 0  # the estimate Codex writes after a compaction
     lines: int = 0
     ignored: Counter[str] = field(default_factory=Counter)
+    unknown: Counter[str] = field(default_factory=Counter)  # line and event types not known
+    interrupted: int = 0  # responses cut short before any usage was written: not calls
+    model_switches: list[tuple[int, str]] = field(default_factory=list)  # (line, new model)
+    rollbacks: list[tuple[int, int]] = field(default_factory=list)  # (line, turns rolled back)
     # Where what more lines could still change begins (a rollout read while Codex writes it):
     # the messages closed only because the file ended (the last response, waiting for its
     # token_count; the tool results after it) and the compaction still waiting for the call
@@ -297,6 +328,9 @@ class _Reader:
         self.estimate: int | None = None  # a synthetic count's estimate, not yet placed
         self.own_from: int | None = None  # ``subagent_history_start_ordinal``: the copy ends
         self.previous_call_at: str | None = None
+        # The last response stored without usage since the last call: a build that writes a
+        # call's ``token_count`` after its tool outputs (Codex Desktop 0.142) pays it here.
+        self.unpaid: int | None = None
 
     # --- messages -------------------------------------------------------------------------
 
@@ -328,6 +362,32 @@ class _Reader:
             self._append("assistant", self.draft, self.draft_ts or ts, usage)
             self.open_calls = {b.id for b in self.draft if isinstance(b, ToolUseBlock)}
             self.draft, self.draft_ts = [], None
+            self.unpaid = len(self.out.messages) - 1 if usage is None else None
+
+    def _pay(self, usage: Usage) -> bool:
+        """Give ``usage`` to the response stored without it, if one waits; True if one did."""
+        index, self.unpaid = self.unpaid, None
+        if index is None:
+            return False
+        message = self.out.messages[index]
+        self.out.messages[index] = replace(message, usage=usage)
+        self.last_context = context_size(usage)
+        return True
+
+    def turn_aborted(self) -> None:
+        """The user stopped the turn: a response still open got no usage and never completed,
+        so it is kept (what the model had streamed) but is not a call."""
+        self._flush_pending()
+        if self.draft:
+            self._close_results()
+            seq = len(self.out.messages)
+            self.out.messages.append(
+                Message(seq, "assistant", tuple(self.draft), self.draft_ts, None, INTERRUPTED)
+            )
+            self.open_calls = {b.id for b in self.draft if isinstance(b, ToolUseBlock)}
+            self.draft, self.draft_ts = [], None
+            self.out.interrupted += 1
+        self.unpaid = None
 
     def _flush_pending(self) -> None:
         """A call with nothing of its own that did not end in a compaction: still a call."""
@@ -360,6 +420,8 @@ class _Reader:
             self.deferred.append(([block], ts))
             return
         self._close_results()
+        if role == "user":
+            self.unpaid = None  # a new prompt: the last turn's usage can no longer come
         self._append(role, [block], ts)
 
     def response_item(self, payload: Mapping[str, Any], ts: str | None) -> None:
@@ -423,6 +485,8 @@ class _Reader:
         if self.draft:
             self._close_draft(usage, ts)
             self.last_context = context_size(usage)
+            return
+        if self._pay(usage):
             return
         self._flush_pending()
         self.pending_call = (usage, started, ts)
@@ -566,11 +630,9 @@ class _Reader:
         elif kind == "compacted":
             self.compacted(body, number, ts)
         elif kind == "event_msg":
-            event = body.get("type")
-            if event == "token_count":
-                self.token_count(body, ts)
-            else:
-                self.out.ignored[f"event_msg {event}"] += 1
+            self.event(body, number, ts)
+        elif kind in _KNOWN_OTHER_TYPES:
+            self.out.ignored[str(kind)] += 1
         elif "record_type" in record:  # the old format's state lines
             self.out.ignored[f"record_type {record.get('record_type')}"] += 1
         elif kind is None and number == 1 and isinstance(record.get("id"), str):
@@ -578,7 +640,34 @@ class _Reader:
         elif isinstance(kind, str) and payload is None:
             self.response_item(record, ts)  # the old format: a bare response item
         else:
-            raise CodexError(number, f"unknown line type {kind!r}")
+            # A type a newer Codex writes that this reader does not know: skipped and
+            # counted, so a new record never costs the file.
+            self.out.unknown[str(kind)[:80]] += 1
+
+    def event(self, body: Mapping[str, Any], number: int, ts: str | None) -> None:
+        event = body.get("type")
+        if event == "token_count":
+            self.token_count(body, ts)
+        elif event == "turn_aborted":
+            self.turn_aborted()
+            self.out.ignored["event_msg turn_aborted"] += 1
+        elif event == "thread_settings_applied":
+            settings = body.get("thread_settings")
+            model = settings.get("model") if isinstance(settings, Mapping) else None
+            if isinstance(model, str) and model and model != self.model:
+                self.model = model
+                self.out.model_switches.append((number, model))
+                if model not in self.out.models:
+                    self.out.models.append(model)
+            self.out.ignored["event_msg thread_settings_applied"] += 1
+        elif event == "thread_rolled_back":
+            turns = body.get("num_turns")
+            self.out.rollbacks.append((number, turns if isinstance(turns, int) else 0))
+            self.out.ignored["event_msg thread_rolled_back"] += 1
+        elif event in _KNOWN_EVENTS:
+            self.out.ignored[f"event_msg {event}"] += 1
+        else:
+            self.out.unknown[f"event_msg {str(event)[:60]}"] += 1
 
     def finish(self) -> CodexRollout:
         self.out.open_messages = len(self.out.messages)

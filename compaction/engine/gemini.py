@@ -74,7 +74,13 @@ from compaction.engine.tokens import context_size
 GEMINI_WINDOW = 1_048_576
 AUTO_TRIGGER_FILL = 0.5
 SNAPSHOT_TAG = "<state_snapshot>"
-_COMPRESSED = re.compile(r"compressed from\s+([\d,]+)\s+to\s+([\d,]+)\s+tokens", re.IGNORECASE)
+# "Chat history compressed from 526049 to 115614 tokens." and the notice of the interactive
+# UI, "(compressed from: 526049 to 115614 tokens)": the colon is optional.
+_COMPRESSED = re.compile(r"compressed from:?\s+([\d,]+)\s+to\s+([\d,]+)\s+tokens", re.IGNORECASE)
+_CANCELLED = frozenset({"cancelled", "canceled"})
+# The model of a message that holds only tool calls the user cancelled, with no tokens: the
+# request never completed, so it is kept but is not a call (``messages.NOT_A_MODEL``).
+INTERRUPTED = "<interrupted>"
 _ERROR_STATUSES = frozenset({"error", "cancelled", "canceled"})
 _UI_TYPES = frozenset({"info", "error", "warning"})
 MAX_TOKENS = 2**62  # larger counts are not counts: refused, naming the message
@@ -120,10 +126,12 @@ class GeminiChat:
     messages: list[Message] = field(default_factory=list)
     compactions: list[GeminiCompaction] = field(default_factory=list)
     calls: int = 0
+    interrupted: int = 0  # messages of cancelled tool calls alone, without tokens: not calls
     tool_calls: Counter[str] = field(default_factory=Counter)  # by status
     records: int = 0
     rewound: int = 0  # messages a ``$rewindTo`` removed
     ignored: Counter[str] = field(default_factory=Counter)
+    unknown: Counter[str] = field(default_factory=Counter)  # record and message types not known
     # Where what a later write of the file could still change begins (a chat read while
     # Gemini CLI writes it): the last response, which Gemini rewrites in place as its tokens
     # and tool results arrive, and what follows it; and the compression no call has followed
@@ -260,6 +268,8 @@ class _Builder:
     ) -> int:
         seq = len(self.out.messages)
         own_model = model if model and self.out.models and model != self.out.models[0] else None
+        if model == INTERRUPTED:
+            own_model = model
         self.out.messages.append(Message(seq, role, tuple(blocks), ts, usage, own_model))
         if ts:
             self.out.started_at = self.out.started_at or ts
@@ -366,7 +376,7 @@ class _Builder:
                 self.compression(figures=figures)
             self.out.ignored[f"{kind} message"] += 1
         else:
-            self.out.ignored[f"message type {kind!r:.40}"] += 1
+            self.out.unknown[f"message type {kind!r:.40}"] += 1
 
     def _user(self, content: Any, ts: str | None) -> None:
         results: list[Block] = []
@@ -421,12 +431,26 @@ class _Builder:
         usage = (
             usage_from_gemini(tokens, f"{where}.tokens") if isinstance(tokens, Mapping) else None
         )
+        statuses = [str(c.get("status") or "") for c in calls or [] if isinstance(c, Mapping)]
+        spoke = any(isinstance(b, TextBlock) and b.text.strip() for b in blocks)
+        if tokens is None and statuses and set(statuses) <= _CANCELLED and not spoke:
+            # Only tool calls the user cancelled, no tokens: the request never completed.
+            self.out.interrupted += 1
+            self._append("assistant", blocks, ts, None, INTERRUPTED)
+            if results:
+                self._append("user", results, ts)
+            return
         if usage is not None and context_size(usage) == 0 and usage.output_tokens == 0:
             usage = None  # every count zero: Gemini recorded no usage for this message
             self.out.ignored["gemini message with all-zero tokens (no usage recorded)"] += 1
         model = _str(msg.get("model"))
         if model and model not in self.out.models:
             self.out.models.append(model)
+        if usage is None and not spoke and not statuses:
+            # Thoughts at most, no text, no tool call, no counts: a request cut off while the
+            # model was still thinking (the last message of an abandoned run). Not a call.
+            self.out.interrupted += 1
+            model = INTERRUPTED
         self._append("assistant", blocks, ts, usage, model)
         if usage is not None:
             self.out.calls += 1
@@ -584,7 +608,7 @@ def _jsonl(lines: list[tuple[int, str]]) -> GeminiChat:
         elif isinstance(record.get("sessionId"), str):
             _meta(out, record)
         else:
-            out.ignored["unknown record"] += 1
+            out.unknown["record without id, $set or $rewindTo"] += 1
     if out.session_id is None:
         raise GeminiError(1, "no sessionId: not a Gemini CLI chat")
     records = list(order.values())

@@ -562,8 +562,10 @@ def content_from_wire(content: Any, where: str = "content") -> tuple[Block, ...]
 
 # What a harness writes as the model of a message no model wrote: Claude Code records a failed
 # API request (a 502, an overload, a usage limit) as an assistant message of model
-# "<synthetic>" with zero usage.
-NOT_A_MODEL = frozenset({"<synthetic>"})
+# "<synthetic>" with zero usage. "<interrupted>": a response the user stopped before the
+# harness recorded any usage for it (a Codex ``turn_aborted``, a Gemini CLI cancelled tool
+# call with no tokens): kept as what was streamed, never a call.
+NOT_A_MODEL = frozenset({"<synthetic>", "<interrupted>"})
 
 
 def is_failed_request(message: Message) -> bool:

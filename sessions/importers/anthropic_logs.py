@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from compaction.engine.messages import WireError, content_from_wire
+from compaction.engine.otlp import Call
 from sessions import wire
 from sessions.errors import BadRequest
-from sessions.importers.calls import Call, context_tokens, conversation_ingest
+from sessions.importers.calls import context_tokens, conversation_ingest
 from sessions.importers.report import FileReport, ImportReport
 from sessions.models import Project
 

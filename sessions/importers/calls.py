@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +27,7 @@ from django.db import connection
 
 from compaction.engine import tokens
 from compaction.engine.messages import usage_from_wire
+from compaction.engine.otlp import Call
 from sessions import services
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import SessionWriter
@@ -34,31 +35,6 @@ from sessions.models import AgentSession, Project
 
 _HASH_CHARS = 16
 STATE_KEY = "calls"
-
-
-@dataclass
-class Call:
-    """One model call: the prompt (wire messages, no seq), the answer, what it reported.
-
-    ``compactions`` are events the call itself reported (a server-side ``compaction`` block,
-    ``context_management.applied_edits``); they are recorded at the answer's seq.
-    ``compacted`` is an explicit report that the prompt was compacted before this call.
-    ``compacted_view`` says that report is a standing state rather than an event: the OTel
-    GenAI attribute ``gen_ai.conversation.compacted`` marks every call whose context is a
-    compacted view of a prior conversation, so a run of such calls, each extending the last,
-    is one compaction (at the first of them), not one per call.
-    """
-
-    key: str
-    inputs: list[dict[str, Any]]
-    outputs: list[dict[str, Any]]
-    usage: dict[str, Any] | None = None
-    model: str | None = None
-    start_ns: int = 0
-    end_ns: int = 0
-    compacted: dict[str, Any] | None = None
-    compacted_view: bool = False
-    compactions: list[dict[str, Any]] = field(default_factory=list)
 
 
 def iso(nanos: int) -> str | None:
@@ -158,7 +134,7 @@ def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
         state.next_seq += 1
     # The same compacted view still in use (the previous call was one too and this prompt
     # extends it) reports no new compaction.
-    same_view = call.compacted_view and state.compacted_view
+    same_view = call.compacted_view and state.compacted_view and call.reported_by is None
     if rewritten or (call.compacted is not None and not same_view):
         summary_index, summary = _find_summary(full[common:])
         explicit = call.compacted or {}
@@ -176,7 +152,7 @@ def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
                 "replaced": replaced,
                 "duration_ms": explicit.get("duration_ms"),
                 "error": explicit.get("error"),
-                "kept": {"call": call.key},
+                "kept": {"call": call.key, **(explicit.get("kept") or {})},
             }
         )
     if answer_seq is not None:
@@ -256,6 +232,11 @@ def conversation_ingest(
         fields: dict[str, Any] = {"metadata": metadata}
         if extra.get("agent") and (existing is None or not existing.agent):
             fields["agent"] = str(extra["agent"])
+        window = extra.get("context_window")
+        if isinstance(window, int) and window > 0:
+            # reported by the emitter (Sentry's gen_ai.context.window_size), not sent by a client
+            fields["context_window"] = window
+            metadata["context_window_source"] = "reported"
         model = next((c.model for c in reversed(calls) if c.model), None)
         if model:
             fields["model"] = model

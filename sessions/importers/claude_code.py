@@ -1,7 +1,7 @@
 """Claude Code transcripts (``~/.claude/projects/<project>/<session>.jsonl``) in.
 
-Built on the engine's streaming parser (``compaction.engine.claude_code_records`` reads the
-records, ``compaction.engine.claude_code`` assembles them): records are read one line at a
+Built on the engine's streaming parser (``compaction.engine.claude_code`` reads the
+records and assembles them): records are read one line at a
 time and messages are written as soon as they settle, in chunks, so a file of any size
 imports in bounded memory.
 
@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from compaction.engine import claude_code as cc
-from compaction.engine import claude_code_records as records
 from compaction.engine.messages import message_to_wire, usage_from_wire
 from compaction.engine.summary_call import CallRef, match_summary_call, millis_between
 from compaction.engine.tokens import billed_tokens, context_size
@@ -61,7 +60,7 @@ class CountingLines:
 
 
 def _head(path: Path) -> bytes:
-    with records.open_transcript(path) as fh:
+    with cc.open_transcript(path) as fh:
         return fh.read(_SNIFF_BYTES)
 
 
@@ -105,11 +104,11 @@ class FileInfo:
 def sniff(path: Path) -> FileInfo:
     session_id = agent_id = None
     sidechain = False
-    with records.open_transcript(path) as fh:
+    with cc.open_transcript(path) as fh:
         lines = []
         for _, line in zip(range(_SNIFF_LINES), fh, strict=False):
             lines.append(line)
-        for rec in records.iter_records(lines):
+        for rec in cc.iter_records(lines):
             if rec.type not in cc.MESSAGE_RECORD_TYPES:
                 continue
             session_id = session_id or rec.session_id
@@ -120,13 +119,13 @@ def sniff(path: Path) -> FileInfo:
     return FileInfo(path, session_id, agent_id, sidechain)
 
 
-_stem = records.transcript_stem
+_stem = cc.transcript_stem
 
 
 def expand(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """Files to import: folders are searched for transcripts; a transcript brings along the
     ``subagents/`` folder beside it (the engine's grouping, flattened)."""
-    return [path for group in records.transcript_groups(paths) for path in group]
+    return [path for group in cc.transcript_groups(paths) for path in group]
 
 
 # --- the compaction call (agent-acompact-*) ------------------------------------------------
@@ -170,7 +169,7 @@ def read_compaction_call(path: Path) -> CompactionCall:
     prompt_parent = started = finished = model = None
     agent_id = None
     usage: dict[str, Any] | None = None
-    for rec in records.iter_records(path):
+    for rec in cc.iter_records(path):
         agent_id = agent_id or cc._str(rec.data.get("agentId"))
         msg = rec.message
         if rec.type == "user" and not rec.is_meta:
@@ -379,10 +378,10 @@ def import_transcript(
     sidechains: dict[str, _Stream] = {}
     root_of: dict[str, str] = {}
     try:
-        with records.open_transcript(path) as fh:
+        with cc.open_transcript(path) as fh:
             lines = CountingLines(fh)
             read = 0
-            for rec in records.iter_records(lines, repair=True):
+            for rec in cc.iter_records(lines, repair=True):
                 size, read = lines.bytes - read, lines.bytes
                 stream = main
                 if (
@@ -409,7 +408,7 @@ def import_transcript(
 
 
 def _sidechain(
-    rec: records.Record, main: _Stream, sidechains: dict[str, _Stream], root_of: dict[str, str]
+    rec: cc.Record, main: _Stream, sidechains: dict[str, _Stream], root_of: dict[str, str]
 ) -> _Stream:
     parent_uuid = cc._str(rec.data.get("parentUuid"))
     root = root_of.get(parent_uuid) if parent_uuid else None

@@ -104,6 +104,8 @@ def session_fields(task: cline.ClineTask, folder: Path) -> dict[str, Any]:
         "calls_without_response": task.unmatched_calls,
         "reported_usd": task.reported_usd,
     }
+    if task.unknown:
+        metadata["unknown_types"] = dict(task.unknown)
     fields: dict[str, Any] = {
         "agent": AGENT,
         "metadata": {k: v for k, v in metadata.items() if v not in (None, [])},
@@ -157,6 +159,7 @@ def import_task(
     file.kind = "task"
     for kind, count in task.ignored.items():
         file.ignored[kind] += count
+    file.unknown_types.update(task.unknown)
     if task.unmatched_calls:
         file.ignored["call with no response in the history"] += task.unmatched_calls
     if not task.messages:

@@ -121,6 +121,13 @@ def session_fields(rollout: codex.CodexRollout, path: Path) -> dict[str, Any]:
         "synthetic_token_counts": rollout.synthetic_counts,
         "copied_lines": rollout.copied_lines,
     }
+    read: dict[str, Any] = {
+        "interrupted_responses": rollout.interrupted,
+        "model_switches": [{"line": n, "model": m} for n, m in rollout.model_switches],
+        "rollbacks": [{"line": n, "turns": t} for n, t in rollout.rollbacks],
+        "unknown_types": dict(rollout.unknown),
+    }
+    metadata.update({k: v for k, v in read.items() if v})
     if isinstance(git, dict) and git.get("branch"):
         metadata["git_branch"] = git["branch"]
     if rollout.parent_id:
@@ -163,6 +170,7 @@ def import_rollout(
     file.kind = rollout.kind
     for kind, count in rollout.ignored.items():
         file.ignored[kind] += count
+    file.unknown_types.update(rollout.unknown)
     if rollout.relogged_parent:
         file.note = (
             f"not imported: this {rollout.kind} re-logs the history of session "

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compaction.engine import cline as cline_engine
 from compaction.engine import codex as codex_engine
 from compaction.engine import gemini as gemini_engine
 from sessions.importers import (
@@ -340,3 +341,45 @@ def _plain(path: Path) -> bytes:
             data: bytes = fh.read()
             return data
     return path.read_bytes()
+
+
+def _problem(item: Found) -> str | None:
+    """Why a discovered file cannot be read, found by its pure reader without storing
+    anything; None when it reads (or when only its import can tell)."""
+    path = item.path
+    if item.format is None:
+        return f"not a format Sawtooth reads (looked like {item.looked_like})"
+    try:
+        if item.format == codex.FORMAT:
+            codex_engine.parse_rollout_bytes(_plain(path))
+        elif item.format == gemini.FORMAT:
+            gemini_engine.parse_chat_bytes(_plain(path))
+        elif item.format == cline.FORMAT:
+            ui = path / cline.UI_FILE
+            if not ui.is_file():
+                return f"no {cline.UI_FILE} in this folder: Cline's calls and costs are there"
+            history = path / cline.HISTORY_FILE
+            cline_engine.parse_task_bytes(
+                ui.read_bytes(), history.read_bytes() if history.is_file() else None
+            )
+        elif item.format == claude_code.FORMAT:
+            return claude_code.file_problem(path)
+        elif item.format == otlp.FORMAT:
+            json.loads(_plain(path))
+        elif item.format == anthropic_logs.FORMAT:
+            list(anthropic_logs.exchanges(anthropic_logs.load(path)))
+    except (codex_engine.CodexError, gemini_engine.GeminiError, cline_engine.ClineError) as exc:
+        return str(exc)
+    except (OSError, EOFError, zlib.error) as exc:
+        return f"cannot read ({exc})"
+    except (ValueError, RecursionError, anthropic_logs.LogError) as exc:
+        return f"not readable ({type(exc).__name__}: {str(exc)[:200]})"
+    except Exception as exc:  # a YAML log's parser errors
+        return f"not readable ({type(exc).__name__}: {str(exc)[:200]})"
+    return None
+
+
+def traces_check(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, str]]:
+    """(path, why) of each file or task folder below ``paths`` that cannot be read: the check
+    an upload passes before anything of it is stored."""
+    return [(str(item.path), why) for item in discover(paths) if (why := _problem(item))]

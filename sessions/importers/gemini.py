@@ -101,6 +101,8 @@ def session_fields(chat: gemini.GeminiChat, path: Path) -> dict[str, Any]:
         "calls": chat.calls,
         "tool_calls_by_status": dict(chat.tool_calls),
         "rewound_messages": chat.rewound,
+        "interrupted_responses": chat.interrupted,
+        "unknown_types": dict(chat.unknown),
         **{k: v for k, v in chat.meta.items() if k in ("projectHash", "summary", "kind")},
     }
     fields: dict[str, Any] = {
@@ -147,6 +149,7 @@ def import_chat(
     file.kind = chat.form
     for kind, count in chat.ignored.items():
         file.ignored[kind] += count
+    file.unknown_types.update(chat.unknown)
     if chat.rewound:
         file.ignored["rewound message"] += chat.rewound
     if not chat.messages and not chat.compactions:

@@ -5,8 +5,7 @@ import json
 
 import pytest
 
-from compaction.engine.claude_code import parse_transcript
-from compaction.engine.claude_code_records import iter_records
+from compaction.engine.claude_code import iter_records, parse_transcript
 from compaction.engine.messages import check_pairs
 from compaction.engine.replay import replay
 from compaction.engine.strategies import Policy
@@ -155,7 +154,7 @@ def test_replay_with_measured_counts_reproduces_the_reported_curve_until_it_comp
 
 
 def test_a_transcript_groups_with_its_subagents_once_however_it_is_named(tmp_path):
-    from compaction.engine.claude_code_records import transcript_groups
+    from compaction.engine.claude_code import transcript_groups
 
     main = tmp_path / "s1.jsonl.gz"
     other = tmp_path / "s2.jsonl"

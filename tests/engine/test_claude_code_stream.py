@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from compaction.engine.claude_code import Assembler, assemble, parse_transcript
-from compaction.engine.claude_code_records import iter_records
+from compaction.engine.claude_code import Assembler, assemble, iter_records, parse_transcript
 from tests.importers.corpus import AUTO
 from tests.importers.corpus import CLAUDE_CODE as CORPUS
 

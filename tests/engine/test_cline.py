@@ -95,7 +95,7 @@ def test_only_the_ui_file() -> None:
         (b"{}", b"[]", "ui_messages.json: not a JSON list"),
         (b"[1]", b"[]", "ui_messages.json[0]: not an object"),
         (b"[", b"[]", "ui_messages.json: not JSON"),
-        (b"[]", b'[{"role": "robot"}]', "api_conversation_history.json[0]: not a {role, content}"),
+        (b"[]", b'[{"role": 7}]', "api_conversation_history.json[0]: not a {role, content}"),
         (b'["\xc3"]', b"[]", "ui_messages.json: not UTF-8"),
         (b"[" * 100_000, b"[]", "nested too deeply"),
         (
@@ -152,3 +152,14 @@ def test_a_request_that_failed_before_any_token_is_no_call() -> None:
     t = cline.parse_task(ui=[started(5), failed, started(6)], history=None)
     assert [m.usage.input_tokens for m in t.messages if m.usage] == [5, 6]
     assert t.ignored["api_req_started without tokens (failed or cancelled)"] == 1
+
+
+def test_a_history_role_it_does_not_know_is_counted_and_the_rest_is_read() -> None:
+    ui, history = load("ui_messages.json"), load("api_conversation_history.json")
+    odd = {"role": "developer", "content": [{"type": "text", "text": "a new kind of note"}]}
+    with_odd = [*history, odd]
+    t = cline.parse_task(ui=ui, history=with_odd)
+    assert t.unknown == {"history role 'developer'": 1}
+    assert t.calls == 5
+    assert len(t.messages) == len(history)  # the note is not read as the user's words
+    assert all("a new kind of note" not in m.text for m in t.messages)

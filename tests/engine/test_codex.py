@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from compaction.engine import codex
-from compaction.engine.messages import ToolResultBlock, ToolUseBlock, check_pairs
-from compaction.engine.tokens import context_size
+from compaction.engine.messages import ToolResultBlock, ToolUseBlock, check_pairs, is_call
+from compaction.engine.tokens import context_size, observed_curve
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 LOCALPUSH = FIXTURES / "localpush"
@@ -326,7 +326,6 @@ def test_malformed_line_names_its_number() -> None:
     [
         ('["a list"]', "line 2: not a JSON object"),
         ('{"type":"response_item","payload":"x"}', "line 2: response_item line without a payload"),
-        ('{"type":"mystery","payload":{"a":1}}', "line 2: unknown line type 'mystery'"),
         (b"\xff\xfe".decode("latin-1"), "line 2: not JSON"),
     ],
 )
@@ -398,3 +397,113 @@ def test_spawned_agent_leaves_out_the_copy_of_its_parent_by_ordinal() -> None:
 def test_top_level_parent_thread_id_names_the_parent() -> None:
     rollout = parse(meta("kid", parent_thread_id="p2", thread_source="subagent"), user("x"))
     assert (rollout.kind, rollout.parent_id) == ("subagent", "p2")
+
+
+# --- the faults of issue 41, each on the line shapes the builds wrote ---------------------
+# The lines below copy the shapes of records published from real rollouts (the ``turn_aborted``
+# of 0.12x CLI builds, the ``world_state`` / ``thread_settings_applied`` /
+# ``thread_rolled_back`` lines of Codex Desktop 0.144, the usage-after-outputs order of
+# Codex Desktop 0.142); ids and texts are shortened.
+
+
+def reasoning(text: str = "Looking at the tests") -> str:
+    summary = [{"type": "summary_text", "text": text}]
+    return line("response_item", {"type": "reasoning", "summary": summary, "content": None})
+
+
+def event(kind: str, **fields: Any) -> str:
+    return line("event_msg", {"type": kind, **fields})
+
+
+def test_an_interrupted_response_is_kept_but_is_not_a_call() -> None:
+    rollout = parse(
+        meta(),
+        turn(),
+        user("fix the build"),
+        say("On it."),
+        count(10_010, usage(10_000)),
+        user("and the docs"),
+        reasoning(),
+        event("turn_aborted", turn_id="019dbf8b-6f5b", reason="interrupted", duration_ms=789),
+        user("never mind, stop"),
+        say("Stopped."),
+        count(21_030, usage(11_000, out=20)),
+    )
+    assert rollout.calls == 2
+    assert rollout.interrupted == 1
+    cut = [m for m in rollout.messages if m.model == codex.INTERRUPTED]
+    assert len(cut) == 1
+    assert cut[0].usage is None
+    assert cut[0].text == "Looking at the tests"
+    assert not is_call(cut[0])
+    curve = observed_curve(rollout.messages)
+    assert [(p.context_tokens, p.estimated) for p in curve] == [(10_000, False), (11_000, False)]
+
+
+def test_usage_written_after_the_tool_outputs_belongs_to_the_response_before_them() -> None:
+    rollout = parse(
+        meta(originator="Codex Desktop", cli_version="0.142.0-alpha.6"),
+        turn("gpt-5.5"),
+        user("refactor the parser"),
+        reasoning(),
+        call("c1"),
+        call("c2"),
+        output("c1"),
+        output("c2"),
+        count(228_511, usage(228_411, cached=220_000, out=100)),
+        call("c3"),
+        output("c3"),
+        count(461_802, usage(233_191, cached=228_000, out=100)),
+        count(461_802, usage(233_191, cached=228_000, out=100)),  # the repeat
+        count(462_902, usage(1_000, out=100)),  # the summarizer's own call
+        count(462_902, usage(0, out=0, total=40_000)),  # Codex's estimate
+        compacted(""),
+        say("Continuing from the summary."),
+        count(510_012, usage(47_000, out=110)),
+    )
+    assert rollout.calls == 4
+    assert rollout.summarizer_calls == 1
+    answers = [m for m in rollout.messages if m.role == "assistant"]
+    assert len(answers) == 3  # no empty message carries the usage of another
+    assert all(m.usage is not None and m.content for m in answers)
+    curve = observed_curve(rollout.messages)
+    assert [(p.context_tokens, p.estimated) for p in curve] == [
+        (228_411, False),
+        (233_191, False),
+        (47_000, False),
+    ]
+    (event_,) = rollout.compactions
+    assert (event_.tokens_before, event_.tokens_after) == (233_191, 47_000)
+    assert check_pairs(rollout.messages) == []
+
+
+def test_records_of_newer_builds_are_read_or_counted_and_never_refuse_the_file() -> None:
+    rollout = parse(
+        meta(originator="Codex Desktop", cli_version="0.144.4"),
+        line("world_state", {"full": True, "state": {"environments": {"local": {"cwd": "/w"}}}}),
+        turn("gpt-5.5"),
+        user("task"),
+        say("a"),
+        count(1_010, usage(1_000)),
+        event("thread_settings_applied", thread_settings={"model": "gpt-5.6-sol"}),
+        user("go on"),
+        say("b"),
+        count(3_020, usage(2_000)),
+        event("thread_rolled_back", num_turns=1),
+        line("holodeck_state", {"a": 1}),
+        event("brand_new_event"),
+        user("again"),
+        say("c"),
+        count(5_030, usage(2_000)),
+    )
+    assert rollout.calls == 3
+    assert rollout.models == ["gpt-5.5", "gpt-5.6-sol"]
+    assert rollout.model_switches == [(7, "gpt-5.6-sol")]
+    assert rollout.rollbacks == [(11, 1)]
+    assert [m.model for m in rollout.messages if m.role == "assistant"] == [
+        None,
+        "gpt-5.6-sol",
+        "gpt-5.6-sol",
+    ]
+    assert rollout.unknown == {"holodeck_state": 1, "event_msg brand_new_event": 1}
+    assert rollout.ignored["world_state"] == 1

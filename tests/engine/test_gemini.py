@@ -9,8 +9,14 @@ from typing import Any
 import pytest
 
 from compaction.engine import gemini
-from compaction.engine.messages import ThinkingBlock, ToolResultBlock, ToolUseBlock, check_pairs
-from compaction.engine.tokens import context_size
+from compaction.engine.messages import (
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    check_pairs,
+    is_call,
+)
+from compaction.engine.tokens import context_size, observed_curve
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini"
 SINGLE = FIXTURES / "session-2026-04-01T11-11-5f0c2a7e.json"
@@ -240,3 +246,75 @@ def test_real_chats_match_the_count_by_hand(
         m.role == "assistant" for m in r.messages
     )
     assert check_pairs(r.messages) == []
+
+
+# --- the faults of issue 41, on the record shapes Gemini CLI writes -----------------------
+
+
+def test_the_interactive_compression_notice_with_a_colon_is_a_compaction() -> None:
+    notice = (
+        "IMPORTANT: This conversation approached the input token limit for gemini-2.5-pro. "
+        "A compressed context will be sent for future messages (compressed from: 526049 to "
+        "115614 tokens)."
+    )
+    r = gemini.parse_chat_bytes(
+        chat(
+            {"id": "u", "type": "user", "content": "go on"},
+            reply("a", {"input": 449_534, "cached": 400_000, "output": 10, "tool": 0}),
+            {"id": "i", "type": "info", "content": notice},
+            {"id": "u2", "type": "user", "content": "next"},
+            reply("b", {"input": 169_274, "cached": 0, "output": 10, "tool": 0}),
+        )
+    )
+    (c,) = r.compactions
+    assert (c.reported_before, c.reported_after) == (526_049, 115_614)
+    assert (c.tokens_before, c.tokens_after) == (526_049, 115_614)
+    assert c.seq == 2  # the first message after it: the next prompt
+    assert gemini.reported_figures(notice) == (526_049, 115_614)
+
+
+def test_a_record_of_cancelled_tool_calls_alone_without_tokens_is_no_call() -> None:
+    cancelled = {
+        "id": "run_shell_command-1760000000000-abc",
+        "name": "run_shell_command",
+        "args": {"command": "npm test"},
+        "result": [
+            {
+                "functionResponse": {
+                    "id": "run_shell_command-1760000000000-abc",
+                    "name": "run_shell_command",
+                    "response": {"error": "[Operation Cancelled] Reason: User cancelled"},
+                }
+            }
+        ],
+        "status": "cancelled",
+        "timestamp": "2026-05-01T10:00:05Z",
+        "resultDisplay": "Tool call cancelled by user.",
+    }
+    r = gemini.parse_chat_bytes(
+        chat(
+            {"id": "u", "type": "user", "content": "run the tests"},
+            reply("a", {"input": 9_000, "cached": 0, "output": 10, "tool": 0}),
+            {"id": "b", "type": "gemini", "content": "", "toolCalls": [cancelled]},
+            {"id": "u2", "type": "user", "content": "no, stop"},
+            reply("c", {"input": 9_500, "cached": 0, "output": 10, "tool": 0}),
+        )
+    )
+    assert (r.calls, r.interrupted) == (2, 1)
+    cut = [m for m in r.messages if m.model == gemini.INTERRUPTED]
+    assert len(cut) == 1
+    assert cut[0].usage is None
+    assert not is_call(cut[0])
+    assert check_pairs(r.messages) == []  # the cancelled call keeps its (error) result
+    curve = observed_curve(r.messages)
+    assert [(p.context_tokens, p.estimated) for p in curve] == [(9_000, False), (9_500, False)]
+
+
+def test_a_real_request_cut_off_while_thinking_is_no_point_of_the_curve() -> None:
+    # The run was abandoned: its last message has thoughts, no text, no tool call and every
+    # count zero (BrianV1981/aim, a real chat; SOURCES.md).
+    r = gemini.parse_chat_bytes((FIXTURES / "aim" / "control_pro_run4_abandoned.json").read_bytes())
+    curve = observed_curve(r.messages, context_window=gemini.GEMINI_WINDOW)
+    assert (r.calls, r.interrupted) == (10, 1)
+    assert [p.estimated for p in curve] == [False] * 10
+    assert r.messages[-1].model == gemini.INTERRUPTED

@@ -307,3 +307,51 @@ def test_the_analysis_of_the_real_compacted_session_sees_one_point_per_call() ->
     after = next(p for p in analysis.curve if p["seq"] >= event.seq)
     assert (before["context_tokens"], after["context_tokens"]) == (209950, 48297)
     assert analysis.orphans == []
+
+
+def test_an_interrupted_response_is_stored_but_the_analysis_draws_no_point_for_it(
+    tmp_path: Path,
+) -> None:
+    aborted = json.dumps(
+        {
+            "timestamp": "2026-01-01T00:00:05Z",
+            "type": "event_msg",
+            "payload": {"type": "turn_aborted", "turn_id": "t2", "reason": "interrupted"},
+        }
+    )
+    thinking = json.dumps(
+        {
+            "timestamp": "2026-01-01T00:00:04Z",
+            "type": "response_item",
+            "payload": {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": "Planning the docs"}],
+            },
+        }
+    )
+    path = write(
+        tmp_path,
+        meta(),
+        turn(),
+        user("fix the build"),
+        say("On it."),
+        count(10_010, usage(10_000)),
+        user("and the docs"),
+        thinking,
+        aborted,
+        user("stop"),
+        say("Stopped."),
+        count(21_030, usage(11_000, out=20)),
+    )
+    codex_import(project=make_project(), paths=[path])
+    session = AgentSession.objects.get()
+    cut = Message.objects.get(session=session, model="<interrupted>")
+    assert cut.role == "assistant"
+    assert cut.input_tokens is None
+    analysis = pipeline.session_analyse(session_id=session.pk)
+    assert analysis is not None
+    assert analysis.call_count == 2
+    assert [(p["context_tokens"], p["estimated"]) for p in analysis.curve] == [
+        (10_000, False),
+        (11_000, False),
+    ]

@@ -151,7 +151,7 @@ def test_cline_task_is_stored_with_calls_truncations_and_the_reported_cost(clien
 def test_a_malformed_cline_task_stores_nothing(tmp_path: Path) -> None:
     task = tmp_path / "1700000000000"
     shutil.copytree(TASK, task)
-    (task / "api_conversation_history.json").write_text('[{"role": "robot"}]')
+    (task / "api_conversation_history.json").write_text('[{"role": ["robot"]}]')
     report = cline_import(project=make_project(), paths=[task])
     assert report.files[0].error == (
         "api_conversation_history.json[0]: not a {role, content} object; nothing of this task "

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import Client
 
 from sessions.importers import detect
@@ -96,7 +97,15 @@ def test_import_traces_imports_a_mixed_folder_and_reports_the_rest(tmp_path: Pat
     (tmp_path / "notes.txt").write_text("shopping list")
     project = make_project()
     out = StringIO()
-    call_command("import_traces", str(tmp_path), "--project", project.name, "--json", stdout=out)
+    with pytest.raises(CommandError) as refused:
+        call_command(
+            "import_traces", str(tmp_path), "--project", project.name, "--json", stdout=out
+        )
+    assert refused.value.returncode == 1
+    assert str(refused.value) == (
+        f"1 file(s) refused:\n  {tmp_path / 'notes.txt'}: skipped: not a format Sawtooth "
+        "reads (looked like text starting 'shopping list')"
+    )
     report = json.loads(out.getvalue())
     by_format = {f["format"]: f for f in report["files"]}
     assert set(by_format) == {
@@ -113,9 +122,10 @@ def test_import_traces_imports_a_mixed_folder_and_reports_the_rest(tmp_path: Pat
     )
     agents = set(AgentSession.objects.filter(project=project).values_list("agent", flat=True))
     assert {"codex", "gemini-cli", "cline", "swe-agent"} <= agents
+    (tmp_path / "notes.txt").unlink()
     again = StringIO()
     call_command("import_traces", str(tmp_path), "--project", project.name, "--json", stdout=again)
-    assert json.loads(again.getvalue())["messages"] == 0
+    assert json.loads(again.getvalue())["messages"] == 0  # and it exits 0: nothing refused
 
 
 # --- the upload -------------------------------------------------------------------------------
@@ -137,7 +147,6 @@ def test_upload_any_formats_together(client: Client, key: str) -> None:
     files = [
         SimpleUploadedFile(SINGLE.name, SINGLE.read_bytes()),
         SimpleUploadedFile(ROLLOUT.name + ".gz", gzip.compress(ROLLOUT.read_bytes())),
-        SimpleUploadedFile("readme.md", b"# not a trace"),
     ]
     task = [
         SimpleUploadedFile(name, (TASK / name).read_bytes())
@@ -153,14 +162,11 @@ def test_upload_any_formats_together(client: Client, key: str) -> None:
     }
     paths = {f["path"]: f for f in report["files"]}
     assert paths[TASK.name]["format"] == "cline"
-    assert paths["readme.md"]["error"] == (
-        "skipped: not a format Sawtooth reads (looked like text starting '# not a trace')"
-    )
     assert AgentSession.objects.get(external_id=TASK.name).metadata["reported_usd"] > 0
 
 
 @pytest.mark.django_db
-def test_upload_of_nothing_readable_is_a_400_naming_each_file(client: Client, key: str) -> None:
+def test_upload_of_nothing_readable_is_a_422_naming_each_file(client: Client, key: str) -> None:
     files = [
         SimpleUploadedFile("a.json", b'{"name": "x"}'),
         SimpleUploadedFile(
@@ -168,21 +174,25 @@ def test_upload_of_nothing_readable_is_a_400_naming_each_file(client: Client, ke
         ),
     ]
     response = client.post(URL, {"file": files}, headers=auth(key))
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert response.json()["error"] == (
-        "a.json: skipped: not a format Sawtooth reads (looked like a JSON object with keys name); "
-        "session-b.json: messages: not a list; nothing of this file was stored"
+        "a.json: not a format Sawtooth reads (looked like a JSON object with keys name); "
+        "session-b.json: messages: not a list; nothing of this upload was stored"
     )
     assert not AgentSession.objects.exists()
 
 
 @pytest.mark.django_db
-def test_upload_of_a_malformed_trace_is_a_400_and_stores_nothing(client: Client, key: str) -> None:
+def test_upload_of_a_malformed_trace_is_a_422_and_stores_nothing(client: Client, key: str) -> None:
     bad = LINES.read_bytes().replace(b'"tokens": {"input": 8200', b'"tokens": "lots", "x": {"a": 1')
-    response = client.post(URL, {"file": [SimpleUploadedFile(LINES.name, bad)]}, headers=auth(key))
-    assert response.status_code == 400
+    files = [
+        SimpleUploadedFile(SINGLE.name, SINGLE.read_bytes()),
+        SimpleUploadedFile(LINES.name, bad),
+    ]
+    response = client.post(URL, {"file": files}, headers=auth(key))
+    assert response.status_code == 422
     assert response.json()["error"] == (
-        f"{LINES.name}: line 6: message.tokens: not an object; nothing of this file was stored"
+        f"{LINES.name}: line 6: message.tokens: not an object; nothing of this upload was stored"
     )
     assert not AgentSession.objects.exists()
 
@@ -198,18 +208,18 @@ def test_upload_needs_multipart_files(client: Client, key: str) -> None:
 
 
 @pytest.mark.django_db
-def test_a_loose_cline_file_is_skipped_with_the_way_to_send_it(client: Client, key: str) -> None:
+def test_a_loose_cline_file_is_refused_with_the_way_to_send_it(client: Client, key: str) -> None:
     files = [
         SimpleUploadedFile("ui_messages.json", (TASK / "ui_messages.json").read_bytes()),
         SimpleUploadedFile(SINGLE.name, SINGLE.read_bytes()),
     ]
     response = client.post(URL, {"file": files}, headers=auth(key))
-    assert response.status_code == 200
-    paths = {f["path"]: f for f in response.json()["files"]}
-    assert paths["ui_messages.json"]["error"] == (
-        "skipped: a Cline task is a folder; send its files under a form field named by the task "
-        "id, so the task keeps its id"
+    assert response.status_code == 422
+    assert response.json()["error"] == (
+        "ui_messages.json: a Cline task is a folder; send its files under a form field named by "
+        "the task id, so the task keeps its id; nothing of this upload was stored"
     )
+    assert not AgentSession.objects.exists()
 
 
 @pytest.mark.django_db
@@ -236,3 +246,63 @@ def test_an_upload_over_the_limit_is_a_413_and_stores_nothing(
         "file big.jsonl.gz: larger than the 1000-byte limit after decompression"
     )
     assert not AgentSession.objects.exists()
+
+
+@pytest.mark.django_db
+def test_one_unreadable_file_refuses_the_whole_upload(client: Client, key: str) -> None:
+    files = [
+        SimpleUploadedFile(SINGLE.name, SINGLE.read_bytes()),
+        SimpleUploadedFile(ROLLOUT.name, ROLLOUT.read_bytes()),
+        SimpleUploadedFile("readme.md", b"# not a trace"),
+    ]
+    response = client.post(URL, {"file": files}, headers=auth(key))
+    assert response.status_code == 422
+    assert response.json()["error"] == (
+        "readme.md: not a format Sawtooth reads (looked like text starting '# not a trace'); "
+        "nothing of this upload was stored"
+    )
+    assert not AgentSession.objects.exists()
+
+
+@pytest.mark.django_db
+def test_unknown_record_types_are_counted_apart_from_ignored_and_shown(
+    client: Client, key: str, tmp_path: Path
+) -> None:
+    lines = ROLLOUT.read_bytes().split(b"\n")
+    extra = [
+        b'{"timestamp":"2026-02-23T12:40:24Z","type":"world_state","payload":{"full":true}}',
+        b'{"timestamp":"2026-02-23T12:40:24Z","type":"holodeck_state","payload":{}}',
+    ]
+    data = b"\n".join([lines[0], *extra, *lines[1:]])
+    response = client.post(
+        URL, {"file": [SimpleUploadedFile(ROLLOUT.name, data)]}, headers=auth(key)
+    )
+    assert response.status_code == 200, response.content
+    report = response.json()
+    assert report["unknown_types"] == {"holodeck_state": 1}
+    (file,) = report["files"]
+    assert file["unknown_types"] == {"holodeck_state": 1}
+    assert file["ignored"]["world_state"] == 1
+    session = AgentSession.objects.get()
+    assert session.metadata["unknown_types"] == {"holodeck_state": 1}
+    assert session.metadata["calls"] == 81  # the rollout's count by hand, unchanged
+
+
+@pytest.mark.django_db
+def test_import_traces_imports_the_rest_and_exits_1_naming_an_unreadable_file(
+    tmp_path: Path,
+) -> None:
+    shutil.copy(SINGLE, tmp_path)
+    broken = tmp_path / ROLLOUT.name
+    broken.write_bytes(ROLLOUT.read_bytes() + b"{not json\n")
+    project = make_project()
+    out, err = StringIO(), StringIO()
+    with pytest.raises(CommandError) as refused:
+        call_command(
+            "import_traces", str(tmp_path), "--project", project.name, stdout=out, stderr=err
+        )
+    assert refused.value.returncode == 1
+    assert str(refused.value).startswith(f"1 file(s) refused:\n  {broken}: line ")
+    assert "nothing of this file was stored" in str(refused.value)
+    agents = set(AgentSession.objects.filter(project=project).values_list("agent", flat=True))
+    assert agents == {"gemini-cli"}  # the readable file was imported

@@ -104,6 +104,20 @@ def test_session_page_shows_hostile_content_as_text(client: Client) -> None:
         assert "&lt;script&gt;alert" in body
 
 
+def test_session_page_names_the_record_types_it_did_not_read(client: Client) -> None:
+    project = make_project()
+    session = make_session(
+        project, session={"metadata": {"unknown_types": {"holodeck_state": 3, PAYLOAD: 1}}}
+    )
+    plain = make_session(project)
+    client.force_login(make_user(project=project))
+    body = client.get(f"/sessions/{session.pk}/").content.decode()
+    assert "Records not read" in body
+    assert 'holodeck_state <span class="muted">\u00d73</span>' in body
+    assert "<script>alert" not in body
+    assert "Records not read" not in client.get(f"/sessions/{plain.pk}/").content.decode()
+
+
 def test_session_page_jumps_to_the_page_holding_a_seq(client: Client) -> None:
     project = make_project()
     session = make_session(project, messages=250)

@@ -83,20 +83,23 @@ def test_upload_into_another_users_project_is_refused(client: Client) -> None:
 
 
 @pytest.mark.parametrize(
-    ("files", "error"),
+    ("files", "status", "error"),
     [
-        ({}, "file: choose one or more trace files"),
+        ({}, 400, "file: choose one or more trace files"),
         (
             {"file": _upload("notes.txt", b"hello")},
-            "skipped: not a format Sawtooth reads (looked like text starting &#x27;hello&#x27;)",
+            422,
+            "notes.txt: not a format Sawtooth reads (looked like text starting &#x27;hello&#x27;)",
         ),
     ],
 )
-def test_bad_uploads_get_a_clear_error_and_store_nothing(client: Client, files, error: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_uploads_get_a_clear_error_and_store_nothing(
+    client: Client, files, status: int, error: str
+) -> None:  # type: ignore[no-untyped-def]
     project = make_project()
     client.force_login(make_user(project=project, role=Role.ENGINEER))
     response = client.post("/imports/claude-code/", {"project": project.pk, **files})
-    assert response.status_code == 400
+    assert response.status_code == status
     assert error in response.content.decode()
     assert not AgentSession.objects.exists()
 
@@ -110,7 +113,7 @@ def test_a_file_that_is_not_a_transcript_is_refused_with_the_importers_reason(
         "/imports/claude-code/",
         {"project": project.pk, "file": _upload("x.jsonl", b"\x00\x01binary")},
     )
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert "looked like binary data" in response.content.decode()
     assert not AgentSession.objects.exists()
 

@@ -1,0 +1,164 @@
+"""Harness versions read exactly: the product's readers against a count by hand, on real files.
+
+Every file under ``benchmarks/data/harness_versions/`` (real logs published on GitHub; each
+folder's ``SOURCES.md`` names the repository, commit and licence) is read twice:
+
+* by the product: the pure engine reader of its harness (``compaction.engine.codex`` /
+  ``gemini``), then the curve the dashboard draws (``tokens.observed_curve``) and the
+  compactions it shows;
+* by ``benchmarks/harness_count.py``, which imports none of the readers.
+
+A file is *exact* when the two agree on the calls, the curve's points (one per call, none
+estimated), the context of every point, and the compactions with their before and after. The
+table groups the files by harness version (Codex: ``originator`` and ``cli_version`` of its
+``session_meta``; Gemini CLI, which records no version in a chat: the record's form, its
+``kind`` and the month it was written) and lists each version with at least three files as
+read exactly when all of its files are. The last line is JSON, units in the keys.
+
+    .venv/bin/python benchmarks/harness_versions.py [--data DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness_count  # noqa: E402  (the independent side: no reader inside)
+
+from compaction.engine import codex, gemini  # noqa: E402
+from compaction.engine.tokens import observed_curve  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data" / "harness_versions"
+MIN_FILES = 3
+
+
+def _bytes(path: Path) -> bytes:
+    data = path.read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def product(path: Path) -> dict[str, Any]:
+    """What the product reads and draws: calls, curve points, compactions, and the version."""
+    data = _bytes(path)
+    if data.lstrip()[:1] == b"{" and b'"sessionId"' in data[:4096]:
+        chat = gemini.parse_chat_bytes(data)
+        month = (chat.started_at or "")[:7]
+        version = f"gemini-cli {chat.form} chat, kind {chat.meta.get('kind', '-')}, {month}"
+        curve = observed_curve(chat.messages, context_window=gemini.GEMINI_WINDOW)
+        compactions = [
+            {"before": c.tokens_before, "after": c.tokens_after} for c in chat.compactions
+        ]
+        return {
+            "harness": "gemini-cli",
+            "version": version,
+            "calls": chat.calls,
+            "curve": curve,
+            "compactions": compactions,
+            "unknown": dict(chat.unknown),
+        }
+    rollout = codex.parse_rollout_bytes(data)
+    meta = rollout.meta
+    version = f"codex {meta.get('originator', '?')} {meta.get('cli_version', '?')}"
+    curve = observed_curve(rollout.messages, context_window=rollout.context_window or 258_400)
+    compactions = [
+        {
+            "before": c.tokens_before,
+            "after": c.tokens_after,
+            "summarizer_call": c.summarizer is not None,
+        }
+        for c in rollout.compactions
+    ]
+    return {
+        "harness": "codex",
+        "version": version,
+        "calls": rollout.calls,
+        "curve": curve,
+        "compactions": compactions,
+        "unknown": dict(rollout.unknown),
+    }
+
+
+def compare(path: Path) -> dict[str, Any]:
+    read = product(path)
+    counted = harness_count.count(path)
+    points = [p.context_tokens for p in read["curve"]]
+    estimated = sum(p.estimated for p in read["curve"])
+    differences = []
+    if read["calls"] != counted["calls"]:
+        differences.append(f"calls {read['calls']} != {counted['calls']}")
+    if points != counted["points"]:
+        differences.append(f"points {len(points)} != {len(counted['points'])} (or a context)")
+    if estimated:
+        differences.append(f"{estimated} estimated points")
+    if read["compactions"] != counted["compactions"]:
+        differences.append(f"compactions {read['compactions']} != {counted['compactions']}")
+    return {
+        "file": str(path.relative_to(DATA)) if path.is_relative_to(DATA) else str(path),
+        "harness": read["harness"],
+        "version": read["version"],
+        "calls": counted["calls"],
+        "points": len(counted["points"]),
+        "compactions": len(counted["compactions"]),
+        "unknown": read["unknown"],
+        "exact": not differences,
+        "differences": differences,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    files = sorted(
+        p
+        for p in args.data.rglob("*")
+        if p.is_file() and p.name.endswith((".json.gz", ".jsonl.gz", ".json", ".jsonl"))
+    )
+    rows = [compare(p) for p in files]
+    by_version: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_version[row["version"]].append(row)
+        if not row["exact"]:
+            print(f"NOT EXACT {row['file']}: {'; '.join(row['differences'])}")
+    print("| harness version | files | calls | curve points | compactions | exact |")
+    print("|---|---|---|---|---|---|")
+    listed = []
+    for version, group in sorted(by_version.items()):
+        exact = sum(r["exact"] for r in group)
+        print(
+            f"| {version} | {len(group)} | {sum(r['calls'] for r in group):,} | "
+            f"{sum(r['points'] for r in group):,} | {sum(r['compactions'] for r in group)} | "
+            f"{exact}/{len(group)} |"
+        )
+        if len(group) >= MIN_FILES and exact == len(group):
+            listed.append(version)
+    print(
+        json.dumps(
+            {
+                "files_count": len(rows),
+                "files_exact_count": sum(r["exact"] for r in rows),
+                "versions_count": len(by_version),
+                "versions_read_exactly_count": len(listed),
+                "calls_count": sum(r["calls"] for r in rows),
+                "curve_points_count": sum(r["points"] for r in rows),
+                "compactions_count": sum(r["compactions"] for r in rows),
+                "files_refused_count": 0,
+                "seconds": round(time.perf_counter() - started, 2),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

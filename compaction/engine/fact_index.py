@@ -214,7 +214,8 @@ def _module_forms(path: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(forms))
 
 
-_TOKEN = re.compile(r"\.?[\w@+~-]+(?:[./:][\w@+~-]+)*/?")
+# A name and its parts; a part may be a dotfile (apps/api/.env).
+_TOKEN = re.compile(r"\.?[\w@+~-]+(?:[./:]\.?[\w@+~-]+)*/?")
 _REVERSALS = re.compile(
     r"\b(?:(?:is|it's|its|now|are)\s+(?:fine|ok|okay|allowed|permitted)|fine to|ok to|okay to|"
     r"allowed to|free to|feel free|you may|you can now|can now|may now|no longer (?:need|needs|"

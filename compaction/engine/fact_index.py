@@ -167,6 +167,22 @@ def _elsewhere(raw: str, name: str, parent: str) -> bool:
     return False
 
 
+def _stem_elsewhere(raw: str, canon: str) -> bool:
+    """Whether ``raw`` is a path to a file of ``canon``'s stem in another folder.
+
+    >>> _stem_elsewhere("tests/cmakelists.txt", "proj/cmakelists.txt")
+    True
+    >>> _stem_elsewhere("docs/ref.md:47:100", "docs/ref.md"), _stem_elsewhere("Ref", "docs/ref.md")
+    (False, False)
+    """
+    parts = raw.strip("`'\"()[],;").casefold().split("/")
+    mine = canon.split("/")
+    if len(parts) < 2:
+        return False
+    same_stem = parts[-1].split(".", 1)[0] == mine[-1].split(".", 1)[0]
+    return same_stem and (len(mine) < 2 or parts[-2] != mine[-2])
+
+
 def _squash(name: str) -> str:
     return name.replace("_", "").replace("-", "")
 
@@ -205,7 +221,10 @@ def _module_forms(path: str) -> tuple[str, ...]:
     if not stem or parts[-1] in GENERIC_NAMES:
         return ()
     forms: list[str] = []
-    multiword = ("_" in stem.strip("_") or "-" in stem) and stem not in _GENERIC_STEMS
+    original = path.rstrip("/").rsplit("/", 1)[-1].split(".", 1)[0]
+    # a type named like its file (KeychainBootstrap for KeychainBootstrap.swift) names it
+    camel = len(name_words(original)) >= 2 and len(original) >= 8
+    multiword = ("_" in stem.strip("_") or "-" in stem or camel) and stem not in _GENERIC_STEMS
     if multiword:
         forms += [stem, _camel(stem)]
     if len(parts) > 1:
@@ -462,7 +481,9 @@ class ContextIndex:
         modules = module_forms(path)
         for form in modules:
             i = self.names.get(form)
-            if i is not None:
+            # a path found by this form names a file of the same stem: this one only when
+            # its folder is this file's (tests/CMakeLists.txt is not the root CMakeLists.txt)
+            if i is not None and not _stem_elsewhere(i, canon):
                 return Verdict(True, self._line(i))
         if "/" not in canon and len(name.split(".", 1)[0]) >= 6:
             # "condensation.go" for manual_commit_condensation.go: the end of a longer name

@@ -50,7 +50,7 @@ def test_the_five_verdicts_hold_their_measured_floor_on_the_tuning_half():
     figures = run_verdicts()
     assert figures["tuning_cases"] >= 20
     assert figures["heldout_cases"] >= 10
-    assert figures["tuning_precision_lost"] >= 0.82
-    assert figures["tuning_recall_lost"] >= 0.65
+    assert figures["tuning_precision_lost"] >= 0.85
+    assert figures["tuning_recall_lost"] >= 0.7
     assert figures["tuning_precision_kept"] >= 0.99
     assert figures["tuning_precision_lost_needed_again"] >= 0.75

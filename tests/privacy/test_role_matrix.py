@@ -262,7 +262,8 @@ PAGES: dict[str, list[PageRule]] = {
         )
     ],
     "compaction:replay-new": [
-        PageRule("get", lambda w: f"/sessions/{w.session.pk}/replay/", Role.VIEWER),
+        # the form is the engineer's: a viewer is refused before filling it in
+        PageRule("get", lambda w: f"/sessions/{w.session.pk}/replay/", Role.ENGINEER),
         PageRule(
             "post",
             lambda w: f"/sessions/{w.session.pk}/replay/",

@@ -218,8 +218,8 @@ AXE_RUN = """async () => {
 }"""
 
 
-# Light at both widths, and dark (prefers-color-scheme) where contrast differs most.
-AXE_VIEWS = (("light", 1440), ("light", 390), ("dark", 1440))
+# Light and dark (prefers-color-scheme), each at a desktop and a phone width.
+AXE_VIEWS = (("light", 1440), ("light", 390), ("dark", 1440), ("dark", 390))
 
 
 @pytest.mark.inject_scripts

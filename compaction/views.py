@@ -22,7 +22,7 @@ from compaction.forms import ExperimentForm, PolicyForm
 from compaction.models import CompactionSpan, ReplayRun
 from sessions import access
 from sessions import selectors as session_selectors
-from sessions.errors import BadRequest, NotFound, TooManyRequests
+from sessions.errors import BadRequest, Conflict, NotFound, TooManyRequests
 from sessions.models import AgentSession, Message, Role
 from sessions.pages import session_or_404
 from team import selectors as team_selectors
@@ -452,6 +452,49 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
             return redirect("compaction:experiment", experiment.pk)
     context = {"form": form, "can_start": startable.exists()}
     return render(request, "compaction/experiment_new.html", context)
+
+
+ADVICE_DAYS = 30
+
+
+@login_required
+def advice_page(request: HttpRequest) -> HttpResponse:
+    """The advice of GET /api/v1/advice for one of the user's projects (the same code: the
+    replays already finished over its sessions of the last N days), per agent, with the
+    experiments behind it; when there is nothing to advise, why, and a way to start one."""
+    projects = _projects(request).order_by("name")
+    wanted = request.GET.get("project", "")
+    project = (projects.filter(pk=int(wanted)).first() if wanted.isdecimal() else None) or (
+        projects.first()
+    )
+    days_asked = request.GET.get("days", "")
+    days = int(days_asked) if days_asked.isdecimal() and len(days_asked) <= 4 else ADVICE_DAYS
+    context: dict[str, Any] = {"projects": projects, "project": project, "days": days}
+    if project is None:
+        return render(request, "compaction/advice.html", context)
+    one = projects.filter(pk=project.pk)
+    handle = request.GET.get("agent", "")
+    agent = session_selectors.facet_resolve(projects=one, field="agent", value=handle) or None
+    context |= {
+        "agents": session_selectors.facet_values(projects=one, field="agent"),
+        "agent_handle": handle if agent else "",
+        "can_start": access.has_role(request.user, project, Role.ENGINEER),
+    }
+    try:
+        found = advice.project_advice(project=project, days=days, agent=agent)
+    except (BadRequest, Conflict) as exc:
+        context["why"] = exc.message.removeprefix("advice: ")
+        return render(request, "compaction/advice.html", context)
+    context |= {
+        "advice": found,
+        "advice_agents": advice.agent_views(found, project=project),
+        "recommendation": advice.recommendation_view(
+            found["recommended"], project=project, blocked=advice.blocked_count(found)
+        ),
+        "tolerance_points": round(RETENTION_TOLERANCE * 100),
+        "experiments": advice.advice_experiments(project=project, days=days, agent=agent),
+    }
+    return render(request, "compaction/advice.html", context)
 
 
 def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:

@@ -64,6 +64,7 @@ PAGES: dict[str, Callable[[Site], str]] = {
     "experiments": lambda s: "/experiments/",
     "experiment-new": lambda s: "/experiments/new/",
     "experiment": lambda s: f"/experiments/{s.experiment.pk}/",
+    "advice": lambda s: "/advice/",
     "alerts": lambda s: "/alerts/",
     "alert": lambda s: f"/alerts/{s.alert.pk}/",
     "project-settings": lambda s: f"/projects/{s.project.pk}/settings/",

@@ -17,13 +17,27 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-# Web on $(HOST):$(PORT) (`make demo PORT=8001 HOST=0.0.0.0`) plus one Celery worker (with beat) on the embedded defaults:
-# SQLite and a filesystem broker under ./var/. Ctrl-C stops both.
-demo: install
-	$(PY) manage.py migrate --no-input
-	$(PY) manage.py demo_setup --url http://$(HOST):$(PORT)/
-	@echo "Starting web on http://$(HOST):$(PORT)/ and a worker; Ctrl-C stops both."
-	$(PY) manage.py rundemo $(HOST):$(PORT)
+# Web on $(HOST):$(PORT) (`make demo PORT=8001 HOST=0.0.0.0`) plus two single-slot Celery workers
+# (analyses and replays with beat; webhooks and e-mail) on the embedded defaults: SQLite and a
+# filesystem broker under ./var/. One line per step; the steps' output goes to $(DEMO_LOG) and
+# its end is shown when a step fails. The login is the last line. Ctrl-C stops all three.
+VAR_DIR := $(or $(SAWTOOTH_VAR_DIR),var)
+DEMO_LOG := $(VAR_DIR)/demo.log
+DEMO_URL := http://$(HOST):$(PORT)/
+demo_step = { $(1); } >>$(DEMO_LOG) 2>&1 || { \
+	echo "      failed. The end of $(DEMO_LOG):"; tail -n 30 $(DEMO_LOG); exit 1; }
+
+demo:
+	@mkdir -p $(VAR_DIR) && : > $(DEMO_LOG)
+	@echo "[1/4] Python packages in $(VENV) (a few minutes the first time; log: $(DEMO_LOG))"
+	@$(call demo_step,$(MAKE) --no-print-directory install)
+	@echo "[2/4] Database tables (migrate)"
+	@$(call demo_step,$(PY) manage.py migrate --no-input)
+	@echo "[3/4] Demo login and example traces"
+	@$(call demo_step,$(PY) manage.py demo_setup --url $(DEMO_URL))
+	@echo "[4/4] Web server and two workers"
+	@login=$$(grep '^Log in at ' $(DEMO_LOG) | tail -n 1); \
+		SITE_URL=$(DEMO_URL) $(PY) manage.py rundemo $(HOST):$(PORT) --login "$$login"
 
 # The whole suite. On PostgreSQL when DATABASE_URL is set, otherwise on SQLite.
 test: install

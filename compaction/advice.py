@@ -231,6 +231,19 @@ def project_advice(*, project: Project, days: int, agent: str | None) -> AdviceO
     return _advice(kept, baselines=engine.baseline_policies(reference))
 
 
+def advice_experiments(*, project: Project, days: int, agent: str | None) -> list[Experiment]:
+    """The experiments whose finished replays ``project_advice`` reads (newest first), so the
+    advice page can link to what backs it."""
+    sessions = _recent_sessions(project=project, days=days, agent=agent)
+    return list(
+        Experiment.objects.filter(
+            project=project, runs__session__in=sessions, runs__status=ReplayStatus.DONE
+        )
+        .distinct()
+        .order_by("-pk")[:20]
+    )
+
+
 class RecommendationView(TypedDict):
     """The sentence the experiment page leads with, its parts ready to escape."""
 
@@ -305,6 +318,7 @@ def agent_views(found: AdviceOut, *, project: Project) -> list[RecommendationVie
 
 __all__ = [
     "AdviceOut",
+    "advice_experiments",
     "agent_views",
     "blocked_count",
     "experiment_advice",

@@ -30,6 +30,7 @@ urlpatterns = [
     path("sessions/<int:pk>/replays/compare/", views.replay_compare, name="replay-compare"),
     path("replays/<int:pk>/", views.replay_detail, name="replay"),
     path("replays/<int:pk>/status/", views.replay_status, name="replay-status"),
+    path("advice/", views.advice_page, name="advice"),
     path("experiments/", views.experiment_list, name="experiments"),
     path("experiments/new/", views.experiment_new, name="experiment-new"),
     path("experiments/<int:pk>/", views.experiment_detail, name="experiment"),

@@ -23,7 +23,7 @@ from compaction.forms import ExperimentForm, PolicyForm
 from compaction.models import CompactionSpan, ReplayRun
 from sessions import access
 from sessions import selectors as session_selectors
-from sessions.errors import BadRequest, NotFound, TooManyRequests
+from sessions.errors import BadRequest, Conflict, NotFound, TooManyRequests
 from sessions.models import AgentSession, Message, Role
 from sessions.pages import session_or_404
 from team import selectors as team_selectors
@@ -175,6 +175,7 @@ def _span_page(
         ),
         "not_facts": [item for item in every if item["verdict"] not in FACT_VERDICTS],
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
+        "can_replay": access.has_role(request.user, session.project_id, Role.ENGINEER),
         "next_messages": next_messages,
         "comments": team_selectors.comments_for(session=session, span=span),
     }
@@ -218,8 +219,8 @@ def _middle(request: HttpRequest, session: AgentSession, span: CompactionSpan) -
 @require_http_methods(["GET", "POST"])
 def replay_new(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_or_404(request, pk)
-    if request.method == "POST":
-        access.require_role(request.user, session.project_id, Role.ENGINEER)
+    # the form too: a viewer is told before filling it, and is shown no link to it
+    access.require_role(request.user, session.project_id, Role.ENGINEER)
     form = PolicyForm(request.POST or None, session=session, initial=_policy_prefill(request))
     if request.method == "POST" and form.is_valid():
         try:
@@ -361,7 +362,10 @@ def _comparison(run: ReplayRun, health: selectors.ReplayHealth) -> list[dict[str
 
 @login_required
 def replay_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    return render(request, "compaction/replay_detail.html", _replay_context(_replay(request, pk)))
+    run = _replay(request, pk)
+    context = _replay_context(run)
+    context["can_replay"] = access.has_role(request.user, run.session.project_id, Role.ENGINEER)
+    return render(request, "compaction/replay_detail.html", context)
 
 
 @login_required
@@ -381,6 +385,7 @@ def replay_compare(request: HttpRequest, pk: int) -> HttpResponse:
     first, second = pair if len(pair) == 2 else (None, None)
     context: dict[str, Any] = {"session": session, "choices": choices, "first": first}
     context["second"] = second
+    context["can_replay"] = access.has_role(request.user, session.project_id, Role.ENGINEER)
     if first is not None and second is not None:
         analysis = selectors.analysis_for(session)
         labels = [f"Replay {first.pk}", f"Replay {second.pk}"]
@@ -420,17 +425,30 @@ def _ids(request: HttpRequest, *names: str) -> list[int]:
 @login_required
 def experiment_list(request: HttpRequest) -> HttpResponse:
     experiments = selectors.experiments_for(projects=_projects(request))
-    return render(request, "compaction/experiment_list.html", {"experiments": experiments})
+    context = {"experiments": experiments, "can_start": _startable(request).exists()}
+    return render(request, "compaction/experiment_list.html", context)
+
+
+def _startable(request: HttpRequest) -> Any:
+    """The projects where the user may start an experiment (the engineer role or above)."""
+    return access.projects_with_role(request.user, Role.ENGINEER)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def experiment_new(request: HttpRequest) -> HttpResponse:
-    projects = _projects(request)
-    form = ExperimentForm(request.POST or None, projects=projects)
+    startable = _startable(request)
+    if request.method == "POST":
+        # a project of theirs where they may not start one: refused as such (403), not as a
+        # choice the form does not offer
+        posted = request.POST.get("project", "")
+        if posted.isdecimal() and len(posted) <= 10:
+            mine = _projects(request).filter(pk=int(posted)).exists()
+            if mine:
+                access.require_role(request.user, int(posted), Role.ENGINEER)
+    form = ExperimentForm(request.POST or None, projects=startable)
     if request.method == "POST" and form.is_valid():
         project = form.cleaned_data["project"]
-        access.require_role(request.user, project, Role.ENGINEER)
         try:
             experiment = services.experiment_start(
                 project=project,
@@ -445,7 +463,51 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
         else:
             flash.success(request, f"Experiment started: {experiment.runs.count()} replays queued.")
             return redirect("compaction:experiment", experiment.pk)
-    return render(request, "compaction/experiment_new.html", {"form": form})
+    context = {"form": form, "can_start": startable.exists()}
+    return render(request, "compaction/experiment_new.html", context)
+
+
+ADVICE_DAYS = 30
+
+
+@login_required
+def advice_page(request: HttpRequest) -> HttpResponse:
+    """The advice of GET /api/v1/advice for one of the user's projects (the same code: the
+    replays already finished over its sessions of the last N days), per agent, with the
+    experiments behind it; when there is nothing to advise, why, and a way to start one."""
+    projects = _projects(request).order_by("name")
+    wanted = request.GET.get("project", "")
+    project = (projects.filter(pk=int(wanted)).first() if wanted.isdecimal() else None) or (
+        projects.first()
+    )
+    days_asked = request.GET.get("days", "")
+    days = int(days_asked) if days_asked.isdecimal() and len(days_asked) <= 4 else ADVICE_DAYS
+    context: dict[str, Any] = {"projects": projects, "project": project, "days": days}
+    if project is None:
+        return render(request, "compaction/advice.html", context)
+    one = projects.filter(pk=project.pk)
+    handle = request.GET.get("agent", "")
+    agent = session_selectors.facet_resolve(projects=one, field="agent", value=handle) or None
+    context |= {
+        "agents": session_selectors.facet_values(projects=one, field="agent"),
+        "agent_handle": handle if agent else "",
+        "can_start": access.has_role(request.user, project, Role.ENGINEER),
+    }
+    try:
+        found = advice.project_advice(project=project, days=days, agent=agent)
+    except (BadRequest, Conflict) as exc:
+        context["why"] = exc.message.removeprefix("advice: ")
+        return render(request, "compaction/advice.html", context)
+    context |= {
+        "advice": found,
+        "advice_agents": advice.agent_views(found, project=project),
+        "recommendation": advice.recommendation_view(
+            found["recommended"], project=project, blocked=advice.blocked_count(found)
+        ),
+        "tolerance_points": round(RETENTION_TOLERANCE * 100),
+        "experiments": advice.advice_experiments(project=project, days=days, agent=agent),
+    }
+    return render(request, "compaction/advice.html", context)
 
 
 def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:

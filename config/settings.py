@@ -1,4 +1,4 @@
-"""Settings for Sawtooth. Every knob comes from an environment variable (see README)."""
+"""Settings for Sawtooth. Every knob is an environment variable (docs/configuration.md)."""
 
 import ipaddress
 from pathlib import Path

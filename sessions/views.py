@@ -199,6 +199,7 @@ def _live_context(request: HttpRequest, session: AgentSession) -> dict[str, Any]
         "figure": figure,
         "point_count": len(analysis.curve) if analysis else 0,
         "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),
+        "can_replay": access.has_role(request.user, session.project_id, Role.ENGINEER),
         "forecast": compaction_selectors.session_forecast(session, analysis),
         "live": selectors.session_is_live(session),
         "shown_messages": _shown_messages(request, session),

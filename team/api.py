@@ -58,8 +58,9 @@ EXPORT_LINE = (
     "/feedback/export",
     response={200: None, 401: Error},
     openapi_extra={
+        # keyed by the int, as ninja keys ``response=``: a "200" string would be a second 200
         "responses": {
-            "200": {
+            200: {
                 "description": EXPORT_LINE,
                 "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
             }

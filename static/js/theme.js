@@ -5,6 +5,9 @@
   "use strict";
   var KEY = "sawtooth-theme";
   var root = document.documentElement;
+  // Scripts run: the phone layout may fold the menu and filters behind buttons (fold.js),
+  // decided here, before the first paint, so nothing jumps. Without scripts they stay open.
+  root.classList.add("js");
 
   function stored() {
     try { return window.localStorage.getItem(KEY); } catch (e) { return null; }

@@ -64,6 +64,7 @@ PAGES: dict[str, Callable[[Site], str]] = {
     "experiments": lambda s: "/experiments/",
     "experiment-new": lambda s: "/experiments/new/",
     "experiment": lambda s: f"/experiments/{s.experiment.pk}/",
+    "advice": lambda s: "/advice/",
     "alerts": lambda s: "/alerts/",
     "alert": lambda s: f"/alerts/{s.alert.pk}/",
     "project-settings": lambda s: f"/projects/{s.project.pk}/settings/",
@@ -221,8 +222,8 @@ AXE_RUN = """async () => {
 }"""
 
 
-# Light at both widths, and dark (prefers-color-scheme) where contrast differs most.
-AXE_VIEWS = (("light", 1440), ("light", 390), ("dark", 1440))
+# Light and dark (prefers-color-scheme), each at a desktop and a phone width.
+AXE_VIEWS = (("light", 1440), ("light", 390), ("dark", 1440), ("dark", 390))
 
 
 @pytest.mark.inject_scripts

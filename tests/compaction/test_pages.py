@@ -171,9 +171,14 @@ def test_replay_form_shows_why_a_policy_is_refused(viewer: Client, session):
     assert not ReplayRun.objects.exists()
 
 
-def test_a_viewer_may_open_the_replay_form_but_not_start_a_run(client: Client, session, project):
+def test_a_viewer_is_refused_the_replay_form_and_shown_no_link_to_it(
+    client: Client, session, project
+):
     client.force_login(make_user(project=project, role=Role.VIEWER))
-    assert client.get(f"/sessions/{session.pk}/replay/").status_code == 200
+    assert client.get(f"/sessions/{session.pk}/replay/").status_code == 403
+    page = client.get(f"/sessions/{session.pk}/").content.decode()
+    assert f"/sessions/{session.pk}/replay/" not in page
+    assert "Replay with another policy" not in page
     response = client.post(
         f"/sessions/{session.pk}/replay/",
         {"soft_limit": 6000, "hard_limit": 9000, "keep_last": 2, "summarizer": "extractive"},
@@ -199,6 +204,10 @@ def test_a_viewer_cannot_start_an_experiment(client: Client, session, project):
     )
     assert response.status_code == 403
     assert not project.experiments.exists()
+    assert "/experiments/new/" not in client.get("/experiments/").content.decode()
+    form = client.get("/experiments/new/").content.decode()
+    assert "Starting an experiment takes the engineer role in a project; you have none." in form
+    assert '<form method="post"' not in form.split('<main id="main">')[1]
 
 
 def test_replay_status_polls_while_active_and_stops_when_done(viewer: Client, session):

@@ -42,6 +42,7 @@ SEEDS: list[Callable[[Door], str]] = [
     lambda d: f"/sessions/{d.session.pk}/",
     lambda d: "/alerts/",
     lambda d: "/experiments/",
+    lambda d: f"/advice/?project={d.project.pk}",
     lambda d: "/privacy/findings/",
     lambda d: "/privacy/subjects/",
     lambda d: f"/projects/{d.project.pk}/settings/",

@@ -262,7 +262,8 @@ PAGES: dict[str, list[PageRule]] = {
         )
     ],
     "compaction:replay-new": [
-        PageRule("get", lambda w: f"/sessions/{w.session.pk}/replay/", Role.VIEWER),
+        # the form is the engineer's: a viewer is refused before filling it in
+        PageRule("get", lambda w: f"/sessions/{w.session.pk}/replay/", Role.ENGINEER),
         PageRule(
             "post",
             lambda w: f"/sessions/{w.session.pk}/replay/",
@@ -284,6 +285,8 @@ PAGES: dict[str, list[PageRule]] = {
         PageRule("get", lambda w: f"/replays/{w.replay.pk}/status/", Role.VIEWER)
     ],
     "compaction:experiments": [PageRule("get", lambda w: "/experiments/", ANY)],
+    # any member reads the advice of their own projects; an outsider sees only theirs
+    "compaction:advice": [PageRule("get", lambda w: f"/advice/?project={w.project.pk}", ANY)],
     "compaction:experiment-new": [
         PageRule("get", lambda w: "/experiments/new/", ANY),
         PageRule(

@@ -59,7 +59,10 @@ def uploads_save(folder: Path, uploads: Iterable[tuple[str, Iterable[bytes]]]) -
         # Inflated here, in bounded steps, so a gzip bomb stops at the limit (413) instead of
         # filling the disk and a web worker's time; the importer then reads plain lines.
         limited = wire.bounded_chunks(
-            chunks, max_bytes=settings.IMPORT_MAX_BYTES, where=f"file {path.name}"
+            chunks,
+            max_bytes=settings.IMPORT_MAX_BYTES,
+            max_line=settings.IMPORT_MAX_RECORD_BYTES,
+            where=f"file {path.name}",
         )
         with path.open("wb") as out:
             for chunk in limited:
@@ -158,6 +161,7 @@ def uploads_import(
             limited = wire.bounded_chunks(
                 upload.chunks(_CHUNK),
                 max_bytes=settings.IMPORT_MAX_BYTES,
+                max_line=settings.IMPORT_MAX_RECORD_BYTES,
                 where=f"file {sent}",
             )
             with path.open("wb") as out:

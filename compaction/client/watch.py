@@ -41,7 +41,6 @@ slot, not for the slowest upload of the pass.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
@@ -56,7 +55,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from compaction.client.transport import Backoff, GiveUp
-from compaction.engine import codex, gemini
+from compaction.engine import codex, gemini, unpack
 from compaction.engine.claude_code_records import transcript_groups
 
 CLAUDE_CODE, CODEX, GEMINI = "Claude Code", "Codex", "Gemini CLI"
@@ -82,18 +81,14 @@ def is_json_document(path: Path) -> bool:
 
 
 def first_line(path: Path) -> bytes | None:
-    """The first complete line of a JSON Lines file, None until its newline is written."""
-    if path.name.endswith(".gz"):
-        with gzip.open(path, "rb") as packed:
-            line: bytes = packed.readline()
-            return line if line.endswith(b"\n") else None
-    with path.open("rb") as fh:
-        head = b""
-        while chunk := fh.read(64 * 1024):
-            head += chunk
-            if b"\n" in chunk:
-                return head[: head.index(b"\n") + 1]
-    return None
+    """The first complete line of a JSON Lines file, None until its newline is written.
+    Read through ``unpack`` (every gzip layer undone, the line bounded), so a bomb in a
+    watched folder raises ``unpack.TooLarge`` instead of filling memory."""
+    with unpack.open_unpacked(
+        path, max_bytes=unpack.DEFAULT_MAX_BYTES, max_line=unpack.DEFAULT_MAX_LINE
+    ) as fh:
+        line: bytes = fh.readline()
+        return line if line.endswith(b"\n") else None
 
 
 def harness_of(path: Path) -> str | None:
@@ -106,6 +101,8 @@ def harness_of(path: Path) -> str | None:
         return GEMINI
     try:
         line = first_line(path)
+    except (unpack.TooLarge, unpack.BadCompression):
+        return ""  # never a session: not read again at every scan
     except (OSError, EOFError):
         return None
     if line is None:
@@ -312,6 +309,8 @@ class Watcher:
             stat = path.stat()
             key = (stat.st_size, stat.st_mtime_ns)
             if self._seen.get(path) != key:
+                if stat.st_size > unpack.DEFAULT_MAX_LINE:
+                    raise ValueError("larger than a JSON document the server reads")
                 data = path.read_bytes()
                 json.loads(data)
                 self._documents[path] = (hashlib.sha256(data).hexdigest(), data)

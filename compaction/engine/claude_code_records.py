@@ -11,7 +11,6 @@ What the records mean (messages, compactions) is :mod:`compaction.engine.claude_
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import os
@@ -20,6 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, cast
+
+from compaction.engine import unpack
 
 
 @dataclass(frozen=True)
@@ -69,13 +70,15 @@ class Record:
         return value if isinstance(value, Mapping) else None
 
 
-def open_transcript(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open a transcript for reading bytes, undoing gzip when the file starts with its magic."""
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    if magic == b"\x1f\x8b":
-        return cast(BinaryIO, gzip.open(path, "rb"))
-    return open(path, "rb")
+def open_transcript(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = unpack.DEFAULT_MAX_BYTES,
+    max_line: int = unpack.DEFAULT_MAX_LINE,
+) -> BinaryIO:
+    """Open a transcript for reading bytes as a stream, undoing gzip (every layer) when the
+    file starts with its magic; past either limit reading raises ``unpack.TooLarge``."""
+    return unpack.open_unpacked(path, max_bytes=max_bytes, max_line=max_line)
 
 
 TRANSCRIPT_SUFFIXES = (".jsonl.gz", ".jsonl")

@@ -26,6 +26,7 @@ from typing import Any
 from compaction.engine.messages import WireError, content_from_wire
 from sessions import wire
 from sessions.errors import BadRequest
+from sessions.importers import reading
 from sessions.importers.calls import Call, context_tokens, conversation_ingest
 from sessions.importers.report import FileReport, ImportReport
 from sessions.models import Project
@@ -137,7 +138,7 @@ def exchanges(data: Any) -> Iterator[tuple[Any, Any]]:
 
 
 def load(path: Path) -> Any:
-    text = path.read_text(encoding="utf-8")
+    text = reading.trace_read(path).decode("utf-8")
     stripped = text.lstrip()
     if stripped.startswith(("event:", "data:")):
         return {"body": text}

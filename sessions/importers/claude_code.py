@@ -29,6 +29,7 @@ from compaction.engine import claude_code_records as records
 from compaction.engine.messages import message_to_wire, usage_from_wire
 from compaction.engine.summary_call import CallRef, match_summary_call, millis_between
 from compaction.engine.tokens import billed_tokens, context_size
+from sessions.importers import reading
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import (
     CHUNK_BYTES,
@@ -61,7 +62,7 @@ class CountingLines:
 
 
 def _head(path: Path) -> bytes:
-    with records.open_transcript(path) as fh:
+    with reading.trace_open(path) as fh:
         return fh.read(_SNIFF_BYTES)
 
 
@@ -105,7 +106,7 @@ class FileInfo:
 def sniff(path: Path) -> FileInfo:
     session_id = agent_id = None
     sidechain = False
-    with records.open_transcript(path) as fh:
+    with reading.trace_open(path) as fh:
         lines = []
         for _, line in zip(range(_SNIFF_LINES), fh, strict=False):
             lines.append(line)
@@ -170,26 +171,27 @@ def read_compaction_call(path: Path) -> CompactionCall:
     prompt_parent = started = finished = model = None
     agent_id = None
     usage: dict[str, Any] | None = None
-    for rec in records.iter_records(path):
-        agent_id = agent_id or cc._str(rec.data.get("agentId"))
-        msg = rec.message
-        if rec.type == "user" and not rec.is_meta:
-            prompt_parent = cc._str(rec.data.get("parentUuid"))
-            started = rec.timestamp
-        elif rec.type == "assistant" and msg is not None:
-            finished = rec.timestamp
-            model = cc._str(msg.get("model")) or model
-            raw = msg.get("usage")
-            if isinstance(raw, dict):
-                usage = {
-                    key: raw.get(key, 0)
-                    for key in (
-                        "input_tokens",
-                        "output_tokens",
-                        "cache_read_input_tokens",
-                        "cache_creation_input_tokens",
-                    )
-                }
+    with reading.trace_open(path) as fh:
+        for rec in records.iter_records(fh):
+            agent_id = agent_id or cc._str(rec.data.get("agentId"))
+            msg = rec.message
+            if rec.type == "user" and not rec.is_meta:
+                prompt_parent = cc._str(rec.data.get("parentUuid"))
+                started = rec.timestamp
+            elif rec.type == "assistant" and msg is not None:
+                finished = rec.timestamp
+                model = cc._str(msg.get("model")) or model
+                raw = msg.get("usage")
+                if isinstance(raw, dict):
+                    usage = {
+                        key: raw.get(key, 0)
+                        for key in (
+                            "input_tokens",
+                            "output_tokens",
+                            "cache_read_input_tokens",
+                            "cache_creation_input_tokens",
+                        )
+                    }
     return CompactionCall(path, agent_id, prompt_parent, started, finished, model, usage)
 
 
@@ -379,7 +381,7 @@ def import_transcript(
     sidechains: dict[str, _Stream] = {}
     root_of: dict[str, str] = {}
     try:
-        with records.open_transcript(path) as fh:
+        with reading.trace_open(path) as fh:
             lines = CountingLines(fh)
             read = 0
             for rec in records.iter_records(lines, repair=True):
@@ -455,7 +457,7 @@ def claude_code_import(
         if not path.exists():
             report.file(str(path), format=FORMAT).error = "no such file"
             continue
-        problem = file_problem(path)
+        problem = file_problem(path) or reading.trace_check(path)
         if problem is not None:
             report.file(str(path), format=FORMAT).error = problem
             continue

@@ -24,7 +24,6 @@ A file of no known format is reported, not imported: "skipped: not a format Sawt
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 import os
 import zlib
@@ -35,6 +34,7 @@ from typing import Any
 
 from compaction.engine import codex as codex_engine
 from compaction.engine import gemini as gemini_engine
+from compaction.engine import unpack
 from sessions.importers import (
     anthropic_logs,
     claude_code,
@@ -42,6 +42,7 @@ from sessions.importers import (
     codex,
     gemini,
     otlp,
+    reading,
     trajectories,
 )
 from sessions.importers.report import ImportReport
@@ -71,6 +72,7 @@ class Found:
     path: Path
     format: str | None
     looked_like: str = ""
+    refused: str = ""  # past a size limit or broken compression: the reason, limit named
 
 
 def _keys(value: Mapping[str, Any]) -> str:
@@ -92,10 +94,7 @@ def _describe(value: Any) -> str:
 
 
 def _head(path: Path) -> bytes:
-    with path.open("rb") as raw:
-        magic = raw.read(2)
-    opener: Any = gzip.open if magic == b"\x1f\x8b" else open
-    with opener(path, "rb") as fh:
+    with reading.trace_open(path) as fh:
         data: bytes = fh.read(SNIFF_BYTES + 1)
         return data
 
@@ -204,6 +203,8 @@ def sniff(path: Path) -> Found:
         head = _head(path)
     except FileNotFoundError:
         return Found(path, None, "no such file")
+    except (unpack.TooLarge, unpack.BadCompression) as exc:
+        return Found(path, None, refused=str(exc))
     except (OSError, EOFError, zlib.error) as exc:
         return Found(path, None, f"an unreadable file ({exc})")
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -277,9 +278,27 @@ def discover(paths: Sequence[str | os.PathLike[str]]) -> list[Found]:
     return out
 
 
+_DOCUMENTS = frozenset({gemini.FORMAT, otlp.FORMAT, anthropic_logs.FORMAT, cline.FORMAT})
+
+
+def _limits_problem(item: Found) -> str | None:
+    """Why a found file is refused before anything of it is stored: read through once, every
+    gzip layer counted (a document, read whole, within the record limit)."""
+    if item.format is None:
+        return None
+    document = item.format in _DOCUMENTS
+    files = [item.path / name for name in CLINE_FILES] if item.path.is_dir() else [item.path]
+    for path in files:
+        if path.is_file():
+            problem = reading.trace_check(path, document=document)
+            if problem is not None:
+                return problem
+    return None
+
+
 def _otlp_import(project: Project, path: Path, report: ImportReport) -> None:
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(reading.trace_read(path))
     except (OSError, ValueError, RecursionError) as exc:
         report.file(str(path), format=otlp.FORMAT).error = f"not readable JSON: {exc}"
         return
@@ -297,6 +316,15 @@ def traces_import(*, project: Project, paths: Sequence[str | os.PathLike[str]]) 
     found = discover(paths)
     by_format: dict[str, list[Path]] = {name: [] for name in FORMATS}
     for item in found:
+        if item.refused:
+            report.file(
+                str(item.path), format="unknown"
+            ).error = f"refused: {item.refused}; nothing of this file was stored"
+            continue
+        refused = _limits_problem(item)
+        if refused is not None:
+            report.file(str(item.path), format=item.format or "unknown").error = refused
+            continue
         if item.format is None:
             report.file(
                 str(item.path), format="unknown"
@@ -311,7 +339,7 @@ def traces_import(*, project: Project, paths: Sequence[str | os.PathLike[str]]) 
         codex.codex_import(project=project, paths=by_format[codex.FORMAT], report=report)
     for path in by_format[gemini.FORMAT]:
         try:
-            data = _plain(path)
+            data = reading.trace_read(path)
         except (OSError, EOFError, zlib.error) as exc:
             report.file(str(path), format=gemini.FORMAT).error = f"cannot read ({exc})"
             continue
@@ -329,14 +357,3 @@ def traces_import(*, project: Project, paths: Sequence[str | os.PathLike[str]]) 
             project=project, paths=by_format[trajectories.FORMAT], report=report
         )
     return report
-
-
-def _plain(path: Path) -> bytes:
-    """A file's bytes, gzip undone (Gemini's files are plain; an upload may not be)."""
-    with path.open("rb") as raw:
-        magic = raw.read(2)
-    if magic == b"\x1f\x8b":
-        with gzip.open(path, "rb") as fh:
-            data: bytes = fh.read()
-            return data
-    return path.read_bytes()

@@ -233,6 +233,6 @@ def test_an_upload_over_the_limit_is_a_413_and_stores_nothing(
     response = client.post(URL, {"file": files}, headers=auth(key))
     assert response.status_code == 413
     assert response.json()["error"] == (
-        "file big.jsonl.gz: larger than the 1000-byte limit after decompression"
+        "file big.jsonl.gz: larger than the 1000-byte limit after decompression (gzip layer 1)"
     )
     assert not AgentSession.objects.exists()

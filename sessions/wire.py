@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from compaction.engine import unpack
+from compaction.engine import names, unpack
 from sessions.errors import ITEM_LISTS, BadMessages, BadRequest, PayloadTooLarge
 from sessions.limits import EXTERNAL_ID_MAX
 
@@ -115,9 +115,9 @@ def external_id_check(external_id: str, *, where: str = "external_id") -> str:
         raise BadRequest(f"{where}: required, 1 to {EXTERNAL_ID_MAX} characters")
     if len(external_id) > EXTERNAL_ID_MAX:
         raise BadRequest(f"{where}: {len(external_id)} characters, the limit is {EXTERNAL_ID_MAX}")
-    if external_id in (".", ".."):
-        # a URL cannot carry them: clients and proxies resolve the dot segment away
-        raise BadRequest(f"{where}: {external_id!r} is not an id (a path cannot carry it)")
+    problem = names.path_segment_problem(external_id)
+    if problem is not None:
+        raise BadRequest(f"{where}: {problem}")
     _check_string(external_id, where)
     return external_id
 

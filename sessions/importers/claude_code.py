@@ -29,6 +29,8 @@ from compaction.engine import claude_code_records as records
 from compaction.engine.messages import message_to_wire, usage_from_wire
 from compaction.engine.summary_call import CallRef, match_summary_call, millis_between
 from compaction.engine.tokens import billed_tokens, context_size
+from sessions import wire
+from sessions.errors import BadRequest
 from sessions.importers import reading
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import (
@@ -365,6 +367,12 @@ def import_transcript(
     external_id = None
     if subagent and info.session_id:
         external_id = f"{info.session_id}:agent-{info.agent_id or _stem(path)}"
+    try:
+        wire.external_id_check(external_id or info.session_id or _stem(path))
+    except BadRequest as exc:
+        # never cut or repaired: two sessions would merge into one
+        file.error = f"{exc.message}; nothing of this file was stored"
+        return file
     file.kind = "subagent" if subagent else "session"
     main = _Stream(
         project=project,

@@ -32,6 +32,8 @@ from typing import Any
 
 from compaction.engine import codex
 from compaction.engine.tokens import billed_tokens, context_size
+from sessions import wire
+from sessions.errors import BadRequest
 from sessions.importers import reading
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import (
@@ -187,6 +189,12 @@ def import_rollout(
         return file
     external_id = rollout.session_id or _stem(path)
     parent = rollout.parent_id if rollout.kind != "session" else None
+    try:
+        wire.external_id_check(external_id, where="session id")
+    except BadRequest as exc:
+        # never cut or repaired: two sessions would merge into one
+        file.error = f"{exc.message}; nothing of this file was stored"
+        return file
     session_write(
         project=project,
         report=report,

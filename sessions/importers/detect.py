@@ -48,7 +48,9 @@ from sessions.importers import (
 from sessions.importers.report import ImportReport
 from sessions.models import Project
 
-SNIFF_BYTES = 4 * 1024 * 1024  # whole documents up to this size are parsed to be told apart
+# The first look at a file; a JSON document longer than it is read whole (within
+# IMPORT_MAX_RECORD_BYTES) when its first lines say nothing.
+SNIFF_BYTES = 4 * 1024 * 1024
 SNIFF_LINES = 50
 FORMATS = (
     claude_code.FORMAT,
@@ -231,6 +233,15 @@ def sniff(path: Path) -> Found:
     if len(head) <= SNIFF_BYTES:
         with contextlib.suppress(ValueError, RecursionError):
             whole, whole_ok = json.loads(text), True
+    if not whole_ok and not records and len(head) > SNIFF_BYTES and text[:1] in (b"{", b"["):
+        # A document longer than the first look (a 4.5 MB Gemini chat): read whole, within
+        # the record limit every reader of a document keeps to.
+        try:
+            whole, whole_ok = json.loads(reading.trace_read(path)), True
+        except (unpack.TooLarge, unpack.BadCompression) as exc:
+            return Found(path, None, refused=str(exc))
+        except (OSError, ValueError, RecursionError):
+            pass
     if whole_ok:
         found = _document(whole)
         if found is None and isinstance(whole, Mapping):

@@ -236,3 +236,16 @@ def test_an_upload_over_the_limit_is_a_413_and_stores_nothing(
         "file big.jsonl.gz: larger than the 1000-byte limit after decompression (gzip layer 1)"
     )
     assert not AgentSession.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_document_longer_than_the_first_look_is_still_found(client: Client, key: str) -> None:
+    # Before: a 4.5 MB Gemini chat was "not a format Sawtooth reads (JSON that does not parse)".
+    chat = json.loads(SINGLE.read_text())
+    chat["messages"][0]["content"] = [{"text": "create 2 hello world files " + "x" * 4_700_000}]
+    data = json.dumps(chat, indent=2).encode()
+    assert len(data) > detect.SNIFF_BYTES
+    response = client.post(URL, {"file": SimpleUploadedFile(SINGLE.name, data)}, headers=auth(key))
+    assert response.status_code == 200, response.content[:300]
+    assert response.json()["files"][0]["format"] == "gemini-cli"
+    assert response.json()["messages"] > 0

@@ -29,7 +29,7 @@ from django.db.models.deletion import Collector
 
 from compaction import outbox, services
 from compaction.models import CompactionSpan, ReplayRun, ReplayStatus, SessionAnalysis
-from privacy import audit, findings, known_clean, message_scan
+from privacy import audit, findings, known_clean, masking, message_scan
 from privacy.detect import pii
 from privacy.message_scan import MessageHit, MessageScan, Scan
 from privacy.models import (
@@ -399,7 +399,8 @@ def subject_find(*, project: Project, subject: Subject, excerpts: bool = True) -
             token.session_id,
             SessionFound(
                 session_id=token.session_id,
-                external_id=token.session.external_id,
+                # masked as every other page and export shows it: an id may hold the value
+                external_id=masking.text_mask(token.session.external_id),
                 places=[],
                 replays=[],
                 findings=[],
@@ -646,6 +647,7 @@ def _request_record(
     by: Any,
     reason: str,
     result: dict[str, Any],
+    by_name: str = "",
 ) -> SubjectRequest:
     # The request keeps the subject's keyed hash and masked form; a reason that names the
     # identifier itself ("erase 123.456.789-09") keeps it erased, here and in the audit row.
@@ -658,7 +660,8 @@ def _request_record(
         action=action,
         reason=reason,
         requested_by=by if getattr(by, "is_authenticated", False) else None,
-        requested_by_name=getattr(by, "get_username", lambda: "")() if by is not None else "",
+        requested_by_name=by_name
+        or (getattr(by, "get_username", lambda: "")() if by is not None else ""),
         result=result,
     )
     _audit(request)
@@ -669,6 +672,7 @@ def _audit(request: SubjectRequest) -> None:
     """One audit row per export or erasure, in the same transaction; never the identifier."""
     audit.audit_record(
         actor=request.requested_by,
+        actor_name=request.requested_by_name,
         action=AuditAction.EXPORT
         if request.action == SubjectAction.EXPORT
         else AuditAction.ERASURE,
@@ -685,14 +689,18 @@ def _audit(request: SubjectRequest) -> None:
 
 
 @transaction.atomic(durable=True)
-def subject_export(*, project: Project, subject: Subject, by: Any, reason: str) -> SubjectReport:
-    """The report of what was found, recorded as an export request."""
+def subject_export(
+    *, project: Project, subject: Subject, by: Any, reason: str, by_name: str = ""
+) -> SubjectReport:
+    """The report of what was found, recorded as an export request. ``by_name`` names the
+    operator when there is no user (a command: ``cli:<login>``), so the audit row says who."""
     report = subject_find(project=project, subject=subject)
     _request_record(
         project=project,
         subject=subject,
         action=SubjectAction.EXPORT,
         by=by,
+        by_name=by_name,
         reason=reason,
         result={
             "sessions": [found["session_id"] for found in report["sessions"]],
@@ -776,7 +784,13 @@ def _replays_requeue(session: AgentSession) -> list[int]:
 
 @transaction.atomic(durable=True)
 def subject_erase(
-    *, project: Project, subject: Subject, by: Any, reason: str, delete_sessions: bool = False
+    *,
+    project: Project,
+    subject: Subject,
+    by: Any,
+    reason: str,
+    delete_sessions: bool = False,
+    by_name: str = "",
 ) -> SubjectRequest:
     """Erase the subject's identifier from the project, following lineage.
 
@@ -834,6 +848,7 @@ def subject_erase(
         subject=subject,
         action=SubjectAction.DELETE if delete_sessions else SubjectAction.ANONYMIZE,
         by=by,
+        by_name=by_name,
         reason=reason,
         result={
             "sessions": [s.pk for s in sessions],

@@ -1,10 +1,11 @@
 """Decompression bombs at every import door: the peak memory of the process that reads them.
 
-Builds hostile files (a gzip inside a gzip of 4 GB of zeros in a few KB; a gzip of one valid
-line then 2 GB with no newline; three layers of gzip of 4 GB of newlines) and a valid 20 MB
-transcript, then sends each through each door, one fresh child process per case, on a scratch
-SQLite database: ``POST /api/v1/imports`` and the upload form (Django's test client, the same
-view code a web worker runs), ``manage.py import_traces``, and the watcher's first look at a
+Builds hostile files (a gzip inside a gzip of a transcript's first lines then 4 GB with no
+newline, in a few KB; a gzip of the same lines then 2 GB with no newline; three layers of gzip
+of 4 GB of newlines) and a valid 20 MB transcript, then sends each through each door, one fresh
+child process per case, on a scratch SQLite database: ``POST /api/v1/imports`` and the upload
+form (Django's test client, the same view code a web worker runs), ``manage.py import_traces``,
+and the watcher's first look at a
 file. Each child reports its peak RSS (under a 2 GB address-space cap, so a door that
 inflates a bomb ends in MemoryError and counts in ``failed_runs``); the last line is JSON, e.g.
 {"limit_mb": 300, "max_peak_rss_mb": 131.2, "failed_runs": 0, "cases": {"nested/api":
@@ -51,11 +52,11 @@ def _repeat(block: bytes, total: int):  # type: ignore[no-untyped-def]
 def build(folder: Path) -> dict[str, Path]:
     first = b"".join(line + b"\n" for line in SHORT.read_bytes().split(b"\n")[:6])
     files: dict[str, Path] = {}
-    zeros = folder / "zeros.gz"
-    with zeros.open("wb") as out:
-        _gzip_stream(_repeat(b"\0" * _MB, 4096 * _MB), out)
+    inner = folder / "inner.gz"
+    with inner.open("wb") as out:
+        _gzip_stream([first, *_repeat(b"x" * _MB, 4096 * _MB)], out)
     files["nested"] = folder / "nested.jsonl.gz"
-    files["nested"].write_bytes(_gzip_bytes(zeros.read_bytes()))
+    files["nested"].write_bytes(_gzip_bytes(inner.read_bytes()))
     one_line = folder / "one-line.jsonl.gz"
     with one_line.open("wb") as out:
         _gzip_stream([first, *_repeat(b"x" * _MB, 2048 * _MB)], out)

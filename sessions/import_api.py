@@ -27,6 +27,7 @@ from sessions.schemas import Error
 router = Router(tags=["imports"])
 
 _CHUNK = 1024 * 1024
+UPLOAD_NAME_MAX = 200  # a file's name, or the form field naming a Cline task's folder
 
 
 class ImportOut(Schema):
@@ -127,6 +128,14 @@ def _upload_path(folder: Path, field: str, name: str, index: int, taken: set[str
     if base in ("", ".", "..") or base.startswith("."):
         base = f"upload-{index}"
     parent = Path(field.replace("\\", "/")).name.strip()
+    # Each becomes a name on disk, which the file system caps (255 bytes): refused here with
+    # the limit named, never an OSError (a 500) from the file system.
+    for what, value in (("file name", base), ("form field", parent)):
+        if len(value.encode()) > UPLOAD_NAME_MAX:
+            raise BadRequest(
+                f"{what} {value[:40]!r}...: {len(value)} characters, "
+                f"the limit is {UPLOAD_NAME_MAX} bytes"
+            )
     if parent in ("file", "files", ".", "..") or parent.startswith("."):
         parent = ""
     target = f"{parent}/{base}" if parent else base

@@ -162,3 +162,21 @@ def test_the_watcher_does_not_inflate_a_bomb_looking_for_its_first_line(
     with pytest.raises(unpack.TooLarge, match="a line longer than the 1000-byte line limit"):
         watch.first_line(bomb)
     assert watch.harness_of(bomb) == ""  # never a session, so not read again every scan
+
+
+@pytest.mark.django_db
+def test_import_otel_refuses_a_document_past_the_record_limit(tmp_path: Path, settings) -> None:
+    settings.IMPORT_MAX_RECORD_BYTES = LIMIT
+    (tmp_path / "spans.json.gz").write_bytes(_nested(b'{"resourceSpans": []}' + b" " * LIMIT, 2))
+    out = StringIO()
+    project = make_project()
+    call_command(
+        "import_otel",
+        str(tmp_path / "spans.json.gz"),
+        "--project",
+        project.name,
+        "--json",
+        stdout=out,
+    )
+    (file,) = json.loads(out.getvalue())["files"]
+    assert f"larger than the {LIMIT}-byte limit after decompression" in file["error"]

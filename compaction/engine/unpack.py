@@ -8,7 +8,7 @@ deep), and each layer's output is counted against the limit as it streams, in st
 in memory at once. No Django.
 
 >>> import gzip
->>> b"".join(unpacked_chunks([gzip.compress(gzip.compress(b"a\\n"))], max_bytes=10))
+>>> b"".join(unpacked_chunks([gzip.compress(gzip.compress(b"a\\n"))], max_bytes=100))
 b'a\\n'
 """
 

@@ -14,9 +14,15 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import (
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.views import defaults
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -134,6 +140,26 @@ def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return _error(
         request, 413, f"body: larger than the {settings.INGEST_MAX_BODY_BYTES}-byte limit"
     )
+
+
+@api.exception_handler(SuspiciousOperation)
+def _suspicious(request: HttpRequest, exc: SuspiciousOperation) -> HttpResponse:
+    # Django's own refusals of a request body (too many files or fields) answer its HTML page
+    # unless caught here; the API answers JSON naming the limit.
+    if isinstance(exc, RequestDataTooBig):
+        return _too_big(request, exc)
+    if isinstance(exc, TooManyFilesSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+        return _error(request, 413, f"files: more than the {limit} files one request may carry")
+    if isinstance(exc, TooManyFieldsSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return _error(request, 413, f"fields: more than the {limit} fields one request may carry")
+    return _error(request, 400, f"request: refused ({type(exc).__name__})")
+
+
+@api.exception_handler(MultiPartParserError)
+def _bad_multipart(request: HttpRequest, exc: MultiPartParserError) -> HttpResponse:
+    return _error(request, 400, f"body: not valid multipart/form-data ({str(exc)[:200]})")
 
 
 @api.exception_handler(OperationalError)

@@ -186,8 +186,12 @@ INGEST_MAX_PROBES_PER_BATCH = env_int("INGEST_MAX_PROBES_PER_BATCH", 500)
 SESSION_MAX_MESSAGES = env_int("SESSION_MAX_MESSAGES", 200_000)
 SESSION_MAX_COMPACTIONS = env_int("SESSION_MAX_COMPACTIONS", 2_000)
 SESSION_MAX_PROBES = env_int("SESSION_MAX_PROBES", 2_000)
-# A Claude Code transcript uploaded to /api/v1/imports/, after gzip is undone.
+# A trace file imported through any door (the upload API and form, the import commands, the
+# watcher's uploads), counted after each gzip layer is undone (compaction/engine/unpack.py).
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 100 * 1024 * 1024)
+# What a reader holds in memory at once: one JSON line, or one whole JSON document (a Gemini
+# chat, an OTLP dump, a Cline task file). Past it the file is refused with the limit named.
+IMPORT_MAX_RECORD_BYTES = env_int("IMPORT_MAX_RECORD_BYTES", 32 * 1024 * 1024)
 # Replay runs a project may have queued or running at once (single replays and experiment
 # runs alike); more get 429 (API) or a form error naming the quota.
 REPLAY_QUOTA_PER_PROJECT = env_int("REPLAY_QUOTA_PER_PROJECT", 200)

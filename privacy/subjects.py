@@ -27,15 +27,13 @@ from django.db import DEFAULT_DB_ALIAS, models, transaction
 from django.db.models import F, Q
 from django.db.models.deletion import Collector
 
-from alerts.models import WebhookDelivery
 from compaction import outbox, services
-from compaction.models import CompactionSpan, Experiment, ReplayRun, ReplayStatus, SessionAnalysis
-from privacy import audit, findings, known_clean, message_scan
+from compaction.models import CompactionSpan, ReplayRun, ReplayStatus, SessionAnalysis
+from privacy import audit, findings, known_clean, masking, message_scan
 from privacy.detect import pii
 from privacy.message_scan import MessageHit, MessageScan, Scan
 from privacy.models import (
     AuditAction,
-    AuditEvent,
     Finding,
     SubjectAction,
     SubjectIndexMark,
@@ -55,7 +53,7 @@ logger = logging.getLogger(__name__)
 SUBJECT_KINDS = ("cpf", "cnpj", "email", "phone")
 ERASED = "[{kind} erased]"
 _SKIPPED_FIELDS = frozenset(
-    {"content_hash", "text_hash", "hashed_key", "digest", "value_hash", "prefix"}
+    {"content_hash", "text_hash", "hashed_key", "digest", "value_hash", "prefix", "fact_hash"}
 )
 
 
@@ -111,6 +109,7 @@ def _text_fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:
         if isinstance(f, models.CharField | models.TextField | models.JSONField)
         and not f.choices
         and f.name not in _SKIPPED_FIELDS
+        and f"{model._meta.label}.{f.name}" not in ERASURE_EXEMPT
     ]
 
 
@@ -400,7 +399,8 @@ def subject_find(*, project: Project, subject: Subject, excerpts: bool = True) -
             token.session_id,
             SessionFound(
                 session_id=token.session_id,
-                external_id=token.session.external_id,
+                # masked as every other page and export shows it: an id may hold the value
+                external_id=masking.text_mask(token.session.external_id),
                 places=[],
                 replays=[],
                 findings=[],
@@ -523,16 +523,120 @@ def subject_erase_preview(*, project: Project, subject: Subject) -> ErasePreview
     return ErasePreview(sessions=len(held), outside_index=len(held - indexed), other_rows=other)
 
 
+# The apps whose rows a person's words can reach; every one of their models with text is
+# walked by an erasure (``_project_rows``), or listed in ``ERASURE_EXEMPT`` with the reason.
+ERASURE_APPS = ("traces", "compaction", "alerts", "privacy", "team")
+# Trace content and what is derived from it: erased through the lineage of each session that
+# holds the subject (``sessions_holding`` reads the raw rows), never by walking the project.
+_LINEAGE_MODELS = frozenset(
+    {
+        "traces.AgentSession",
+        "traces.Message",
+        "traces.CompactionEvent",
+        "traces.Probe",
+        "compaction.SessionAnalysis",
+        "compaction.ReplayRun",
+        "compaction.CompactionSpan",
+        "privacy.Finding",
+        "privacy.SubjectToken",
+    }
+)
+# Fields an erasure leaves as they are, each with why no identifier can be in it.
+ERASURE_EXEMPT: dict[str, str] = {
+    "traces.ApiKey.prefix": "the first characters of a random key, shown to tell keys apart",
+    "traces.ApiKey.hashed_key": "a hash of a random key, never a person's words",
+    "traces.Message.content_hash": "kept on purpose: a resent batch is then a duplicate",
+    "traces.CompactionEvent.content_hash": "kept on purpose: a resent batch is a duplicate",
+    "traces.Probe.text_hash": "a hash of the probe's text, never the text",
+    "privacy.Finding.value_hash": "the keyed hash of the value (HMAC), never the value",
+    "privacy.SubjectToken.digest": "the keyed hash of the identifier (HMAC), the index's key",
+    "privacy.SubjectRequest.digest": "the keyed hash of the subject: the request's one trace",
+    "alerts.Webhook.secret_encrypted": "ciphertext of a random signing secret",
+    "compaction.OutboxTask.args": "row ids and task arguments of queued work, no project",
+    "compaction.OutboxTask.last_error": "an exception's class and message from the broker",
+    "team.VerdictMark.fact_hash": "a hash of the fact's text, never the text",
+    "compaction.OutboxTask.kind": "the name of a task, written by code",
+    "privacy.Finding.confidence": "the detector's word (high, medium, low), written by code",
+    "compaction.SessionAnalysis.pii_flagged_message_pks": "message ids (integers), by code",
+}
+# Fields with choices hold one of them: the services store nothing else.
+ERASURE_EXEMPT.update(
+    dict.fromkeys(
+        (
+            "traces.Membership.role",
+            "traces.Message.role",
+            "traces.CompactionEvent.trigger",
+            "compaction.SessionAnalysis.status",
+            "compaction.Experiment.status",
+            "compaction.ReplayRun.status",
+            "compaction.CompactionSpan.origin",
+            "alerts.Alert.rule",
+            "alerts.Alert.severity",
+            "alerts.Alert.state",
+            "alerts.AlertEvent.kind",
+            "alerts.Webhook.format",
+            "alerts.WebhookDelivery.status",
+            "privacy.Finding.where",
+            "privacy.Finding.level",
+            "privacy.Finding.status",
+            "privacy.SubjectToken.where",
+            "privacy.SubjectRequest.action",
+            "privacy.AuditEvent.action",
+            "team.VerdictMark.kind",
+            "team.VerdictMark.mark",
+        ),
+        "one of the field's choices: the services store nothing else",
+    )
+)
+
+
+def _project_paths(model: type[models.Model], depth: int = 3) -> list[str]:
+    """The lookups from ``model`` to its Project through foreign keys (``alert__project``)."""
+    if model is Project:
+        return ["pk"]
+    found: list[str] = []
+    for f in model._meta.concrete_fields:
+        target = f.related_model if f.is_relation else None
+        if not isinstance(target, type) or target is model:
+            continue
+        if target is Project:
+            found.append(f.name)
+        elif depth > 1 and target._meta.app_label in ERASURE_APPS:
+            found += [f"{f.name}__{p}" for p in _project_paths(target, depth - 1) if p != "pk"]
+    return found
+
+
+def _walked_models() -> list[type[models.Model]]:
+    from django.apps import apps
+
+    return [
+        m
+        for label in ERASURE_APPS
+        for m in apps.get_app_config(label).get_models()
+        if m._meta.label not in _LINEAGE_MODELS and _text_fields(m)
+    ]
+
+
 def _project_rows(project: Project) -> Iterator[models.Model]:
-    """What holds a copy of trace text outside any session's lineage: webhook deliveries (their
-    alert goes with the session, their body stays), the audit log (masked at write, older rows
-    may not be), experiment names, and the saved filters of everyone who reads the project."""
-    yield from WebhookDelivery.objects.filter(webhook__project=project).order_by("pk")
-    yield from AuditEvent.objects.filter(project=project).order_by("pk")
-    yield from Experiment.objects.filter(project=project).order_by("pk")
-    yield from SavedFilter.objects.filter(
-        Q(user__memberships__project=project) | Q(user__is_superuser=True)
-    ).distinct()
+    """Every row of the project a person's words can be in, outside any session's lineage or
+    inside one whose trace never held the subject: notes on verdicts, comments and their
+    revisions, alert titles, resolutions and comments, webhook bodies and logs, the audit log
+    and earlier requests' reasons, experiments, keys' names, alert recipients, and the saved
+    filters of everyone who reads the project. Found by each model's foreign keys to the
+    project, so a model added later is walked without a change here."""
+    for model in _walked_models():
+        if model is SavedFilter:
+            yield from SavedFilter.objects.filter(
+                Q(user__memberships__project=project) | Q(user__is_superuser=True)
+            ).distinct()
+            continue
+        paths = _project_paths(model)
+        if not paths:
+            continue
+        scope = Q()
+        for path in paths:
+            scope |= Q(**{path: project.pk if path == "pk" else project})
+        yield from model._default_manager.filter(scope).distinct().order_by("pk").iterator(500)
 
 
 def _request_record(
@@ -543,7 +647,11 @@ def _request_record(
     by: Any,
     reason: str,
     result: dict[str, Any],
+    by_name: str = "",
 ) -> SubjectRequest:
+    # The request keeps the subject's keyed hash and masked form; a reason that names the
+    # identifier itself ("erase 123.456.789-09") keeps it erased, here and in the audit row.
+    reason = _eraser(subject, set())(reason)
     request = SubjectRequest.objects.create(
         project=project,
         kind=subject.kind,
@@ -552,7 +660,8 @@ def _request_record(
         action=action,
         reason=reason,
         requested_by=by if getattr(by, "is_authenticated", False) else None,
-        requested_by_name=getattr(by, "get_username", lambda: "")() if by is not None else "",
+        requested_by_name=by_name
+        or (getattr(by, "get_username", lambda: "")() if by is not None else ""),
         result=result,
     )
     _audit(request)
@@ -563,25 +672,35 @@ def _audit(request: SubjectRequest) -> None:
     """One audit row per export or erasure, in the same transaction; never the identifier."""
     audit.audit_record(
         actor=request.requested_by,
+        actor_name=request.requested_by_name,
         action=AuditAction.EXPORT
         if request.action == SubjectAction.EXPORT
         else AuditAction.ERASURE,
         project=request.project,
         target=f"subject:{request.kind} {request.masked}",
         reason=request.reason,
-        detail={"subject_request": request.pk, "action": request.action, **request.result},
+        detail={
+            "subject_request": request.pk,
+            "subject_digest": request.digest,
+            "action": request.action,
+            **request.result,
+        },
     )
 
 
 @transaction.atomic(durable=True)
-def subject_export(*, project: Project, subject: Subject, by: Any, reason: str) -> SubjectReport:
-    """The report of what was found, recorded as an export request."""
+def subject_export(
+    *, project: Project, subject: Subject, by: Any, reason: str, by_name: str = ""
+) -> SubjectReport:
+    """The report of what was found, recorded as an export request. ``by_name`` names the
+    operator when there is no user (a command: ``cli:<login>``), so the audit row says who."""
     report = subject_find(project=project, subject=subject)
     _request_record(
         project=project,
         subject=subject,
         action=SubjectAction.EXPORT,
         by=by,
+        by_name=by_name,
         reason=reason,
         result={
             "sessions": [found["session_id"] for found in report["sessions"]],
@@ -665,7 +784,13 @@ def _replays_requeue(session: AgentSession) -> list[int]:
 
 @transaction.atomic(durable=True)
 def subject_erase(
-    *, project: Project, subject: Subject, by: Any, reason: str, delete_sessions: bool = False
+    *,
+    project: Project,
+    subject: Subject,
+    by: Any,
+    reason: str,
+    delete_sessions: bool = False,
+    by_name: str = "",
 ) -> SubjectRequest:
     """Erase the subject's identifier from the project, following lineage.
 
@@ -717,11 +842,13 @@ def subject_erase(
     for row in _project_rows(project):
         if any(may_hold(text) for text in row_strings(row)) and _row_erase(row, erase):
             counts[_row_label(row)] += 1
+    project.refresh_from_db(fields=["name"])  # the audit row below copies the name
     return _request_record(
         project=project,
         subject=subject,
         action=SubjectAction.DELETE if delete_sessions else SubjectAction.ANONYMIZE,
         by=by,
+        by_name=by_name,
         reason=reason,
         result={
             "sessions": [s.pk for s in sessions],

@@ -31,6 +31,7 @@ LOOSE_CLINE = (
     "a Cline task is a folder; send its files under a form field named by the task id, so the "
     "task keeps its id"
 )
+UPLOAD_NAME_MAX = 200  # a file's name, or the form field naming a Cline task's folder
 
 
 class ImportOut(Schema):
@@ -63,7 +64,10 @@ def uploads_save(folder: Path, uploads: Iterable[tuple[str, Iterable[bytes]]]) -
         # Inflated here, in bounded steps, so a gzip bomb stops at the limit (413) instead of
         # filling the disk and a web worker's time; the importer then reads plain lines.
         limited = wire.bounded_chunks(
-            chunks, max_bytes=settings.IMPORT_MAX_BYTES, where=f"file {path.name}"
+            chunks,
+            max_bytes=settings.IMPORT_MAX_BYTES,
+            max_line=settings.IMPORT_MAX_RECORD_BYTES,
+            where=f"file {path.name}",
         )
         with path.open("wb") as out:
             for chunk in limited:
@@ -128,6 +132,14 @@ def _upload_path(folder: Path, field: str, name: str, index: int, taken: set[str
     if base in ("", ".", "..") or base.startswith("."):
         base = f"upload-{index}"
     parent = Path(field.replace("\\", "/")).name.strip()
+    # Each becomes a name on disk, which the file system caps (255 bytes): refused here with
+    # the limit named, never an OSError (a 500) from the file system.
+    for what, value in (("file name", base), ("form field", parent)):
+        if len(value.encode()) > UPLOAD_NAME_MAX:
+            raise BadRequest(
+                f"{what} {value[:40]!r}...: {len(value)} characters, "
+                f"the limit is {UPLOAD_NAME_MAX} bytes"
+            )
     if parent in ("file", "files", ".", "..") or parent.startswith("."):
         parent = ""
     target = f"{parent}/{base}" if parent else base
@@ -163,6 +175,7 @@ def uploads_import(
             limited = wire.bounded_chunks(
                 upload.chunks(_CHUNK),
                 max_bytes=settings.IMPORT_MAX_BYTES,
+                max_line=settings.IMPORT_MAX_RECORD_BYTES,
                 where=f"file {sent}",
             )
             with path.open("wb") as out:

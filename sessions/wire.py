@@ -13,6 +13,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from compaction.engine import names, unpack
 from sessions.errors import ITEM_LISTS, BadMessages, BadRequest, PayloadTooLarge
 from sessions.limits import EXTERNAL_ID_MAX
 
@@ -47,45 +48,24 @@ def decode_body(raw: bytes, *, content_encoding: str, max_bytes: int) -> bytes:
     return bytes(out)
 
 
-GZIP_MAGIC = b"\x1f\x8b"
-
-
 def bounded_chunks(
-    chunks: Iterable[bytes], *, max_bytes: int, where: str = "body"
+    chunks: Iterable[bytes],
+    *,
+    max_bytes: int,
+    where: str = "body",
+    max_line: int | None = None,
 ) -> Iterator[bytes]:
-    """The bytes of an upload, gzip undone when it starts with gzip's magic, never more than
-    ``max_bytes`` of them: the same guard against a gzip bomb as ``decode_body``, streamed."""
-    total = 0
-    inflater: Any = None
-    first = True
+    """The bytes of an upload with every gzip layer undone (a gzip inside a gzip too), never
+    more than ``max_bytes`` at any layer nor a line past ``max_line``: a bomb stops with a 413
+    naming the limit, a broken stream with a 400, before anything is kept."""
     try:
-        for chunk in chunks:
-            if first and chunk:
-                first = False
-                if chunk.startswith(GZIP_MAGIC):
-                    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-            data = chunk
-            while data:
-                if inflater is None:
-                    out, data = data, b""
-                else:
-                    out = inflater.decompress(data, max_bytes + 1 - total)
-                    data = inflater.unconsumed_tail
-                    if inflater.eof and inflater.unused_data:  # a further gzip member
-                        data = inflater.unused_data + data
-                        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-                total += len(out)
-                if total > max_bytes:
-                    raise PayloadTooLarge(
-                        f"{where}: larger than the {max_bytes}-byte limit"
-                        + (" after decompression" if inflater is not None else "")
-                    )
-                if out:
-                    yield out
-        if inflater is not None and not inflater.eof:
-            raise BadRequest(f"{where}: truncated gzip stream")
-    except zlib.error as exc:
-        raise BadRequest(f"{where}: not valid gzip ({exc})") from None
+        yield from unpack.unpacked_chunks(
+            chunks, max_bytes=max_bytes, max_line=max_line, where=where
+        )
+    except unpack.TooLarge as exc:
+        raise PayloadTooLarge(str(exc)) from None
+    except unpack.BadCompression as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def parse_json(body: bytes, *, max_depth: int, check: bool = True) -> Any:
@@ -135,9 +115,9 @@ def external_id_check(external_id: str, *, where: str = "external_id") -> str:
         raise BadRequest(f"{where}: required, 1 to {EXTERNAL_ID_MAX} characters")
     if len(external_id) > EXTERNAL_ID_MAX:
         raise BadRequest(f"{where}: {len(external_id)} characters, the limit is {EXTERNAL_ID_MAX}")
-    if external_id in (".", ".."):
-        # a URL cannot carry them: clients and proxies resolve the dot segment away
-        raise BadRequest(f"{where}: {external_id!r} is not an id (a path cannot carry it)")
+    problem = names.path_segment_problem(external_id)
+    if problem is not None:
+        raise BadRequest(f"{where}: {problem}")
     _check_string(external_id, where)
     return external_id
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from compaction.client.sanitize import Unsendable, sanitize
 from compaction.client.transport import Backoff, GiveUp, Reply, gzip_json, post_with_retries, send
+from compaction.engine import names
 
 logger = logging.getLogger("sawtooth.client")
 
@@ -138,6 +139,10 @@ class Recorder:
         start_seq: int = 0,
         timeout: float = 30.0,
     ) -> None:
+        problem = names.path_segment_problem(session_id)
+        if problem is not None:
+            # Refused here, not after every message was recorded and then dropped.
+            raise ValueError(f"session_id: {problem}")
         quoted = urllib.parse.quote(session_id, safe="")
         self.endpoint = f"{url.rstrip('/')}/api/v1/sessions/{quoted}/events"
         self.key = key
@@ -373,6 +378,13 @@ class Recorder:
                         return
                     continue
                 refused = exc.reply is not None and 400 <= exc.reply.status < 500
+                events = [(kind, e) for kind in _KINDS for e in batch[kind]]
+                if exc.reply is not None and exc.reply.status == 413 and len(events) > 1:
+                    # Too large as a whole (one oversized message, say): each half is sent on
+                    # its own, so only what is too large alone is dropped, never its neighbours.
+                    for half in (events[: len(events) // 2], events[len(events) // 2 :]):
+                        self._send({k: [e for kind, e in half if kind == k] for k in _KINDS})
+                    return
                 if refused and with_session and self._session:
                     with_session = False
                     continue

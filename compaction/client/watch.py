@@ -41,10 +41,10 @@ slot, not for the slowest upload of the pass.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from compaction.client.transport import Backoff, GiveUp
-from compaction.engine import codex, gemini
+from compaction.engine import codex, gemini, unpack
 from compaction.engine.claude_code import transcript_groups
 
 CLAUDE_CODE, CODEX, GEMINI = "Claude Code", "Codex", "Gemini CLI"
@@ -82,18 +82,14 @@ def is_json_document(path: Path) -> bool:
 
 
 def first_line(path: Path) -> bytes | None:
-    """The first complete line of a JSON Lines file, None until its newline is written."""
-    if path.name.endswith(".gz"):
-        with gzip.open(path, "rb") as packed:
-            line: bytes = packed.readline()
-            return line if line.endswith(b"\n") else None
-    with path.open("rb") as fh:
-        head = b""
-        while chunk := fh.read(64 * 1024):
-            head += chunk
-            if b"\n" in chunk:
-                return head[: head.index(b"\n") + 1]
-    return None
+    """The first complete line of a JSON Lines file, None until its newline is written.
+    Read through ``unpack`` (every gzip layer undone, the line bounded), so a bomb in a
+    watched folder raises ``unpack.TooLarge`` instead of filling memory."""
+    with unpack.open_unpacked(
+        path, max_bytes=unpack.DEFAULT_MAX_BYTES, max_line=unpack.DEFAULT_MAX_LINE
+    ) as fh:
+        line: bytes = fh.readline()
+        return line if line.endswith(b"\n") else None
 
 
 def harness_of(path: Path) -> str | None:
@@ -106,6 +102,8 @@ def harness_of(path: Path) -> str | None:
         return GEMINI
     try:
         line = first_line(path)
+    except (unpack.TooLarge, unpack.BadCompression):
+        return ""  # never a session: not read again at every scan
     except (OSError, EOFError):
         return None
     if line is None:
@@ -235,20 +233,41 @@ class Watcher:
         self._ready: dict[Path, int] = {}  # complete length found at the last look
         self._documents: dict[Path, tuple[str, bytes]] = {}  # the last version parsed whole
         self._harness: dict[Path, str] = {}  # each file's, once known ("": not a session)
+        # (size, mtime_ns) of a file whose first line was not complete at the last look: not
+        # read again until it changes (a file with no newline was read whole every rescan).
+        self._unknown: dict[Path, tuple[int, int]] = {}
+        self._real_roots = [Path(r).resolve() for r in self.roots]
 
     def _harness_of(self, path: Path) -> str | None:
         known = self._harness.get(path)
         if known is None:
+            try:
+                stat = path.stat()
+            except OSError:
+                return None
+            key = (stat.st_size, stat.st_mtime_ns)
+            if self._unknown.get(path) == key:
+                return None  # unchanged since it had no complete line
             found = harness_of(path)
             if found is None:
-                return None  # no complete line yet: looked at again at the next scan
+                self._unknown[path] = key  # no complete line yet: looked at again once it grows
+                return None
+            self._unknown.pop(path, None)
             self._harness[path] = known = found
         return known or None
+
+    def _inside(self, path: Path) -> bool:
+        """Whether ``path`` (resolved) is below a watched root: a symlink pointing out of the
+        watched folders is not followed."""
+        return any(path == root or path.is_relative_to(root) for root in self._real_roots)
 
     def scan(self) -> None:
         """Find session files (new sessions, new subagent files) under the roots."""
         existing = [r for r in self.roots if Path(r).exists()]
-        for group in transcript_groups(existing):
+        for found in transcript_groups(existing):
+            group = [p for p in found if self._inside(p.resolve())]
+            if not group or group[0] != found[0]:
+                continue
             main = group[0].resolve()
             if main in self.sessions:
                 watched = self.sessions[main]
@@ -267,7 +286,8 @@ class Watcher:
                 for path in group[1:]:
                     self.sessions.setdefault(path.resolve(), Watched([path.resolve()], harness))
         for document in self._documents_under(existing):
-            self.sessions.setdefault(document, Watched([document], GEMINI))
+            if self._inside(document):
+                self.sessions.setdefault(document, Watched([document], GEMINI))
         self._scanned_at = self.clock()
 
     @staticmethod
@@ -312,6 +332,8 @@ class Watcher:
             stat = path.stat()
             key = (stat.st_size, stat.st_mtime_ns)
             if self._seen.get(path) != key:
+                if stat.st_size > unpack.DEFAULT_MAX_LINE:
+                    raise ValueError("larger than a JSON document the server reads")
                 data = path.read_bytes()
                 json.loads(data)
                 self._documents[path] = (hashlib.sha256(data).hexdigest(), data)
@@ -426,7 +448,9 @@ class Watcher:
         return parts
 
     def _say(self, line: str) -> None:
-        print(line, file=self.out or sys.stderr, flush=True)
+        # File names and the server's words are printed to a terminal: control characters
+        # (an escape sequence in a file name) are shown as "?" , never sent to it.
+        print(printable(line), file=self.out or sys.stderr, flush=True)
 
     def run(self, *, interval: float, once: bool = False, sleep: Callable[[float], None]) -> int:
         """Poll until interrupted; with ``once``, until everything is sent or retries end."""
@@ -444,6 +468,18 @@ class Watcher:
                 sleep(max(0.0, soonest - self.clock()))
                 continue
             sleep(interval)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (ESC, CR, BEL...) shown as ``?``.
+
+    >>> printable("a\x1b[2Jb")
+    'a?[2Jb'
+    """
+    return _CONTROL.sub("?", text)
 
 
 def _summary(report: Any, lengths: Sequence[tuple[Path, int]]) -> str:

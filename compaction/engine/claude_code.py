@@ -26,7 +26,6 @@ hook records are skipped and counted.
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import os
@@ -37,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
+from compaction.engine import unpack
 from compaction.engine.messages import (
     Block,
     Message,
@@ -100,13 +100,15 @@ class Record:
         return value if isinstance(value, Mapping) else None
 
 
-def open_transcript(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open a transcript for reading bytes, undoing gzip when the file starts with its magic."""
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    if magic == b"\x1f\x8b":
-        return cast(BinaryIO, gzip.open(path, "rb"))
-    return open(path, "rb")
+def open_transcript(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = unpack.DEFAULT_MAX_BYTES,
+    max_line: int = unpack.DEFAULT_MAX_LINE,
+) -> BinaryIO:
+    """Open a transcript for reading bytes as a stream, undoing gzip (every layer) when the
+    file starts with its magic; past either limit reading raises ``unpack.TooLarge``."""
+    return unpack.open_unpacked(path, max_bytes=max_bytes, max_line=max_line)
 
 
 TRANSCRIPT_SUFFIXES = (".jsonl.gz", ".jsonl")

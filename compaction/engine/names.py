@@ -23,6 +23,7 @@ __all__ = [
     "SummarizerName",
     "Trigger",
     "Unit",
+    "path_segment_problem",
     "trigger_name",
 ]
 
@@ -77,3 +78,20 @@ def trigger_name(value: str | None) -> str:
     ('threshold', 'unknown', 'unknown')
     """
     return value if value in TRIGGERS else Trigger.UNKNOWN.value
+
+
+def path_segment_problem(external_id: str) -> str | None:
+    """Why a session id cannot be one segment of an API path, or None: the one rule the API,
+    the importers and the Recorder apply, so an id is refused alike at every door instead of
+    stored and then unreadable (a slash ends the segment, a dot segment is resolved away).
+
+    >>> path_segment_problem("../../etc/passwd")
+    "'../../etc/passwd' holds '/' or '..'; an id is one path segment"
+    >>> path_segment_problem("run-42") is None
+    True
+    """
+    if external_id in (".", ".."):
+        return f"{external_id!r} is not an id (a path cannot carry it)"
+    if "/" in external_id or ".." in external_id:
+        return f"{external_id[:80]!r} holds '/' or '..'; an id is one path segment"
+    return None

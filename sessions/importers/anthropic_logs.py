@@ -27,6 +27,7 @@ from compaction.engine.messages import WireError, content_from_wire
 from compaction.engine.otlp import Call
 from sessions import wire
 from sessions.errors import BadRequest
+from sessions.importers import reading
 from sessions.importers.calls import context_tokens, conversation_ingest
 from sessions.importers.report import FileReport, ImportReport
 from sessions.models import Project
@@ -138,7 +139,7 @@ def exchanges(data: Any) -> Iterator[tuple[Any, Any]]:
 
 
 def load(path: Path) -> Any:
-    text = path.read_text(encoding="utf-8")
+    text = reading.trace_read(path).decode("utf-8")
     stripped = text.lstrip()
     if stripped.startswith(("event:", "data:")):
         return {"body": text}

@@ -28,6 +28,9 @@ from compaction.engine import claude_code as cc
 from compaction.engine.messages import message_to_wire, usage_from_wire
 from compaction.engine.summary_call import CallRef, match_summary_call, millis_between
 from compaction.engine.tokens import billed_tokens, context_size
+from sessions import wire
+from sessions.errors import BadRequest
+from sessions.importers import reading
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import (
     CHUNK_BYTES,
@@ -60,7 +63,7 @@ class CountingLines:
 
 
 def _head(path: Path) -> bytes:
-    with cc.open_transcript(path) as fh:
+    with reading.trace_open(path) as fh:
         return fh.read(_SNIFF_BYTES)
 
 
@@ -104,7 +107,7 @@ class FileInfo:
 def sniff(path: Path) -> FileInfo:
     session_id = agent_id = None
     sidechain = False
-    with cc.open_transcript(path) as fh:
+    with reading.trace_open(path) as fh:
         lines = []
         for _, line in zip(range(_SNIFF_LINES), fh, strict=False):
             lines.append(line)
@@ -169,26 +172,27 @@ def read_compaction_call(path: Path) -> CompactionCall:
     prompt_parent = started = finished = model = None
     agent_id = None
     usage: dict[str, Any] | None = None
-    for rec in cc.iter_records(path):
-        agent_id = agent_id or cc._str(rec.data.get("agentId"))
-        msg = rec.message
-        if rec.type == "user" and not rec.is_meta:
-            prompt_parent = cc._str(rec.data.get("parentUuid"))
-            started = rec.timestamp
-        elif rec.type == "assistant" and msg is not None:
-            finished = rec.timestamp
-            model = cc._str(msg.get("model")) or model
-            raw = msg.get("usage")
-            if isinstance(raw, dict):
-                usage = {
-                    key: raw.get(key, 0)
-                    for key in (
-                        "input_tokens",
-                        "output_tokens",
-                        "cache_read_input_tokens",
-                        "cache_creation_input_tokens",
-                    )
-                }
+    with reading.trace_open(path) as fh:
+        for rec in cc.iter_records(fh):
+            agent_id = agent_id or cc._str(rec.data.get("agentId"))
+            msg = rec.message
+            if rec.type == "user" and not rec.is_meta:
+                prompt_parent = cc._str(rec.data.get("parentUuid"))
+                started = rec.timestamp
+            elif rec.type == "assistant" and msg is not None:
+                finished = rec.timestamp
+                model = cc._str(msg.get("model")) or model
+                raw = msg.get("usage")
+                if isinstance(raw, dict):
+                    usage = {
+                        key: raw.get(key, 0)
+                        for key in (
+                            "input_tokens",
+                            "output_tokens",
+                            "cache_read_input_tokens",
+                            "cache_creation_input_tokens",
+                        )
+                    }
     return CompactionCall(path, agent_id, prompt_parent, started, finished, model, usage)
 
 
@@ -362,6 +366,12 @@ def import_transcript(
     external_id = None
     if subagent and info.session_id:
         external_id = f"{info.session_id}:agent-{info.agent_id or _stem(path)}"
+    try:
+        wire.external_id_check(external_id or info.session_id or _stem(path))
+    except BadRequest as exc:
+        # never cut or repaired: two sessions would merge into one
+        file.error = f"{exc.message}; nothing of this file was stored"
+        return file
     file.kind = "subagent" if subagent else "session"
     main = _Stream(
         project=project,
@@ -378,7 +388,7 @@ def import_transcript(
     sidechains: dict[str, _Stream] = {}
     root_of: dict[str, str] = {}
     try:
-        with cc.open_transcript(path) as fh:
+        with reading.trace_open(path) as fh:
             lines = CountingLines(fh)
             read = 0
             for rec in cc.iter_records(lines, repair=True):
@@ -454,7 +464,7 @@ def claude_code_import(
         if not path.exists():
             report.file(str(path), format=FORMAT).error = "no such file"
             continue
-        problem = file_problem(path)
+        problem = file_problem(path) or reading.trace_check(path)
         if problem is not None:
             report.file(str(path), format=FORMAT).error = problem
             continue

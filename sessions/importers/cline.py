@@ -24,6 +24,7 @@ from typing import Any
 from compaction.engine import cline
 from sessions import wire
 from sessions.errors import BadRequest
+from sessions.importers import reading
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import CHUNK_BYTES, CHUNK_MESSAGES, session_write
 from sessions.models import Project
@@ -57,7 +58,7 @@ def expand(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
 def _task_model(folder: Path) -> str | None:
     """The model ``task_metadata.json`` names last, for tasks whose UI messages name none."""
     try:
-        raw = json.loads((folder / METADATA_FILE).read_bytes())
+        raw = json.loads(reading.trace_read(folder / METADATA_FILE))
     except (OSError, ValueError, RecursionError):
         return None
     usage = raw.get("model_usage") if isinstance(raw, dict) else None
@@ -135,7 +136,7 @@ def import_task(
         )
         return file
     try:
-        ui = (folder / UI_FILE).read_bytes()
+        ui = reading.trace_read(folder / UI_FILE)
     except FileNotFoundError:
         file.error = f"no {UI_FILE} in this folder: Cline's calls and costs are there"
         return file
@@ -143,7 +144,7 @@ def import_task(
         file.error = f"cannot read {UI_FILE} ({exc})"
         return file
     try:
-        history: bytes | None = (folder / HISTORY_FILE).read_bytes()
+        history: bytes | None = reading.trace_read(folder / HISTORY_FILE)
     except FileNotFoundError:
         history = None
         file.note = f"no {HISTORY_FILE}: messages rebuilt from {UI_FILE}"

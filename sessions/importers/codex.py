@@ -24,15 +24,17 @@ the session writer (the one door), so a re-import stores nothing new.
 
 from __future__ import annotations
 
-import gzip
 import os
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from compaction.engine import codex
 from compaction.engine.tokens import billed_tokens, context_size
+from sessions import wire
+from sessions.errors import BadRequest
+from sessions.importers import reading
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import (
     CHUNK_BYTES,
@@ -59,11 +61,19 @@ def expand(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
-def _read(path: Path) -> bytes:
-    if path.name.endswith(".gz"):
-        with gzip.open(path, "rb") as fh:
-            return fh.read()
-    return path.read_bytes()
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line, streamed (split on ``\\n`` only)."""
+    with reading.trace_open(path) as fh:
+        for number, raw in enumerate(fh, start=1):
+            text = raw.rstrip(b"\n").rstrip(b"\r")
+            if not text.strip():
+                continue
+            try:
+                yield number, text.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise codex.CodexError(
+                    number, f"not UTF-8 ({exc.reason} at byte {exc.start})"
+                ) from None
 
 
 def _stem(path: Path) -> str:
@@ -156,7 +166,7 @@ def import_rollout(
     """Read one rollout whole, then store it (or nothing of it, if a line is malformed)."""
     file = report.file(str(path), format=FORMAT)
     try:
-        rollout = codex.parse_rollout_bytes(_read(path))
+        rollout = codex.parse_rollout(_lines(path))
     except FileNotFoundError:
         file.error = "no such file"
         return file
@@ -187,6 +197,12 @@ def import_rollout(
         return file
     external_id = rollout.session_id or _stem(path)
     parent = rollout.parent_id if rollout.kind != "session" else None
+    try:
+        wire.external_id_check(external_id, where="session id")
+    except BadRequest as exc:
+        # never cut or repaired: two sessions would merge into one
+        file.error = f"{exc.message}; nothing of this file was stored"
+        return file
     session_write(
         project=project,
         report=report,

@@ -24,7 +24,6 @@ A file of no known format is reported, not imported: "skipped: not a format Sawt
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 import os
 import zlib
@@ -33,9 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from compaction.engine import cline as cline_engine
 from compaction.engine import codex as codex_engine
 from compaction.engine import gemini as gemini_engine
+from compaction.engine import unpack
 from sessions.importers import (
     anthropic_logs,
     claude_code,
@@ -43,12 +45,15 @@ from sessions.importers import (
     codex,
     gemini,
     otlp,
+    reading,
     trajectories,
 )
 from sessions.importers.report import ImportReport
 from sessions.models import Project
 
-SNIFF_BYTES = 4 * 1024 * 1024  # whole documents up to this size are parsed to be told apart
+# The first look at a file; a JSON document longer than it is read whole (within
+# IMPORT_MAX_RECORD_BYTES) when its first lines say nothing.
+SNIFF_BYTES = 4 * 1024 * 1024
 SNIFF_LINES = 50
 FORMATS = (
     claude_code.FORMAT,
@@ -72,6 +77,7 @@ class Found:
     path: Path
     format: str | None
     looked_like: str = ""
+    refused: str = ""  # past a size limit or broken compression: the reason, limit named
 
 
 def _keys(value: Mapping[str, Any]) -> str:
@@ -93,10 +99,7 @@ def _describe(value: Any) -> str:
 
 
 def _head(path: Path) -> bytes:
-    with path.open("rb") as raw:
-        magic = raw.read(2)
-    opener: Any = gzip.open if magic == b"\x1f\x8b" else open
-    with opener(path, "rb") as fh:
+    with reading.trace_open(path) as fh:
         data: bytes = fh.read(SNIFF_BYTES + 1)
         return data
 
@@ -205,6 +208,8 @@ def sniff(path: Path) -> Found:
         head = _head(path)
     except FileNotFoundError:
         return Found(path, None, "no such file")
+    except (unpack.TooLarge, unpack.BadCompression) as exc:
+        return Found(path, None, refused=str(exc))
     except (OSError, EOFError, zlib.error) as exc:
         return Found(path, None, f"an unreadable file ({exc})")
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -231,6 +236,15 @@ def sniff(path: Path) -> Found:
     if len(head) <= SNIFF_BYTES:
         with contextlib.suppress(ValueError, RecursionError):
             whole, whole_ok = json.loads(text), True
+    if not whole_ok and not records and len(head) > SNIFF_BYTES and text[:1] in (b"{", b"["):
+        # A document longer than the first look (a 4.5 MB Gemini chat): read whole, within
+        # the record limit every reader of a document keeps to.
+        try:
+            whole, whole_ok = json.loads(reading.trace_read(path)), True
+        except (unpack.TooLarge, unpack.BadCompression) as exc:
+            return Found(path, None, refused=str(exc))
+        except (OSError, ValueError, RecursionError):
+            pass
     if whole_ok:
         found = _document(whole)
         if found is None and isinstance(whole, Mapping):
@@ -278,9 +292,27 @@ def discover(paths: Sequence[str | os.PathLike[str]]) -> list[Found]:
     return out
 
 
+_DOCUMENTS = frozenset({gemini.FORMAT, otlp.FORMAT, anthropic_logs.FORMAT, cline.FORMAT})
+
+
+def _limits_problem(item: Found) -> str | None:
+    """Why a found file is refused before anything of it is stored: read through once, every
+    gzip layer counted (a document, read whole, within the record limit)."""
+    if item.format is None:
+        return None
+    document = item.format in _DOCUMENTS
+    files = [item.path / name for name in CLINE_FILES] if item.path.is_dir() else [item.path]
+    for path in files:
+        if path.is_file():
+            problem = reading.trace_check(path, document=document)
+            if problem is not None:
+                return problem
+    return None
+
+
 def _otlp_import(project: Project, path: Path, report: ImportReport) -> None:
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(reading.trace_read(path))
     except (OSError, ValueError, RecursionError) as exc:
         report.file(str(path), format=otlp.FORMAT).error = f"not readable JSON: {exc}"
         return
@@ -298,6 +330,15 @@ def traces_import(*, project: Project, paths: Sequence[str | os.PathLike[str]]) 
     found = discover(paths)
     by_format: dict[str, list[Path]] = {name: [] for name in FORMATS}
     for item in found:
+        if item.refused:
+            report.file(
+                str(item.path), format="unknown"
+            ).error = f"refused: {item.refused}; nothing of this file was stored"
+            continue
+        refused = _limits_problem(item)
+        if refused is not None:
+            report.file(str(item.path), format=item.format or "unknown").error = refused
+            continue
         if item.format is None:
             report.file(
                 str(item.path), format="unknown"
@@ -312,7 +353,7 @@ def traces_import(*, project: Project, paths: Sequence[str | os.PathLike[str]]) 
         codex.codex_import(project=project, paths=by_format[codex.FORMAT], report=report)
     for path in by_format[gemini.FORMAT]:
         try:
-            data = _plain(path)
+            data = reading.trace_read(path)
         except (OSError, EOFError, zlib.error) as exc:
             report.file(str(path), format=gemini.FORMAT).error = f"cannot read ({exc})"
             continue
@@ -333,14 +374,9 @@ def traces_import(*, project: Project, paths: Sequence[str | os.PathLike[str]]) 
 
 
 def _plain(path: Path) -> bytes:
-    """A file's bytes, gzip undone (Gemini's files are plain; an upload may not be)."""
-    with path.open("rb") as raw:
-        magic = raw.read(2)
-    if magic == b"\x1f\x8b":
-        with gzip.open(path, "rb") as fh:
-            data: bytes = fh.read()
-            return data
-    return path.read_bytes()
+    """A file's bytes, every gzip layer undone within the import limit (Gemini's files are
+    plain; an upload may not be); past it, ``unpack.TooLarge`` (an ``OSError``)."""
+    return unpack.read_unpacked(path, max_bytes=settings.IMPORT_MAX_BYTES)
 
 
 def _problem(item: Found) -> str | None:

@@ -29,6 +29,7 @@ from typing import Any
 from compaction.engine import gemini
 from sessions import wire
 from sessions.errors import BadRequest
+from sessions.importers import reading
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import (
     CHUNK_BYTES,
@@ -135,7 +136,7 @@ def import_chat(
     """Read one chat file whole, then store it (or nothing of it, if it is malformed)."""
     file = report.file(str(path), format=FORMAT)
     try:
-        chat = gemini.parse_chat_bytes(path.read_bytes() if data is None else data)
+        chat = gemini.parse_chat_bytes(reading.trace_read(path) if data is None else data)
     except FileNotFoundError:
         file.error = "no such file"
         return file

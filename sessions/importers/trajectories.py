@@ -11,14 +11,15 @@ are split out as cache reads).
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from compaction.engine import unpack
 from sessions import wire
 from sessions.errors import BadRequest
+from sessions.importers import reading
 from sessions.importers.otlp import chat_message
 from sessions.importers.report import FileReport, ImportReport
 from sessions.importers.writer import SessionWriter
@@ -191,17 +192,23 @@ def openhands_messages(history: Sequence[Any]) -> tuple[list[dict[str, Any]], di
 
 
 def _load(path: Path) -> Iterator[Any]:
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        head = fh.read(1)
-        fh.seek(0)
-        if not head:
+    """One JSON document (read whole, within the record limit), else JSON lines (streamed)."""
+    try:
+        whole: bytes | None = reading.trace_read(path)
+    except unpack.TooLarge:
+        whole = None  # too large for one document: JSON lines, read one at a time
+    if whole is not None:
+        if not whole.strip():
             raise TrajectoryError("empty file")
         try:
-            yield json.load(fh)
+            yield json.loads(whole)
             return
         except json.JSONDecodeError:
-            fh.seek(0)
+            pass
+        except UnicodeDecodeError as exc:
+            raise TrajectoryError(f"not UTF-8 ({exc.reason})") from None
+        del whole
+    with reading.trace_open(path) as fh:
         for n, line in enumerate(fh, start=1):
             if line.strip():
                 try:

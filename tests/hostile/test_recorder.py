@@ -284,3 +284,35 @@ def test_fuzzed_every_good_message_arrives_and_only_the_bad_are_reported(
     assert sorted((r.kind, r.seq) for r in recorder.rejected) == sorted(bad)
     assert all(isinstance(r, Rejected) and r.reason for r in recorder.rejected)
     assert (recorder.sent, recorder.failed) == (len(good_messages), len(bad))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_oversized_message_costs_only_itself(live_server: Any, settings: Any) -> None:
+    # Before: the whole batch was refused with 413 and all six messages were dropped.
+    settings.INGEST_MAX_BODY_BYTES = 50_000
+    recorder, external_id = _record(live_server, make_key(make_project()))
+    # One batch of six, as the background thread takes them from a full queue.
+    batch = {
+        "messages": [
+            {
+                "seq": n,
+                "role": "user" if n % 2 == 0 else "assistant",
+                "content": "x" * 60_000 if n == 3 else f"message {n}",
+            }
+            for n in range(6)
+        ],
+        "compactions": [],
+    }
+    recorder._send(batch)
+    recorder.close()
+    assert _stored(external_id) == [0, 1, 2, 4, 5]
+    assert (recorder.sent, recorder.failed) == (5, 1)
+    assert [(r.kind, r.seq) for r in recorder.rejected] == [("message", 3)]
+    assert "50000-byte limit" in recorder.rejected[0].reason
+
+
+@pytest.mark.parametrize("session_id", ["../../etc/passwd", "a/b", "..", "x..y"])
+def test_the_recorder_refuses_a_session_id_the_api_could_not_read(session_id: str) -> None:
+    # Before: accepted, then every message was dropped by the server's 404.
+    with pytest.raises(ValueError, match=r"session_id: .*(one path segment|is not an id)"):
+        Recorder(url="http://127.0.0.1:9", key="st_x", session_id=session_id)

@@ -243,7 +243,7 @@ def test_an_upload_over_the_limit_is_a_413_and_stores_nothing(
     response = client.post(URL, {"file": files}, headers=auth(key))
     assert response.status_code == 413
     assert response.json()["error"] == (
-        "file big.jsonl.gz: larger than the 1000-byte limit after decompression"
+        "file big.jsonl.gz: larger than the 1000-byte limit after decompression (gzip layer 1)"
     )
     assert not AgentSession.objects.exists()
 
@@ -306,3 +306,16 @@ def test_import_traces_imports_the_rest_and_exits_1_naming_an_unreadable_file(
     assert "nothing of this file was stored" in str(refused.value)
     agents = set(AgentSession.objects.filter(project=project).values_list("agent", flat=True))
     assert agents == {"gemini-cli"}  # the readable file was imported
+
+
+@pytest.mark.django_db
+def test_a_document_longer_than_the_first_look_is_still_found(client: Client, key: str) -> None:
+    # Before: a 4.5 MB Gemini chat was "not a format Sawtooth reads (JSON that does not parse)".
+    chat = json.loads(SINGLE.read_text())
+    chat["messages"][0]["content"] = [{"text": "create 2 hello world files " + "x" * 4_700_000}]
+    data = json.dumps(chat, indent=2).encode()
+    assert len(data) > detect.SNIFF_BYTES
+    response = client.post(URL, {"file": SimpleUploadedFile(SINGLE.name, data)}, headers=auth(key))
+    assert response.status_code == 200, response.content[:300]
+    assert response.json()["files"][0]["format"] == "gemini-cli"
+    assert response.json()["messages"] > 0

@@ -449,7 +449,7 @@ PAGES: dict[str, list[PageRule]] = {
 
 # Routes outside the role matrix, each with the door that guards it.
 EXEMPT = {
-    "healthz": "liveness probe: its status and how far analysis is behind, no data of any project",
+    "healthz": "liveness probe: its status; the backlog only of the signed-in caller's projects",
     "login": "the sign-in page itself",
     "password-set": "the one-time link of manage.py adduser: its token is the door",
     "logout": "signs the current user out",

@@ -3,6 +3,7 @@ copied, and an erasure leaves no copy of it in any form in any table of the data
 
 from __future__ import annotations
 
+import getpass
 import json
 from io import StringIO
 
@@ -12,7 +13,7 @@ from django.test import Client
 
 from compaction import pipeline, tasks
 from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
-from privacy import subjects
+from privacy import masking, subjects
 from privacy.detect import pii
 from privacy.models import AuditEvent, Finding, SubjectAction, SubjectRequest, SubjectToken
 from sessions import example_data
@@ -306,9 +307,10 @@ def test_a_reviewer_finds_exports_and_erases_a_subject(client: Client) -> None:
 def test_the_subject_page_escapes_what_it_shows(client: Client) -> None:
     project = make_project()
     payload = '<script>alert("x")</script>'
+    tag = '<img src=x onerror=alert("x")>'  # an id holds no '/', so no closing tag
     make_session(
         project,
-        external_id=f"run-{payload}",
+        external_id=f"run-{tag}",
         messages=[{"seq": 0, "role": "user", "content": f"{payload} CPF {CPF} {payload}"}],
     )
     pipeline.session_analyse(session_id=AgentSession.objects.get(project=project).pk)
@@ -318,6 +320,7 @@ def test_the_subject_page_escapes_what_it_shows(client: Client) -> None:
     ).content.decode()
     assert "&lt;script&gt;" in body
     assert payload not in body
+    assert tag not in body
 
 
 def test_the_index_scans_each_raw_message_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -378,3 +381,35 @@ def test_a_replay_running_during_an_erasure_writes_nothing_and_runs_again(
     assert queued == [run.pk]
     assert not CompactionSpan.objects.filter(replay=run).exists()
     assert cells_holding(CPF_FORMS) == []
+
+
+def test_the_export_lists_session_ids_masked_like_every_other_page() -> None:
+    # Before: the reviewer's export listed the session id raw, the e-mail in it with it.
+    project = make_project(name="loja")
+    named = f"ticket-{EMAIL}"
+    example = example_data.example_session(SUPPORT)
+    for batch in example.batches:
+        events_ingest(project=project, external_id=named, batch=EventBatch.model_validate(batch))
+    pipeline.session_analyse(session_id=AgentSession.objects.get(external_id=named).pk)
+    report = subjects.subject_export(
+        project=project, subject=subjects.subject_parse(identifier=CPF), by=None, reason="art. 18"
+    )
+    assert [s["external_id"] for s in report["sessions"]] == [masking.text_mask(named)]
+    assert EMAIL not in json.dumps(report)
+
+
+@pytest.mark.parametrize("command", ["erase_subject", "find_subject"])
+def test_command_line_requests_are_audited_with_their_operator(command: str) -> None:
+    # Before: audited as "system", with no name on the request.
+    project = make_project(name="loja")
+    support_chat(project)
+    call_command(
+        command, "loja", CPF, "--reason", "pedido 7", "--operator", "ana", stdout=StringIO()
+    )
+    assert SubjectRequest.objects.get(project=project).requested_by_name == "cli:ana"
+    audit = AuditEvent.objects.filter(project=project, action__in=["erasure", "export"]).get()
+    assert audit.actor_name == "cli:ana"
+    call_command(command, "loja", CPF, "--reason", "pedido 8", stdout=StringIO())
+    names = set(AuditEvent.objects.values_list("actor_name", flat=True))
+    assert f"cli:{getpass.getuser()}" in names
+    assert "system" not in names

@@ -127,15 +127,25 @@ def test_session_page_jumps_to_the_page_holding_a_seq(client: Client) -> None:
     assert 'id="seq-180"' in response.content.decode()
 
 
-def test_healthz_answers_without_login(client: Client) -> None:
+def test_healthz_answers_without_login_and_shows_no_backlog(client: Client) -> None:
+    make_session(make_project())  # queued for analysis: a backlog of one
     response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {
+    assert response.json() == {"status": "ok"}  # before: every project's backlog
+
+
+def test_healthz_shows_a_member_the_backlog_of_their_projects_only(client: Client) -> None:
+    mine, theirs = make_project(), make_project()
+    make_session(theirs)
+    client.force_login(make_user(project=mine))
+    assert client.get("/healthz").json() == {
         "status": "ok",
         "analysis_lag_seconds": 0.0,
         "search_lag_seconds": 0.0,
         "sessions_waiting": 0,
     }
+    make_session(mine)
+    assert client.get("/healthz").json()["sessions_waiting"] == 1
 
 
 def test_session_list_filters_and_sorts(client: Client) -> None:

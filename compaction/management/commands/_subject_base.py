@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import getpass
+import os
+
 from django.core.management.base import CommandError
 
 from privacy import subjects
@@ -17,3 +20,15 @@ def project_and_subject(project: str, identifier: str) -> tuple[Project, subject
         return found, subjects.subject_parse(identifier=identifier)
     except BadRequest as exc:
         raise CommandError(exc.message) from None
+
+
+def operator_default() -> str:
+    """The login running the command (``SUDO_USER`` first: the person behind ``sudo``), so a
+    command-line request is audited with its operator, not as "system"."""
+    name = os.environ.get("SUDO_USER") or ""
+    if not name:
+        try:
+            name = getpass.getuser()
+        except (KeyError, OSError):
+            name = "unknown"
+    return name[:100]

@@ -3,7 +3,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from compaction.management.commands._subject_base import project_and_subject
+from compaction.management.commands._subject_base import operator_default, project_and_subject
 from privacy import subjects
 from sessions.errors import BadRequest
 
@@ -17,6 +17,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="Project name")
         parser.add_argument("identifier", help="CPF, CNPJ, e-mail or phone, in any format")
+        parser.add_argument(
+            "--operator",
+            default=operator_default(),
+            help="Who runs it, recorded in the audit log (default: the login running it)",
+        )
         parser.add_argument("--reason", required=True, help="Why (recorded with the request)")
         parser.add_argument(
             "--delete-sessions",
@@ -31,6 +36,7 @@ class Command(BaseCommand):
         identifier: str,
         reason: str,
         delete_sessions: bool,
+        operator: str,
         **opts: Any,
     ) -> None:
         found, subject = project_and_subject(project, identifier)
@@ -39,6 +45,7 @@ class Command(BaseCommand):
                 project=found,
                 subject=subject,
                 by=None,
+                by_name=f"cli:{operator}",
                 reason=reason,
                 delete_sessions=delete_sessions,
             )

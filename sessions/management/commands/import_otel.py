@@ -2,7 +2,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sessions.importers import otlp
+from sessions.importers import otlp, reading
 from sessions.importers.report import ImportReport
 from sessions.management.commands._import_base import ImportCommand
 
@@ -18,7 +18,7 @@ class Command(ImportCommand):
         report = ImportReport()
         for path in paths:
             try:
-                data = json.loads(Path(path).read_text(encoding="utf-8"))
+                data = json.loads(reading.trace_read(Path(path)))
             except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
                 report.file(path, format=otlp.FORMAT).error = f"not readable JSON: {exc}"
                 continue

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import Client
 
 from sessions.models import AgentSession
@@ -52,7 +53,8 @@ def test_import_api_refuses_a_rollout_whose_id_holds_a_slash(client: Client) -> 
     response = client.post(
         "/api/v1/imports", {"file": upload}, headers={"Authorization": f"Bearer {key}"}
     )
-    assert response.status_code == 400
+    # an upload holding a file that cannot be read is refused whole (422), naming it
+    assert response.status_code == 422
     assert response["Content-Type"].startswith("application/json")
     assert f"session id: {HOSTILE!r} {SAID}" in response.json()["error"]
     assert not AgentSession.objects.exists()
@@ -62,7 +64,11 @@ def test_import_command_refuses_it_the_same_way(tmp_path: Path) -> None:
     (tmp_path / "rollout.jsonl").write_bytes(_rollout(HOSTILE))
     project = make_project()
     out = StringIO()
-    call_command("import_traces", str(tmp_path), "--project", project.name, "--json", stdout=out)
+    with pytest.raises(CommandError) as refused:  # a refused file: the command exits 1
+        call_command(
+            "import_traces", str(tmp_path), "--project", project.name, "--json", stdout=out
+        )
+    assert refused.value.returncode == 1
     (file,) = json.loads(out.getvalue())["files"]
     assert f"{HOSTILE!r} {SAID}" in file["error"]  # named as the events API names it
     assert not AgentSession.objects.exists()
@@ -77,7 +83,11 @@ def test_a_claude_code_transcript_with_such_an_id_is_refused_too(tmp_path: Path)
     )
     project = make_project()
     out = StringIO()
-    call_command("import_traces", str(tmp_path), "--project", project.name, "--json", stdout=out)
+    with pytest.raises(CommandError) as refused:  # a refused file: the command exits 1
+        call_command(
+            "import_traces", str(tmp_path), "--project", project.name, "--json", stdout=out
+        )
+    assert refused.value.returncode == 1
     (file,) = json.loads(out.getvalue())["files"]
     assert f"{HOSTILE!r} {SAID}" in file["error"]  # named as the events API names it
     assert not AgentSession.objects.exists()

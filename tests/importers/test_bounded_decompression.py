@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import Client
 
 from compaction.client import watch
@@ -133,7 +134,11 @@ def test_import_traces_refuses_a_file_past_the_limit_at_any_layer(
     (tmp_path / "t.jsonl.gz").write_bytes(_nested(_padded(), layers))
     project = make_project()
     out = StringIO()
-    call_command("import_traces", str(tmp_path), "--project", project.name, "--json", stdout=out)
+    with pytest.raises(CommandError) as refused:  # a refused file: the command exits 1
+        call_command(
+            "import_traces", str(tmp_path), "--project", project.name, "--json", stdout=out
+        )
+    assert refused.value.returncode == 1
     (file,) = json.loads(out.getvalue())["files"]
     assert file["error"] == (
         f"refused: file t.jsonl.gz: larger than the {LIMIT}-byte limit after decompression "

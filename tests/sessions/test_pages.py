@@ -88,14 +88,15 @@ def test_session_page_shows_hostile_content_as_text(client: Client) -> None:
             ],
         ),
     ]
+    # an id is one path segment (no "/"): the hostile id is the payload without its slashes
     session = make_session(
         project,
-        external_id=PAYLOAD,
+        external_id=PAYLOAD.replace("/", ""),
         messages=0,
         session={"agent": PAYLOAD, "model": PAYLOAD},
         compactions=[{"seq": 3, "summary": PAYLOAD, "error": PAYLOAD}],
     )
-    make_session(project, external_id=PAYLOAD, messages=hostile_blocks)
+    make_session(project, external_id=PAYLOAD.replace("/", "|"), messages=hostile_blocks)
     client.force_login(make_user(project=project))
     for url in ("/", f"/sessions/{session.pk}/"):
         body = client.get(url).content.decode()

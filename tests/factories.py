@@ -160,3 +160,26 @@ def make_billing_session(
     )
     pipeline.session_analyse(session_id=session.pk)
     return session
+
+
+def make_reread_session(project: Project, *, external_id: str = "run-reread", prompt: str = ""):
+    """A coding run of 8 turns compacted at seq 24 into a summary naming module_0 only; after
+    the boundary the agent reads module_1 again (seq 29): a lost file needed again. ``prompt``
+    replaces the first prompt."""
+    messages = coding_session_messages(turns=8)
+    if prompt:
+        messages[0]["content"] = prompt
+    messages[29]["content"][1]["input"] = {"path": "billing/module_1.py"}
+    return make_session(
+        project,
+        external_id=external_id,
+        messages=messages,
+        compactions=[
+            {
+                "seq": 24,
+                "trigger": "auto",
+                "summary": "Goal: migrate billing to API v2. Files: billing/module_0.py",
+                "replaced": {"from_seq": 0, "to_seq": 19},
+            }
+        ],
+    )

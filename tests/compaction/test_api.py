@@ -10,7 +10,13 @@ from django.test import Client
 
 from compaction import pipeline, services, tasks
 from compaction.models import Experiment, ReplayRun
-from tests.factories import coding_session_messages, make_key, make_project, make_session
+from tests.factories import (
+    coding_session_messages,
+    make_key,
+    make_project,
+    make_reread_session,
+    make_session,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -79,22 +85,8 @@ def test_compactions_list_observed_spans_with_their_verdict(client: Client, auth
 def test_compactions_give_every_fact_its_verdict_and_the_lost_file_read_again(
     client: Client, auth, project
 ):
-    messages = coding_session_messages(turns=8)
     # after the compaction at seq 24 the agent reads module_1 again: the summary lost it
-    messages[29]["content"][1]["input"] = {"path": "billing/module_1.py"}
-    make_session(
-        project,
-        external_id="run-2",
-        messages=messages,
-        compactions=[
-            {
-                "seq": 24,
-                "trigger": "auto",
-                "summary": "Goal: migrate billing to API v2. Files: billing/module_0.py",
-                "replaced": {"from_seq": 0, "to_seq": 19},
-            }
-        ],
-    )
+    make_reread_session(project, external_id="run-2")
     session = project.sessions.get(external_id="run-2")
     pipeline.session_analyse(session_id=session.pk)
     [event] = client.get("/api/v1/sessions/run-2/compactions", headers=auth).json()

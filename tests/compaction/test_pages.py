@@ -14,10 +14,9 @@ from compaction.models import CompactionSpan, ReplayRun
 from sessions.models import Role
 from tests.factories import (
     CONSTRAINT,
-    coding_session_messages,
     make_long_compacted_session,
     make_project,
-    make_session,
+    make_reread_session,
     make_user,
 )
 
@@ -81,20 +80,8 @@ def test_span_page_groups_history_and_shows_the_lost_constraint(viewer: Client, 
 def test_span_page_leads_with_what_was_needed_again_and_sets_mentions_apart(
     viewer: Client, project
 ):
-    messages = coding_session_messages(turns=8)
-    messages[0]["content"] = "Migrate billing to API v2. The review flagged web/page.tsx."
-    messages[29]["content"][1]["input"] = {"path": "billing/module_1.py"}  # read again
-    session = make_session(
-        project,
-        messages=messages,
-        compactions=[
-            {
-                "seq": 24,
-                "trigger": "auto",
-                "summary": "Goal: migrate billing to API v2. Files: billing/module_0.py",
-                "replaced": {"from_seq": 0, "to_seq": 19},
-            }
-        ],
+    session = make_reread_session(
+        project, prompt="Migrate billing to API v2. The review flagged web/page.tsx."
     )
     pipeline.session_analyse(session_id=session.pk)
     span = CompactionSpan.objects.get(session=session)

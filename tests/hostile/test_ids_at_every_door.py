@@ -4,18 +4,15 @@ stored, the API could neither read nor delete it."""
 
 from __future__ import annotations
 
-import json
-from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
-from django.core.management.base import CommandError
 from django.test import Client
 
 from sessions.models import AgentSession
 from tests.factories import make_key, make_project
+from tests.importers.corpus import SPOTTER, refused_file
 
 pytestmark = pytest.mark.django_db
 
@@ -62,32 +59,16 @@ def test_import_api_refuses_a_rollout_whose_id_holds_a_slash(client: Client) -> 
 
 def test_import_command_refuses_it_the_same_way(tmp_path: Path) -> None:
     (tmp_path / "rollout.jsonl").write_bytes(_rollout(HOSTILE))
-    project = make_project()
-    out = StringIO()
-    with pytest.raises(CommandError) as refused:  # a refused file: the command exits 1
-        call_command(
-            "import_traces", str(tmp_path), "--project", project.name, "--json", stdout=out
-        )
-    assert refused.value.returncode == 1
-    (file,) = json.loads(out.getvalue())["files"]
+    file = refused_file(tmp_path, make_project().name)
     assert f"{HOSTILE!r} {SAID}" in file["error"]  # named as the events API names it
     assert not AgentSession.objects.exists()
 
 
 def test_a_claude_code_transcript_with_such_an_id_is_refused_too(tmp_path: Path) -> None:
-    from tests.importers.corpus import SPOTTER
-
     data = (SPOTTER / "short.jsonl").read_bytes()
     (tmp_path / "t.jsonl").write_bytes(
         data.replace(b"55604662-cf2a-4331-851a-ec234028f8ca", HOSTILE.encode())
     )
-    project = make_project()
-    out = StringIO()
-    with pytest.raises(CommandError) as refused:  # a refused file: the command exits 1
-        call_command(
-            "import_traces", str(tmp_path), "--project", project.name, "--json", stdout=out
-        )
-    assert refused.value.returncode == 1
-    (file,) = json.loads(out.getvalue())["files"]
+    file = refused_file(tmp_path, make_project().name)
     assert f"{HOSTILE!r} {SAID}" in file["error"]  # named as the events API names it
     assert not AgentSession.objects.exists()

@@ -73,3 +73,20 @@ def first_write(message: dict[str, Any]) -> dict[str, Any]:
             for call in early["toolCalls"]
         ]
     return early
+
+
+def refused_file(folder: Path, project_name: str) -> dict[str, Any]:
+    """Run ``import_traces`` on a folder holding one file it must refuse: the command exits 1
+    (a CommandError carrying that code), and its JSON report names the file's error."""
+    from io import StringIO
+
+    import pytest
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    out = StringIO()
+    with pytest.raises(CommandError) as refused:
+        call_command("import_traces", str(folder), "--project", project_name, "--json", stdout=out)
+    assert refused.value.returncode == 1
+    (file,) = json.loads(out.getvalue())["files"]
+    return file

@@ -11,14 +11,13 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
-from django.core.management.base import CommandError
 from django.test import Client
 
 from compaction.client import watch
 from compaction.engine import unpack
 from sessions.models import AgentSession, Role
 from tests.factories import make_key, make_project, make_user
-from tests.importers.corpus import SPOTTER
+from tests.importers.corpus import SPOTTER, refused_file
 
 SHORT = SPOTTER / "short.jsonl"
 LIMIT = 20_000
@@ -132,14 +131,7 @@ def test_import_traces_refuses_a_file_past_the_limit_at_any_layer(
 ) -> None:
     settings.IMPORT_MAX_BYTES = LIMIT
     (tmp_path / "t.jsonl.gz").write_bytes(_nested(_padded(), layers))
-    project = make_project()
-    out = StringIO()
-    with pytest.raises(CommandError) as refused:  # a refused file: the command exits 1
-        call_command(
-            "import_traces", str(tmp_path), "--project", project.name, "--json", stdout=out
-        )
-    assert refused.value.returncode == 1
-    (file,) = json.loads(out.getvalue())["files"]
+    file = refused_file(tmp_path, make_project().name)
     assert file["error"] == (
         f"refused: file t.jsonl.gz: larger than the {LIMIT}-byte limit after decompression "
         f"(gzip layer {layers}); nothing of this file was stored"

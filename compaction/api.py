@@ -71,13 +71,14 @@ def _compaction_out(event: Any) -> CompactionOut:
         else None
     )
     cost = selectors.compaction_cost(event)
-    before, before_source = selectors.compaction_tokens_before(event, span)
+    before = selectors.compaction_tokens_before(event, span)
     return CompactionOut(
         seq=event.seq,
         trigger=event.trigger,
         strategy=event.strategy,
-        tokens_before=before,
-        tokens_before_source=before_source,
+        tokens_before=before.tokens,
+        tokens_before_source=before.source,
+        tokens_before_note=before.note,
         tokens_after=event.tokens_after,
         summary=masking.text_mask(event.summary),
         replaced=replaced,

@@ -108,6 +108,12 @@ class CompactionOut(Schema):
         "analysis measured it (the figure the span page shows); see tokens_before_source"
     )
     tokens_before_source: Literal["sent", "reported", "computed"] | None = None
+    tokens_before_note: str | None = Field(
+        None,
+        description="Set when the harness's figure disagreed with the session's own calls "
+        "(the same as the boundary before, or more than 20 % above the last call's context) "
+        "and the computed size replaced it: the figure reported and why.",
+    )
     tokens_after: int | None
     summary: str
     replaced: Replaced | None

@@ -189,17 +189,29 @@ class SessionCost:
         }
 
 
-def compaction_tokens_before(
-    event: CompactionEvent, span: CompactionSpan | None
-) -> tuple[int | None, Literal["sent", "reported", "computed"] | None]:
-    """The context before a compaction as the span page shows it, and its source: what the
-    client sent (the ingest API) or an importer read from the trace, else what the analysis
-    measured from the curve."""
+@dataclass(frozen=True)
+class TokensBefore:
+    """The context before a compaction as the span page shows it, where it comes from, and
+    why the harness's figure was not used when it was not."""
+
+    tokens: int | None
+    source: Literal["sent", "reported", "computed"] | None
+    note: str | None = None
+
+
+def compaction_tokens_before(event: CompactionEvent, span: CompactionSpan | None) -> TokensBefore:
+    """What the client sent (the ingest API) or an importer read from the trace, unless the
+    analysis found it disagrees with the session's own calls (then the computed size and its
+    note); else what the analysis measured from the curve."""
+    details = span.details if span is not None and isinstance(span.details, dict) else {}
+    if span is not None and details.get("tokens_before_source") == "computed":
+        note = details.get("tokens_before_note")
+        return TokensBefore(span.tokens_before, "computed", note if isinstance(note, str) else None)
     if event.tokens_before is not None:
-        return event.tokens_before, "sent" if event.source == "api" else "reported"
+        return TokensBefore(event.tokens_before, "sent" if event.source == "api" else "reported")
     if span is not None and span.tokens_before is not None:
-        return span.tokens_before, "computed"
-    return None, None
+        return TokensBefore(span.tokens_before, "computed")
+    return TokensBefore(None, None)
 
 
 def session_window(session: AgentSession) -> tuple[int, WindowSource]:

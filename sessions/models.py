@@ -169,8 +169,10 @@ def message_usage(
     cache_creation_input_tokens: int | None,
     iterations: Any,
 ) -> dict[str, object] | None:
-    """A message's usage in its wire form, from its columns (None when it reported none)."""
-    if input_tokens is None and output_tokens is None:
+    """A message's usage in its wire form, from its columns (None when it reported none, or
+    reported 0 in and 0 out: rows stored before ingest read that as no usage)."""
+    counters = (input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens)
+    if not any(counters) and not iterations:
         return None
     usage: dict[str, object] = {
         "input_tokens": input_tokens or 0,

@@ -70,6 +70,26 @@ class Usage(Schema):
     iterations: list[Iteration] | None = None
 
 
+def _reports_nothing(usage: Usage) -> bool:
+    counted = (
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_input_tokens,
+        usage.cache_creation_input_tokens,
+        *(
+            n
+            for it in usage.iterations or []
+            for n in (
+                it.input_tokens,
+                it.output_tokens,
+                it.cache_read_input_tokens,
+                it.cache_creation_input_tokens,
+            )
+        ),
+    )
+    return not any(counted)
+
+
 class SessionIn(Schema):
     agent: str | None = Field(None, max_length=limits.AGENT_MAX)
     model: str | None = Field(None, max_length=limits.SESSION_MODEL_MAX)
@@ -102,6 +122,14 @@ class MessageIn(Schema):
             for index, block in enumerate(content):
                 _check_block(index, block)
         return content
+
+    @model_validator(mode="after")
+    def _zero_usage_is_no_usage(self) -> MessageIn:
+        # A proxy that passes no counts reports 0 in and 0 out: that is no usage (the call is
+        # estimated), never an empty context drawn at 0 (DESIGN.md "Money and sizes").
+        if self.usage is not None and _reports_nothing(self.usage):
+            self.usage = None
+        return self
 
     def blocks(self) -> list[dict[str, Any]]:
         """The content as a list of blocks: a plain string is one text block."""

@@ -210,6 +210,28 @@ class Usage:
     cache_creation_input_tokens: int = 0
     iterations: tuple[Iteration, ...] = ()
 
+    @property
+    def reports_nothing(self) -> bool:
+        """0 in and 0 out: a proxy that passes no counts, never an empty context. Such a call
+        is a call without usage (estimated), as if the trace had no usage at all.
+
+        >>> Usage(input_tokens=0, output_tokens=0).reports_nothing
+        True
+        """
+        counters = (
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_input_tokens,
+            self.cache_creation_input_tokens,
+        )
+        return not any(counters) and not any(
+            it.input_tokens
+            or it.output_tokens
+            or it.cache_read_input_tokens
+            or it.cache_creation_input_tokens
+            for it in self.iterations
+        )
+
     def to_dict(self) -> UsageDict:
         out: UsageDict = {
             "input_tokens": self.input_tokens,
@@ -603,6 +625,8 @@ def message_from_wire(raw: Mapping[str, Any], where: str = "message") -> Message
         if not isinstance(usage_raw, Mapping):
             raise WireError(f"{where}.usage: expected an object")
         usage = usage_from_wire(usage_raw, f"{where}.usage")
+        if usage.reports_nothing:
+            usage = None
     ts = raw.get("timestamp")
     model = raw.get("model")
     return Message(

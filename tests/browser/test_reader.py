@@ -205,7 +205,7 @@ def test_replay_this_opens_the_form_with_the_spans_policy(
     logged_in.goto(span_url(live_server, session))
     logged_in.get_by_role("link", name="Replay this").click()
     expect(logged_in.get_by_label("Hard limit")).to_have_value("54161")
-    expect(logged_in.get_by_label("Soft limit")).to_have_value("112500")
+    expect(logged_in.get_by_label("Soft limit")).to_have_value("40620")
     expect(logged_in.get_by_label("Keep last")).to_have_value("1")
     logged_in.get_by_role("button", name="Start replay").click()
     run = ReplayRun.objects.get()

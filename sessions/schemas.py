@@ -61,13 +61,45 @@ class Iteration(Schema):
     cache_creation_input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
 
 
+class CacheCreation(Schema):
+    """Anthropic's split of a call's cache writes: 5-minute and 1-hour (priced higher)."""
+
+    model_config = {"extra": "allow"}
+    ephemeral_5m_input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
+    ephemeral_1h_input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
+
+
 class Usage(Schema):
     model_config = {"extra": "allow"}
     input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
     output_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
     cache_read_input_tokens: int | None = Field(0, ge=0, le=TOKENS_MAX)
     cache_creation_input_tokens: int | None = Field(0, ge=0, le=TOKENS_MAX)
+    cache_creation: CacheCreation | None = Field(
+        None,
+        description="Anthropic's split of cache_creation_input_tokens between the 5-minute "
+        "and the 1-hour cache; 1-hour writes are priced at the 1-hour rate.",
+    )
     iterations: list[Iteration] | None = None
+
+    @model_validator(mode="after")
+    def _split_within_total(self) -> Usage:
+        split = self.cache_creation
+        if split is None:
+            return self
+        parts = split.ephemeral_5m_input_tokens + split.ephemeral_1h_input_tokens
+        if not self.cache_creation_input_tokens:
+            self.cache_creation_input_tokens = parts
+        elif split.ephemeral_1h_input_tokens > self.cache_creation_input_tokens:
+            raise ValueError(
+                "cache_creation.ephemeral_1h_input_tokens: more than cache_creation_input_tokens"
+            )
+        return self
+
+    @property
+    def one_hour_writes(self) -> int:
+        """The cache writes to the 1-hour cache (0 when the usage gives no split)."""
+        return self.cache_creation.ephemeral_1h_input_tokens if self.cache_creation else 0
 
 
 def _reports_nothing(usage: Usage) -> bool:

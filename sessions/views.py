@@ -195,6 +195,7 @@ def _live_context(request: HttpRequest, session: AgentSession) -> dict[str, Any]
         "analysis": analysis,
         "billed": compaction_selectors.session_billed(session, analysis),
         "cost": compaction_selectors.session_cost(session),
+        "billed_rule": compaction_selectors.BILLED_RULE,
         "spans": spans,
         "figure": figure,
         "point_count": len(analysis.curve) if analysis else 0,

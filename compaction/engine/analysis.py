@@ -616,7 +616,7 @@ def judge_cost(judge: evals.Judge | None) -> Usage:
 
     >>> judge_cost(None)
     Usage(input_tokens=0, output_tokens=0, cache_read_input_tokens=0, \
-cache_creation_input_tokens=0, iterations=())
+cache_creation_input_tokens=0, iterations=(), cache_creation_1h_input_tokens=0)
     """
     spent = getattr(judge, "cost", None)
     return spent if isinstance(spent, Usage) else Usage()

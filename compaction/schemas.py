@@ -274,7 +274,10 @@ class AdviceRowOut(Schema):
     policy: dict[str, Any] = Field(description=_POLICY_DOC)
     label: str
     usd: float = Field(description="The total over the sessions measured")
-    retention: float = Field(description="Fraction of facts kept, mean over sessions")
+    retention: float | None = Field(
+        description="Fraction of facts kept, mean over the sessions where the policy wrote a "
+        "summary; null where it wrote none (never read as 100 %)"
+    )
     overflowed_sessions: int
     failed_splices: int = Field(description="Sessions with a failed splice")
     on_front: bool
@@ -290,7 +293,7 @@ class RecommendedOut(Schema):
     usd_saved_ci: list[float] = Field(
         min_length=2, max_length=2, description="[low, high]: 90 %, bootstrap over sessions"
     )
-    retention: float
+    retention: float | None
     sessions: int
     lost_by_kind: LostByKindOut
     worst_session: str | None = Field(
@@ -302,7 +305,18 @@ class BaselineOut(Schema):
     policy: dict[str, Any] = Field(description=_POLICY_DOC)
     label: str
     usd: float
-    retention: float
+    retention: float | None
+
+
+class NoRecommendationOut(Schema):
+    reason: str = Field(
+        description="Why no policy is recommended: too few sessions back it, or the saving's "
+        "90 % interval includes a loss"
+    )
+    sessions_needed: int | None = Field(
+        description="About how many sessions in all the evidence would need (null: more "
+        "sessions would not make this saving certain)"
+    )
 
 
 class AdviceOut(Schema):
@@ -310,11 +324,15 @@ class AdviceOut(Schema):
         description="Pareto front of usd (lower) vs retention (higher); a policy that "
         "overflowed or failed a splice on any session is never on it"
     )
-    recommended: RecommendedOut = Field(
+    recommended: RecommendedOut | None = Field(
         description="The front policy saving the most money whose retention is within "
-        "`tolerance` of the baseline's; the baseline itself when none saves money"
+        "`tolerance` of the baseline's; the baseline itself when none saves money; null when "
+        "the evidence does not support one (see no_recommendation)"
     )
-    recommended_by_agent: dict[str, RecommendedOut]
+    no_recommendation: NoRecommendationOut | None = Field(
+        None, description="Set when recommended is null: why, and the sessions it would take"
+    )
+    recommended_by_agent: dict[str, RecommendedOut | None]
     baseline: BaselineOut = Field(description="The observed policy")
     policies: list[AdviceRowOut] = Field(description="Every policy measured, front or not")
     sessions: int

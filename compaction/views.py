@@ -465,7 +465,7 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
                 else None,
                 blocked=advice.blocked_count(found),
             )
-            if found
+            if found and found["recommended"] is not None
             else None
         ),
         "tolerance_points": round(RETENTION_TOLERANCE * 100),

@@ -60,6 +60,7 @@ def session_curve(request: KeyRequest, external_id: str) -> Curve:
         compaction_calls_billed_tokens=billed.summary_calls,
         forecast=ForecastOut(**asdict(predicted.forecast)) if predicted.forecast else None,
         forecast_accuracy=[ForecastCheckOut(**asdict(c)) for c in predicted.checks],
+        forecast_median_error_calls=predicted.project_median_error_calls,
     )
 
 

@@ -43,7 +43,11 @@ class ForecastOut(Schema):
         None, description="The same in minutes at the recent pace; null without timestamps."
     )
     threshold_tokens: int
-    basis: Literal["declared_policy", "harness_default", "window"]
+    basis: Literal["declared_policy", "observed", "harness_default", "window"] = Field(
+        description="Where the threshold comes from, in this precedence: the session's declared "
+        "policy; observed (where this session, else this agent in the project, compacted "
+        "before); the harness's default; the context window"
+    )
 
 
 class ForecastCheckOut(Schema):
@@ -76,6 +80,11 @@ class Curve(Schema):
         default_factory=list,
         description="For each observed compaction, what the forecast said 10 calls (or as many "
         "as the climb had) before it, and how many calls really followed.",
+    )
+    forecast_median_error_calls: float | None = Field(
+        None,
+        description="The median |predicted - actual| calls over the project's past forecasts "
+        "(its newest sessions with compactions); null before any.",
     )
 
 

@@ -222,6 +222,7 @@ def experiment_out(experiment: Any) -> ExperimentOut:
         runs=len(runs),
         runs_done=sum(status in (ReplayStatus.DONE, ReplayStatus.FAILED) for status in runs),
         aggregate=experiment.aggregate,
+        billed_usd=selectors.experiment_billed(experiment).usd,
     )
 
 

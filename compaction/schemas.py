@@ -254,6 +254,11 @@ class ExperimentOut(Schema):
     runs: int
     runs_done: int
     aggregate: dict[str, Any]
+    billed_usd: float | None = Field(
+        None,
+        description="Billed: the sum of the experiment's sessions' cost.usd (as logged, cache "
+        "discounts included), never the replay rule's observed_usd",
+    )
 
 
 # --- policy advice -----------------------------------------------------------------------

@@ -574,6 +574,29 @@ def experiment_money(experiment: Experiment) -> dict[str, float | None]:
     return saved
 
 
+@dataclass(frozen=True)
+class ExperimentBilled:
+    """What the experiment's sessions were billed (each session's ``usd``, summed): the
+    billed figure, never the replay rule's."""
+
+    usd: float | None  # None: no session of it has a priced call
+    sessions: int
+    unpriced_sessions: int
+
+
+def experiment_billed(experiment: Experiment) -> ExperimentBilled:
+    """The sum of the experiment's sessions' billed ``usd``, as their pages show it."""
+    ids = set(experiment.runs.values_list("session_id", flat=True))
+    sessions = list(AgentSession.objects.filter(pk__in=ids))
+    costs = session_costs(sessions)
+    priced = [c.usd for c in costs.values() if c.usd is not None]
+    return ExperimentBilled(
+        usd=round(sum(priced), 6) if priced else None,
+        sessions=len(sessions),
+        unpriced_sessions=len(sessions) - len(priced),
+    )
+
+
 def experiment_rows(experiment: Experiment) -> list[PolicyRow]:
     """One row per policy once the experiment is done, else []."""
     return cast(list[PolicyRow], experiment.aggregate.get("policies", []))

@@ -443,6 +443,7 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
     runs = list(experiment.runs.select_related("session").order_by("session__external_id", "pk"))
     done = sum(not run.is_active for run in runs)
     saved = selectors.experiment_money(experiment) if not experiment.is_active else {}
+    billed = selectors.experiment_billed(experiment)
     found = advice.experiment_advice(experiment) if not experiment.is_active else None
     front = {row["label"] for row in found["front"]} if found else set()
     rows: list[dict[str, Any]] = [
@@ -455,6 +456,8 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
         "done": done,
         "rows": rows,
         "advice": found,
+        "billed": billed,
+        "billed_rule": selectors.BILLED_RULE,
         "advice_agents": advice.agent_views(found, project=experiment.project) if found else [],
         "recommendation": (
             advice.recommendation_view(

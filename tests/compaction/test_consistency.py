@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from unittest import mock
 
 import pytest
 from django.test import Client
 from django.utils.html import escape
 
-from compaction import pipeline, selectors
+from compaction import outbox, pipeline, selectors
 from compaction import services as compaction_services
 from sessions import example_data, services
 from sessions.models import AgentSession, Project, Role
@@ -141,3 +142,30 @@ def test_the_replay_rule_and_the_billed_figure_each_say_what_they_are(
     page = client.get(f"/sessions/{session.pk}/").content.decode()
     assert "(billed)</span></dt>" in page
     assert escape(selectors.MONEY_RULE) in replay  # the rule, in full, on hover
+
+
+def test_an_experiments_billed_cost_is_the_sum_of_its_sessions_billed_costs(
+    client: Client, demo: Project
+) -> None:
+    sessions = list(AgentSession.objects.filter(project=demo, parent__isnull=True))
+    with mock.patch.object(outbox, "experiment_fan_out"):
+        experiment = compaction_services.experiment_start(
+            project=demo,
+            name="grid",
+            policies=[{"soft_limit": 20_000, "hard_limit": 30_000, "keep_last": 2}],
+            sessions=sessions,
+            baselines=False,
+        )
+    for run in experiment.runs.order_by("pk"):
+        pipeline.replay_run_execute(run_id=run.pk)
+    experiment.refresh_from_db()
+    by_session = [
+        _api(client, demo, f"/api/v1/sessions/{s.external_id}")["cost"]["usd"] for s in sessions
+    ]
+    billed = sum(usd for usd in by_session if usd is not None)
+    answer = _api(client, demo, f"/api/v1/experiments/{experiment.pk}")
+    assert answer["billed_usd"] == pytest.approx(billed, abs=1e-6)
+    client.force_login(make_user(project=demo, role=Role.ADMIN))
+    page = client.get(f"/experiments/{experiment.pk}/").content.decode()
+    assert f"Billed for its {len(sessions)} sessions: <strong>${billed:,.2f}</strong>" in page
+    assert "(billed, as logged" in page

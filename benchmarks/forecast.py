@@ -4,7 +4,7 @@ benchmarks/data/realtraces.
 
 Imports every transcript into a scratch SQLite database (one project, as a team would have
 them), analyses it, and reads the product's own past-forecast checks
-(``compaction.selectors.session_forecast``): each compaction's forecast aimed at what was known
+(``compaction.forecasts.session_forecast``): each compaction's forecast aimed at what was known
 before it (basis ``observed``: where that session, else this agent in the project, compacted
 before; else the harness default). For comparison it also scores the forecast aimed at the
 harness default alone. Prints one line per compaction and a final JSON line, e.g.
@@ -39,7 +39,7 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
-    from compaction import pipeline, selectors
+    from compaction import forecasts, pipeline, selectors
     from compaction.engine import forecast as engine
     from sessions.importers import claude_code
     from sessions.models import AgentSession, CompactionEvent, Project
@@ -63,7 +63,7 @@ def main() -> None:
         if not CompactionEvent.objects.filter(session=session).exists():
             continue
         analysis = selectors.analysis_for(session)
-        found = selectors.session_forecast(session, analysis)
+        found = forecasts.session_forecast(session, analysis)
         points = [
             engine.ForecastPoint(p["seq"], p["context_tokens"])
             for p in selectors.analysis_curve(analysis)
@@ -99,7 +99,7 @@ def main() -> None:
                 "median_error_calls_harness_default": (
                     float(median(default_errors)) if default_errors else None
                 ),
-                "project_median_error_calls_shown": selectors.session_forecast(
+                "project_median_error_calls_shown": forecasts.session_forecast(
                     sessions[0], selectors.analysis_for(sessions[0])
                 ).project_median_error_calls,
             }

@@ -8,7 +8,7 @@ from typing import Any
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
-from compaction import advice, selectors, services
+from compaction import advice, forecasts, selectors, services
 from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
 from compaction.schemas import (
     AdviceOut,
@@ -50,7 +50,7 @@ def session_curve(request: KeyRequest, external_id: str) -> Curve:
     )
     analysis = selectors.analysis_for(session)
     billed = selectors.session_billed(session, analysis)
-    predicted = selectors.session_forecast(session, analysis)
+    predicted = forecasts.session_forecast(session, analysis)
     return Curve(
         status=analysis.status if analysis else "pending",
         current=analysis.is_current if analysis else False,

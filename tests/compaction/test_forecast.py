@@ -9,7 +9,7 @@ import pytest
 from django.template.loader import render_to_string
 from django.test import Client
 
-from compaction import pipeline, selectors
+from compaction import forecasts, pipeline, selectors
 from sessions.importers.claude_code import claude_code_import
 from sessions.models import AgentSession, CompactionEvent
 from tests.factories import make_key, make_project, make_session
@@ -135,7 +135,7 @@ def test_forecast_partial_says_calls_minutes_threshold_and_past_accuracy(project
     session = _session(project)
     html = render_to_string(
         "compaction/_forecast.html",
-        {"forecast": selectors.session_forecast(session, selectors.analysis_for(session))},
+        {"forecast": forecasts.session_forecast(session, selectors.analysis_for(session))},
     )
     text = " ".join(html.split())
     assert (
@@ -149,7 +149,7 @@ def test_forecast_partial_says_calls_minutes_threshold_and_past_accuracy(project
 def test_forecast_partial_without_a_forecast_says_why(project):
     session = make_session(project, messages=calls([1_000, 2_000]))
     html = render_to_string(
-        "compaction/_forecast.html", {"forecast": selectors.session_forecast(session, None)}
+        "compaction/_forecast.html", {"forecast": forecasts.session_forecast(session, None)}
     )
     assert "No forecast of the next compaction" in html
 

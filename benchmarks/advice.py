@@ -129,19 +129,24 @@ def main() -> None:
     print("policies (usd total, mean retention, overflowed sessions, failed splices, front):")
     for row in found["policies"]:
         mark = "*" if row["on_front"] else " "
+        kept = f"{row['retention']:.1%}" if row["retention"] is not None else "  n/a"
         print(
-            f" {mark} ${row['usd']:>8.2f}  {row['retention']:.1%}  "
+            f" {mark} ${row['usd']:>8.2f}  {kept}  "
             f"{row['overflowed_sessions']:>2}  {row['failed_splices']:>2}  {row['label']}"
         )
     rec = found["recommended"]
-    low, high = rec["usd_saved_ci"]
-    print(
-        f"recommended: {rec['label']}: saves ${rec['usd_saved']:.2f} (90 % CI ${low:.2f} to "
-        f"${high:.2f}) over {rec['sessions']} sessions, keeps {rec['retention']:.1%}; lost by "
-        f"kind {rec['lost_by_kind']}; worst session {rec['worst_session']}"
-    )
+    if rec is None:
+        print(f"no recommendation: {found['no_recommendation']}")
+    else:
+        low, high = rec["usd_saved_ci"]
+        print(
+            f"recommended: {rec['label']}: saves ${rec['usd_saved']:.2f} (90 % CI ${low:.2f} "
+            f"to ${high:.2f}) over {rec['sessions']} sessions, keeps {rec['retention']}; lost "
+            f"by kind {rec['lost_by_kind']}; worst session {rec['worst_session']}"
+        )
     for agent, by in found["recommended_by_agent"].items():
-        print(f"  for agent {agent or '(none)'}: {by['label']} saves ${by['usd_saved']:.2f}")
+        saying = f"{by['label']} saves ${by['usd_saved']:.2f}" if by else "no recommendation"
+        print(f"  for agent {agent or '(none)'}: {saying}")
     figures.update(
         {
             "sources": [str(REALTRACES.relative_to(ROOT)), str(corpus)],
@@ -152,11 +157,12 @@ def main() -> None:
             "replays_failed": failed,
             "calls_replayed": calls_replayed,
             "front": [row["label"] for row in found["front"]],
-            "recommended": rec["label"],
-            "recommended_usd_saved": rec["usd_saved"],
-            "recommended_usd_saved_ci_90": rec["usd_saved_ci"],
-            "recommended_retention_fraction": rec["retention"],
-            "recommended_lost_facts_by_kind": rec["lost_by_kind"],
+            "recommended": rec["label"] if rec else None,
+            "no_recommendation": found["no_recommendation"],
+            "recommended_usd_saved": rec["usd_saved"] if rec else None,
+            "recommended_usd_saved_ci_90": rec["usd_saved_ci"] if rec else None,
+            "recommended_retention_fraction": rec["retention"] if rec else None,
+            "recommended_lost_facts_by_kind": rec["lost_by_kind"] if rec else None,
             "baseline_usd": found["baseline"]["usd"],
             "baseline_retention_fraction": found["baseline"]["retention"],
             "import_and_analysis_seconds": round(prepared, 2),

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any, TypedDict
 
+from django.conf import settings
 from django.db.models import F, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -75,7 +76,7 @@ def _observed(
         policy=engine.OBSERVED,
         session=session.external_id,
         usd=money.observed_usd,
-        retention=min(scores, default=1.0),
+        retention=min(scores, default=None),
         overflowed=replay_engine.overflow_calls(curve, window) > 0,
         failed_splice=any(s.failed for s in spans),
         agent=session.agent,
@@ -96,7 +97,7 @@ def _replayed(
         policy=label,
         session=run.session.external_id,
         usd=money.usd,
-        retention=float(score) if score is not None else 1.0,
+        retention=float(score) if score is not None else None,
         overflowed=int((run.totals or {}).get("overflow_calls") or 0) > 0,
         failed_splice=int(evals.get("failed_splices") or 0) > 0,
         agent=run.session.agent,
@@ -131,7 +132,7 @@ def _advice(runs: Sequence[ReplayRun], *, baselines: Sequence[dict[str, Any]]) -
             unpriced += 1  # a model without a price: the session's money is unknown
             continue
         outcomes += mine
-    result = engine.advise(outcomes, policies=policies)
+    result = engine.advise(outcomes, policies=policies, min_sessions=settings.ADVICE_MIN_SESSIONS)
     return {
         **result,
         "missing_baselines": [
@@ -254,7 +255,7 @@ class RecommendationView(TypedDict):
     low: float
     high: float
     sessions: int
-    retention: float
+    retention: float | None
     loses_mostly: str | None
     worst_session: AgentSession | None
     blocked: int
@@ -306,13 +307,15 @@ def recommendation_view(
 
 
 def agent_views(found: AdviceOut, *, project: Project) -> list[RecommendationView]:
-    """The recommendation per agent, when the sessions are of more than one agent."""
+    """The recommendation per agent, when the sessions are of more than one agent (an agent
+    whose evidence supports none is left out)."""
     by_agent = found["recommended_by_agent"]
     if len(by_agent) < 2:
         return []
     return [
         recommendation_view(rec, project=project, agent=agent or "(no agent name)")
         for agent, rec in sorted(by_agent.items())
+        if rec is not None
     ]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
-from compaction import advice, selectors, services
+from compaction import advice, forecasts, selectors, services
 from compaction.engine.evals import RetentionItemDict
 from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
 from compaction.schemas import (
@@ -53,7 +53,7 @@ def session_curve(request: KeyRequest, external_id: str) -> Curve:
     )
     analysis = selectors.analysis_for(session)
     billed = selectors.session_billed(session, analysis)
-    predicted = selectors.session_forecast(session, analysis)
+    predicted = forecasts.session_forecast(session, analysis)
     return Curve(
         status=analysis.status if analysis else "pending",
         current=analysis.is_current if analysis else False,
@@ -63,6 +63,7 @@ def session_curve(request: KeyRequest, external_id: str) -> Curve:
         compaction_calls_billed_tokens=billed.summary_calls,
         forecast=ForecastOut(**asdict(predicted.forecast)) if predicted.forecast else None,
         forecast_accuracy=[ForecastCheckOut(**asdict(c)) for c in predicted.checks],
+        forecast_median_error_calls=predicted.project_median_error_calls,
     )
 
 
@@ -74,13 +75,14 @@ def _compaction_out(event: Any) -> CompactionOut:
         else None
     )
     cost = selectors.compaction_cost(event)
-    before, before_source = selectors.compaction_tokens_before(event, span)
+    before = selectors.compaction_tokens_before(event, span)
     return CompactionOut(
         seq=event.seq,
         trigger=event.trigger,
         strategy=event.strategy,
-        tokens_before=before,
-        tokens_before_source=before_source,
+        tokens_before=before.tokens,
+        tokens_before_source=before.source,
+        tokens_before_note=before.note,
         tokens_after=event.tokens_after,
         summary=masking.text_mask(event.summary),
         replaced=replaced,
@@ -235,6 +237,7 @@ def experiment_out(experiment: Any) -> ExperimentOut:
         runs=len(runs),
         runs_done=sum(status in (ReplayStatus.DONE, ReplayStatus.FAILED) for status in runs),
         aggregate=experiment.aggregate,
+        billed_usd=selectors.experiment_billed(experiment).usd,
     )
 
 

@@ -307,14 +307,17 @@ def scatter_tags(
 
 def savings_vs_retention(
     rows: Sequence[Mapping[str, Any]], *, front: Collection[str] = ()
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
     """Experiment summary: input tokens saved against retention score, one point per policy
     that has a score. A policy without one (it wrote no summary, or every compaction failed)
     is not drawn: the table says "—" for it and the chart does not invent a figure. Policies
-    on the advice's front (labels in ``front``) are drawn as diamonds."""
+    on the advice's front (labels in ``front``) are drawn as diamonds. Fewer than two distinct
+    points are no chart (None): one point draws axes around nothing."""
     scored = [(n, r) for n, r in enumerate(rows, 1) if r.get("retention_score") is not None]
     xs = [r.get("input_tokens_saved") or 0 for _, r in scored]
     ys = [r["retention_score"] for _, r in scored]
+    if len(set(zip(xs, ys, strict=True))) < 2:
+        return None
     tags, places = scatter_tags(list(zip(xs, ys, strict=True)), [n for n, _ in scored])
     return {
         "data": [

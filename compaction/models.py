@@ -284,6 +284,13 @@ class CompactionSpan(models.Model):
         return reverse(f"compaction:{name}", args=[self.session_id, self.seq])
 
     @property
+    def tokens_before_note(self) -> str:
+        """Why the size before is the session's own and not the harness's, or ""."""
+        details = self.details if isinstance(self.details, dict) else {}
+        note = details.get("tokens_before_note")
+        return note if isinstance(note, str) else ""
+
+    @property
     def tokens_dropped(self) -> int | None:
         if self.tokens_before is None or self.tokens_after is None:
             return None

@@ -43,7 +43,11 @@ class ForecastOut(Schema):
         None, description="The same in minutes at the recent pace; null without timestamps."
     )
     threshold_tokens: int
-    basis: Literal["declared_policy", "harness_default", "window"]
+    basis: Literal["declared_policy", "observed", "harness_default", "window"] = Field(
+        description="Where the threshold comes from, in this precedence: the session's declared "
+        "policy; observed (where this session, else this agent in the project, compacted "
+        "before); the harness's default; the context window"
+    )
 
 
 class ForecastCheckOut(Schema):
@@ -76,6 +80,11 @@ class Curve(Schema):
         default_factory=list,
         description="For each observed compaction, what the forecast said 10 calls (or as many "
         "as the climb had) before it, and how many calls really followed.",
+    )
+    forecast_median_error_calls: float | None = Field(
+        None,
+        description="The median |predicted - actual| calls over the project's past forecasts "
+        "(its newest sessions with compactions); null before any.",
     )
 
 
@@ -128,6 +137,12 @@ class CompactionOut(Schema):
         "analysis measured it (the figure the span page shows); see tokens_before_source"
     )
     tokens_before_source: Literal["sent", "reported", "computed"] | None = None
+    tokens_before_note: str | None = Field(
+        None,
+        description="Set when the harness's figure disagreed with the session's own calls "
+        "(the same as the boundary before, or more than 20 % above the last call's context) "
+        "and the computed size replaced it: the figure reported and why.",
+    )
     tokens_after: int | None
     summary: str
     replaced: Replaced | None
@@ -262,6 +277,11 @@ class ExperimentOut(Schema):
     runs: int
     runs_done: int
     aggregate: dict[str, Any]
+    billed_usd: float | None = Field(
+        None,
+        description="Billed: the sum of the experiment's sessions' cost.usd (as logged, cache "
+        "discounts included), never the replay rule's observed_usd",
+    )
 
 
 # --- policy advice -----------------------------------------------------------------------
@@ -291,7 +311,10 @@ class AdviceRowOut(Schema):
     policy: dict[str, Any] = Field(description=_POLICY_DOC)
     label: str
     usd: float = Field(description="The total over the sessions measured")
-    retention: float = Field(description="Fraction of facts kept, mean over sessions")
+    retention: float | None = Field(
+        description="Fraction of facts kept, mean over the sessions where the policy wrote a "
+        "summary; null where it wrote none (never read as 100 %)"
+    )
     overflowed_sessions: int
     failed_splices: int = Field(description="Sessions with a failed splice")
     on_front: bool
@@ -307,7 +330,7 @@ class RecommendedOut(Schema):
     usd_saved_ci: list[float] = Field(
         min_length=2, max_length=2, description="[low, high]: 90 %, bootstrap over sessions"
     )
-    retention: float
+    retention: float | None
     sessions: int
     lost_by_kind: LostByKindOut
     worst_session: str | None = Field(
@@ -319,7 +342,18 @@ class BaselineOut(Schema):
     policy: dict[str, Any] = Field(description=_POLICY_DOC)
     label: str
     usd: float
-    retention: float
+    retention: float | None
+
+
+class NoRecommendationOut(Schema):
+    reason: str = Field(
+        description="Why no policy is recommended: too few sessions back it, or the saving's "
+        "90 % interval includes a loss"
+    )
+    sessions_needed: int | None = Field(
+        description="About how many sessions in all the evidence would need (null: more "
+        "sessions would not make this saving certain)"
+    )
 
 
 class AdviceOut(Schema):
@@ -327,11 +361,15 @@ class AdviceOut(Schema):
         description="Pareto front of usd (lower) vs retention (higher); a policy that "
         "overflowed or failed a splice on any session is never on it"
     )
-    recommended: RecommendedOut = Field(
+    recommended: RecommendedOut | None = Field(
         description="The front policy saving the most money whose retention is within "
-        "`tolerance` of the baseline's; the baseline itself when none saves money"
+        "`tolerance` of the baseline's; the baseline itself when none saves money; null when "
+        "the evidence does not support one (see no_recommendation)"
     )
-    recommended_by_agent: dict[str, RecommendedOut]
+    no_recommendation: NoRecommendationOut | None = Field(
+        None, description="Set when recommended is null: why, and the sessions it would take"
+    )
+    recommended_by_agent: dict[str, RecommendedOut | None]
     baseline: BaselineOut = Field(description="The observed policy")
     policies: list[AdviceRowOut] = Field(description="Every policy measured, front or not")
     sessions: int

@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime
 from typing import Any, Literal, cast
 
 from django.conf import settings
 from django.db.models import Count, Min, Q, QuerySet, Sum
+from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from compaction.engine import forecast as forecast_engine
 from compaction.engine import pricing
 from compaction.engine import replay as replay_engine
 from compaction.engine.analysis import WindowSource, window_for
@@ -133,14 +133,14 @@ class Cost:
     calls_without_usage: int = 0  # not counted: their tokens are unknown
 
 
-def _price(model: str | None) -> pricing.Price | None:
-    return pricing.price_for(model, pricing.price_table(settings.MODEL_PRICES))
+def _price(model: str | None, on: date | None = None) -> pricing.Price | None:
+    return pricing.price_for(model, pricing.price_table(settings.MODEL_PRICES), on)
 
 
-def _priced(counts: pricing.TokenCounts, model: str | None) -> Cost:
+def _priced(counts: pricing.TokenCounts, model: str | None, on: date | None = None) -> Cost:
     if counts.total == 0:
         return Cost(None, model, "no call reported usage")
-    price = _price(model)
+    price = _price(model, on)
     if price is None:
         reason = f"no price for {model!r} in MODEL_PRICES" if model else "the model is unknown"
         return Cost(None, model, reason)
@@ -153,7 +153,8 @@ def summary_call_cost(event: CompactionEvent) -> Cost:
     if not isinstance(raw, dict):
         return Cost(None, None, "no summary call in the trace")
     model = raw.get("model") if isinstance(raw.get("model"), str) else None
-    return _priced(pricing.counts_from_wire(raw.get("usage")), model or event.session.model)
+    on = _day(raw.get("finished_at")) or _day(raw.get("started_at"))
+    return _priced(pricing.counts_from_wire(raw.get("usage")), model or event.session.model, on)
 
 
 @dataclass(frozen=True)
@@ -189,17 +190,29 @@ class SessionCost:
         }
 
 
-def compaction_tokens_before(
-    event: CompactionEvent, span: CompactionSpan | None
-) -> tuple[int | None, Literal["sent", "reported", "computed"] | None]:
-    """The context before a compaction as the span page shows it, and its source: what the
-    client sent (the ingest API) or an importer read from the trace, else what the analysis
-    measured from the curve."""
+@dataclass(frozen=True)
+class TokensBefore:
+    """The context before a compaction as the span page shows it, where it comes from, and
+    why the harness's figure was not used when it was not."""
+
+    tokens: int | None
+    source: Literal["sent", "reported", "computed"] | None
+    note: str | None = None
+
+
+def compaction_tokens_before(event: CompactionEvent, span: CompactionSpan | None) -> TokensBefore:
+    """What the client sent (the ingest API) or an importer read from the trace, unless the
+    analysis found it disagrees with the session's own calls (then the computed size and its
+    note); else what the analysis measured from the curve."""
+    details = span.details if span is not None and isinstance(span.details, dict) else {}
+    if span is not None and details.get("tokens_before_source") == "computed":
+        note = details.get("tokens_before_note")
+        return TokensBefore(span.tokens_before, "computed", note if isinstance(note, str) else None)
     if event.tokens_before is not None:
-        return event.tokens_before, "sent" if event.source == "api" else "reported"
+        return TokensBefore(event.tokens_before, "sent" if event.source == "api" else "reported")
     if span is not None and span.tokens_before is not None:
-        return span.tokens_before, "computed"
-    return None, None
+        return TokensBefore(span.tokens_before, "computed")
+    return TokensBefore(None, None)
 
 
 def session_window(session: AgentSession) -> tuple[int, WindowSource]:
@@ -213,39 +226,61 @@ def session_window(session: AgentSession) -> tuple[int, WindowSource]:
 
 
 def _counts(row: Mapping[str, Any]) -> pricing.TokenCounts:
-    return pricing.TokenCounts(row["i"] or 0, row["o"] or 0, row["r"] or 0, row["w"] or 0)
+    return pricing.TokenCounts(
+        row["i"] or 0, row["o"] or 0, row["r"] or 0, row["w"] or 0, row["h"] or 0
+    )
+
+
+def _day(raw: Any) -> date | None:
+    """The date of an ISO timestamp as traces write it, or None."""
+    if not isinstance(raw, str) or not raw:
+        return None
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00")).astimezone(UTC).date()
+    except ValueError:
+        return None
 
 
 def _own_calls(sessions: Sequence[AgentSession]) -> dict[int, list[pricing.PricedCall]]:
-    """Each session's calls, summed by model in the database: a call's model is its own when
-    the trace names it per message, else the session's. Failed requests are no calls."""
+    """Each session's calls, summed by model and day in the database (each day at the price
+    in force then): a call's model is its own when the trace names it per message, else the
+    session's. Failed requests are no calls."""
     model_of = {s.pk: s.model or None for s in sessions}
+    started = {
+        s.pk: s.started_at.astimezone(UTC).date() if s.started_at else None for s in sessions
+    }
     calls: dict[int, list[pricing.PricedCall]] = {pk: [] for pk in model_of}
     responses = Message.objects.filter(
         session__in=list(model_of), role=MessageRole.ASSISTANT, input_tokens__isnull=False
     ).exclude(model__in=NOT_A_MODEL)
-    sums = responses.values("session_id", "model").annotate(
+    sums = responses.values("session_id", "model", day=TruncDate("timestamp", tzinfo=UTC)).annotate(
         n=Count("pk"),
         i=Sum("input_tokens"),
         o=Sum("output_tokens"),
         r=Sum("cache_read_input_tokens"),
         w=Sum("cache_creation_input_tokens"),
+        h=Sum("cache_creation_1h_input_tokens"),
     )
     for row in sums.order_by():
-        model = row["model"] or model_of[row["session_id"]]
-        calls[row["session_id"]].append(pricing.PricedCall(model, _counts(row), calls=row["n"]))
+        session_id = row["session_id"]
+        model = row["model"] or model_of[session_id]
+        on = row["day"] or started[session_id]
+        calls[session_id].append(pricing.PricedCall(model, _counts(row), calls=row["n"], on=on))
     # A server-side compaction is billed inside its call, as iterations (rare: one read each).
     iterated = responses.filter(iterations__isnull=False).values_list(
-        "session_id", "model", "iterations"
+        "session_id", "model", "iterations", "timestamp"
     )
-    for session_id, model, iterations in iterated:
+    for session_id, model, iterations, moment in iterated:
         compaction = pricing.TokenCounts()
         for it in iterations if isinstance(iterations, list) else []:
             if isinstance(it, dict) and it.get("type") != "message":
                 compaction = compaction + pricing.counts_from_wire(it)
         if compaction.total:
             own = model or model_of[session_id]
-            calls[session_id].append(pricing.PricedCall(own, pricing.TokenCounts(), compaction, 0))
+            on = moment.astimezone(UTC).date() if moment else started[session_id]
+            calls[session_id].append(
+                pricing.PricedCall(own, pricing.TokenCounts(), compaction, 0, on=on)
+            )
     # Summary calls of their own (Claude Code's compaction agent), in no call of the curve.
     events = CompactionEvent.objects.filter(session__in=list(model_of)).exclude(kept={})
     for session_id, kept in events.values_list("session_id", "kept"):
@@ -255,8 +290,9 @@ def _own_calls(sessions: Sequence[AgentSession]) -> dict[int, list[pricing.Price
             continue
         model = raw.get("model") if isinstance(raw.get("model"), str) else None
         counts = pricing.counts_from_wire(raw.get("usage"))
+        on = _day(raw.get("finished_at")) or _day(raw.get("started_at")) or started[session_id]
         calls[session_id].append(
-            pricing.PricedCall(model or model_of[session_id], pricing.TokenCounts(), counts)
+            pricing.PricedCall(model or model_of[session_id], pricing.TokenCounts(), counts, on=on)
         )
     return calls
 
@@ -460,11 +496,8 @@ def replay_evals(run: ReplayRun) -> ReplayEvals | None:
 
 # --- money of a replay ------------------------------------------------------------------------
 
-MONEY_RULE = (
-    "every call's whole context at its model's input price and its output at the output "
-    "price, cache discounts left out (a replayed prefix is not the one the provider cached), "
-    "the observed run priced by the same rule"
-)
+MONEY_RULE = pricing.REPLAY_RULE
+BILLED_RULE = pricing.BILLED_RULE
 
 
 @dataclass(frozen=True)
@@ -504,7 +537,7 @@ def _curve_calls(
     out = []
     for p in points:
         model, output = calls.get(int(p["seq"]), (default_model, 0))
-        out.append(pricing.PricedCall(model, pricing.TokenCounts(int(p["context_tokens"]), output)))
+        out.append(pricing.replay_rule_call(model, int(p["context_tokens"]), output))
     return out
 
 
@@ -519,7 +552,7 @@ def replay_money(run: ReplayRun, analysis: SessionAnalysis | None) -> ReplayMone
     default = session.model or None
     observed = _curve_calls(analysis_curve(analysis), calls, default)
     observed += [
-        pricing.PricedCall(default, pricing.TokenCounts(c.context_tokens, c.output_tokens))
+        pricing.replay_rule_call(default, c.context_tokens, c.output_tokens)
         for c in summary_calls(session)
         if not c.in_curve
     ]
@@ -555,6 +588,29 @@ def experiment_money(experiment: Experiment) -> dict[str, float | None]:
         part = money.saved_usd if money is not None else None
         saved[label] = None if so_far is None or part is None else round(so_far + part, 6)
     return saved
+
+
+@dataclass(frozen=True)
+class ExperimentBilled:
+    """What the experiment's sessions were billed (each session's ``usd``, summed): the
+    billed figure, never the replay rule's."""
+
+    usd: float | None  # None: no session of it has a priced call
+    sessions: int
+    unpriced_sessions: int
+
+
+def experiment_billed(experiment: Experiment) -> ExperimentBilled:
+    """The sum of the experiment's sessions' billed ``usd``, as their pages show it."""
+    ids = set(experiment.runs.values_list("session_id", flat=True))
+    sessions = list(AgentSession.objects.filter(pk__in=ids))
+    costs = session_costs(sessions)
+    priced = [c.usd for c in costs.values() if c.usd is not None]
+    return ExperimentBilled(
+        usd=round(sum(priced), 6) if priced else None,
+        sessions=len(sessions),
+        unpriced_sessions=len(sessions) - len(priced),
+    )
 
 
 def experiment_rows(experiment: Experiment) -> list[PolicyRow]:
@@ -689,47 +745,3 @@ def summary_pairs(
     return [
         (max(candidates, key=lambda o: closeness(o, span), default=None), span) for span in replayed
     ]
-
-
-# --- forecast of the next compaction ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SessionForecast:
-    """The next compaction at the recent rate (None when there is nothing to go on), the
-    threshold it aims at, and how right the same forecast was before past compactions."""
-
-    forecast: forecast_engine.Forecast | None
-    threshold: forecast_engine.Threshold
-    checks: list[forecast_engine.ForecastCheck]
-
-
-def session_forecast(session: AgentSession, analysis: SessionAnalysis | None) -> SessionForecast:
-    """Two small reads: the compaction seqs, and the times of the recent calls only (the
-    minutes need them; the past checks count calls)."""
-    curve = analysis_curve(analysis)
-    threshold = forecast_engine.threshold_for(
-        metadata=session.metadata if isinstance(session.metadata, dict) else None,
-        agent=session.agent or "",
-        window=session_window(session)[0],
-    )
-    compaction_seqs = list(
-        CompactionEvent.objects.filter(session=session).values_list("seq", flat=True)
-    )
-    recent = {p["seq"] for p in curve[-(forecast_engine.RECENT_CALLS + 1) :]}
-    times = dict(
-        Message.objects.filter(session=session, seq__in=recent).values_list("seq", "timestamp")
-    )
-    points = [
-        forecast_engine.ForecastPoint(p["seq"], p["context_tokens"], times.get(p["seq"]))
-        for p in curve
-    ]
-    return SessionForecast(
-        forecast=forecast_engine.forecast_next(
-            points, threshold=threshold, compaction_seqs=compaction_seqs
-        ),
-        threshold=threshold,
-        checks=forecast_engine.forecast_checks(
-            points, threshold=threshold, compaction_seqs=compaction_seqs
-        ),
-    )

@@ -501,8 +501,12 @@ def advice_page(request: HttpRequest) -> HttpResponse:
     context |= {
         "advice": found,
         "advice_agents": advice.agent_views(found, project=project),
-        "recommendation": advice.recommendation_view(
-            found["recommended"], project=project, blocked=advice.blocked_count(found)
+        "recommendation": (
+            advice.recommendation_view(
+                found["recommended"], project=project, blocked=advice.blocked_count(found)
+            )
+            if found["recommended"] is not None
+            else None  # the page says why: found["no_recommendation"]
         ),
         "tolerance_points": round(RETENTION_TOLERANCE * 100),
         "experiments": advice.advice_experiments(project=project, days=days, agent=agent),
@@ -518,6 +522,7 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
     runs = list(experiment.runs.select_related("session").order_by("session__external_id", "pk"))
     done = sum(not run.is_active for run in runs)
     saved = selectors.experiment_money(experiment) if not experiment.is_active else {}
+    billed = selectors.experiment_billed(experiment)
     found = advice.experiment_advice(experiment) if not experiment.is_active else None
     front = {row["label"] for row in found["front"]} if found else set()
     rows: list[dict[str, Any]] = [
@@ -530,6 +535,8 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
         "done": done,
         "rows": rows,
         "advice": found,
+        "billed": billed,
+        "billed_rule": selectors.BILLED_RULE,
         "advice_agents": advice.agent_views(found, project=experiment.project) if found else [],
         "recommendation": (
             advice.recommendation_view(
@@ -540,7 +547,7 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
                 else None,
                 blocked=advice.blocked_count(found),
             )
-            if found
+            if found and found["recommended"] is not None
             else None
         ),
         "tolerance_points": round(RETENTION_TOLERANCE * 100),

@@ -381,6 +381,9 @@ MODEL_PRICES: dict[str, dict[str, float]] = {
     **env_json_object("SAWTOOTH_MODEL_PRICES", {}),
 }
 
+# Advice: no policy is recommended on fewer sessions than this (DESIGN.md "Money and sizes").
+ADVICE_MIN_SESSIONS = env_int("ADVICE_MIN_SESSIONS", 10)
+
 # Alerts: webhook deliveries retry with exponential backoff (base, 2x, 4x...), e-mail goes
 # through Django's mail backend (console by default), links point at SITE_URL.
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")

@@ -30,6 +30,7 @@ _COLUMNS = (
     "cache_read_input_tokens",
     "cache_creation_input_tokens",
     "iterations",
+    "cache_creation_1h_input_tokens",
     "model",
 )
 

@@ -7,7 +7,7 @@ rate limit are checked in ``sessions/auth.py``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
@@ -35,6 +35,12 @@ from sessions.schemas import (
 router = Router()
 
 
+def _masked_cost(cost: dict[str, Any]) -> dict[str, Any]:
+    """``cost.by_model[].model`` masked like the session's ``model``."""
+    by_model = [{**m, "model": masking.text_mask(m["model"])} for m in cost["by_model"]]
+    return {**cost, "by_model": by_model}
+
+
 def _session_out(session: AgentSession, cost: compaction_selectors.SessionCost) -> SessionOut:
     """A session as its key reads it: the external id it sent (the client's own handle, never
     merged with another by masking), everything else masked; the window and the cost the
@@ -54,7 +60,7 @@ def _session_out(session: AgentSession, cost: compaction_selectors.SessionCost) 
         compaction_count=session.compaction_count,
         created_at=session.created_at,
         updated_at=session.updated_at,
-        cost=CostOut(**cost.to_api()),
+        cost=CostOut(**_masked_cost(cost.to_api())),
     )
 
 

@@ -168,9 +168,12 @@ def message_usage(
     cache_read_input_tokens: int | None,
     cache_creation_input_tokens: int | None,
     iterations: Any,
+    cache_creation_1h_input_tokens: int | None = None,
 ) -> dict[str, object] | None:
-    """A message's usage in its wire form, from its columns (None when it reported none)."""
-    if input_tokens is None and output_tokens is None:
+    """A message's usage in its wire form, from its columns (None when it reported none, or
+    reported 0 in and 0 out: rows stored before ingest read that as no usage)."""
+    counters = (input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens)
+    if not any(counters) and not iterations:
         return None
     usage: dict[str, object] = {
         "input_tokens": input_tokens or 0,
@@ -180,6 +183,12 @@ def message_usage(
     }
     if iterations is not None:
         usage["iterations"] = iterations
+    if cache_creation_1h_input_tokens:
+        written = cache_creation_input_tokens or 0
+        usage["cache_creation"] = {
+            "ephemeral_5m_input_tokens": max(written - cache_creation_1h_input_tokens, 0),
+            "ephemeral_1h_input_tokens": cache_creation_1h_input_tokens,
+        }
     return usage
 
 
@@ -193,6 +202,8 @@ class Message(models.Model):
     output_tokens = models.PositiveIntegerField(null=True, blank=True)
     cache_read_input_tokens = models.PositiveIntegerField(null=True, blank=True)
     cache_creation_input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # Of cache_creation_input_tokens, the writes to the 1-hour cache (priced at its rate).
+    cache_creation_1h_input_tokens = models.PositiveIntegerField(null=True, blank=True)
     iterations = models.JSONField(null=True, blank=True)
     content_hash = models.CharField(max_length=64)
     # The model of an assistant message when the trace names it per message ("" when it does
@@ -240,6 +251,7 @@ class Message(models.Model):
             self.cache_read_input_tokens,
             self.cache_creation_input_tokens,
             self.iterations,
+            self.cache_creation_1h_input_tokens,
         )
 
 

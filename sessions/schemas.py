@@ -61,13 +61,65 @@ class Iteration(Schema):
     cache_creation_input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
 
 
+class CacheCreation(Schema):
+    """Anthropic's split of a call's cache writes: 5-minute and 1-hour (priced higher)."""
+
+    model_config = {"extra": "allow"}
+    ephemeral_5m_input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
+    ephemeral_1h_input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
+
+
 class Usage(Schema):
     model_config = {"extra": "allow"}
     input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
     output_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
     cache_read_input_tokens: int | None = Field(0, ge=0, le=TOKENS_MAX)
     cache_creation_input_tokens: int | None = Field(0, ge=0, le=TOKENS_MAX)
+    cache_creation: CacheCreation | None = Field(
+        None,
+        description="Anthropic's split of cache_creation_input_tokens between the 5-minute "
+        "and the 1-hour cache; 1-hour writes are priced at the 1-hour rate.",
+    )
     iterations: list[Iteration] | None = None
+
+    @model_validator(mode="after")
+    def _split_within_total(self) -> Usage:
+        split = self.cache_creation
+        if split is None:
+            return self
+        parts = split.ephemeral_5m_input_tokens + split.ephemeral_1h_input_tokens
+        if not self.cache_creation_input_tokens:
+            self.cache_creation_input_tokens = parts
+        elif split.ephemeral_1h_input_tokens > self.cache_creation_input_tokens:
+            raise ValueError(
+                "cache_creation.ephemeral_1h_input_tokens: more than cache_creation_input_tokens"
+            )
+        return self
+
+    @property
+    def one_hour_writes(self) -> int:
+        """The cache writes to the 1-hour cache (0 when the usage gives no split)."""
+        return self.cache_creation.ephemeral_1h_input_tokens if self.cache_creation else 0
+
+
+def _reports_nothing(usage: Usage) -> bool:
+    counted = (
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_input_tokens,
+        usage.cache_creation_input_tokens,
+        *(
+            n
+            for it in usage.iterations or []
+            for n in (
+                it.input_tokens,
+                it.output_tokens,
+                it.cache_read_input_tokens,
+                it.cache_creation_input_tokens,
+            )
+        ),
+    )
+    return not any(counted)
 
 
 class SessionIn(Schema):
@@ -102,6 +154,14 @@ class MessageIn(Schema):
             for index, block in enumerate(content):
                 _check_block(index, block)
         return content
+
+    @model_validator(mode="after")
+    def _zero_usage_is_no_usage(self) -> MessageIn:
+        # A proxy that passes no counts reports 0 in and 0 out: that is no usage (the call is
+        # estimated), never an empty context drawn at 0 (DESIGN.md "Money and sizes").
+        if self.usage is not None and _reports_nothing(self.usage):
+            self.usage = None
+        return self
 
     def blocks(self) -> list[dict[str, Any]]:
         """The content as a list of blocks: a plain string is one text block."""

@@ -324,6 +324,7 @@ def _new_messages(
                 output_tokens=usage.output_tokens if usage else None,
                 cache_read_input_tokens=usage.cache_read_input_tokens if usage else None,
                 cache_creation_input_tokens=usage.cache_creation_input_tokens if usage else None,
+                cache_creation_1h_input_tokens=usage.one_hour_writes or None if usage else None,
                 iterations=(
                     [it.model_dump(mode="json") for it in usage.iterations]
                     if usage and usage.iterations is not None

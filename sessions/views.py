@@ -24,6 +24,7 @@ from django.views.decorators.http import require_http_methods
 
 from alerts import selectors as alert_selectors
 from compaction import charts
+from compaction import forecasts as compaction_forecasts
 from compaction import selectors as compaction_selectors
 from compaction.engine.messages import is_prompt, message_from_wire
 from compaction.models import CompactionSpan, SessionAnalysis
@@ -195,12 +196,13 @@ def _live_context(request: HttpRequest, session: AgentSession) -> dict[str, Any]
         "analysis": analysis,
         "billed": compaction_selectors.session_billed(session, analysis),
         "cost": compaction_selectors.session_cost(session),
+        "billed_rule": compaction_selectors.BILLED_RULE,
         "spans": spans,
         "figure": figure,
         "point_count": len(analysis.curve) if analysis else 0,
         "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),
         "can_replay": access.has_role(request.user, session.project_id, Role.ENGINEER),
-        "forecast": compaction_selectors.session_forecast(session, analysis),
+        "forecast": compaction_forecasts.session_forecast(session, analysis),
         "live": selectors.session_is_live(session),
         "shown_messages": _shown_messages(request, session),
     }

@@ -123,8 +123,8 @@ def make_long_compacted_session(
                 "seq": 100,
                 "trigger": "auto",
                 "strategy": "summarize",
-                "tokens_before": 150000,
-                "tokens_after": 30000,
+                "tokens_before": 25_616,  # the context of the last call before it (#99)
+                "tokens_after": 3_000,
                 "summary": summary,
                 "replaced": {"from_seq": 4, "to_seq": 95},
             }
@@ -144,8 +144,8 @@ def make_billing_session(
         "seq": 30,
         "trigger": "auto",
         "strategy": "summarize",
-        "tokens_before": 150000,
-        "tokens_after": 30000,
+        "tokens_before": 15_371,  # the context of the last call before it (#29)
+        "tokens_after": 3_000,
         "summary": "Goal: migrate billing.",
         "replaced": {"from_seq": 2, "to_seq": 25},
     }

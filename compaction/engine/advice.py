@@ -14,6 +14,11 @@ Rules, each in one place here:
 * **The recommendation.** Of the front, the policy that saves the most money against the
   baseline (the observed policy) while its retention stays within :data:`RETENTION_TOLERANCE`
   of the baseline's. When none saves money, the baseline itself, with nothing saved.
+* **Only when the evidence supports it.** No recommendation (``recommended`` None, and
+  ``no_recommendation`` says why and how many sessions it would take) when fewer than
+  :data:`ADVICE_MIN_SESSIONS` sessions back it, or when the saving's 90 % interval includes a
+  loss. A policy that wrote no summary on a session has no retention there (None, never
+  100 %); one with no retention on any session is never recommended.
 * **The evidence.** ``usd_saved`` is the sum over sessions of baseline minus policy; its 90 %
   interval is a percentile bootstrap over sessions (resampled with replacement, savings summed),
   from a seeded generator, so the same outcomes give the same interval.
@@ -24,6 +29,7 @@ Rules, each in one place here:
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 __all__ = [
+    "ADVICE_MIN_SESSIONS",
     "BOOTSTRAP_RESAMPLES",
     "KINDS",
     "OBSERVED",
@@ -61,6 +68,8 @@ KINDS: tuple[AdviceKind, ...] = (
 RETENTION_TOLERANCE = 0.05
 BOOTSTRAP_RESAMPLES = 2000
 CI_LEVEL = 0.90
+# Fewer sessions than this behind a saving is not evidence enough to recommend a policy.
+ADVICE_MIN_SESSIONS = 10
 OBSERVED = "observed"
 OBSERVED_LABEL = "observed (what the harness did)"
 
@@ -199,12 +208,12 @@ def baseline_policies(reference: Mapping[str, Any]) -> list[dict[str, Any]]:
 class Outcome:
     """One session under one policy. ``policy`` is the policy's label (the baseline's is
     :data:`OBSERVED`); ``usd`` what the session would have cost; ``retention`` the fraction of
-    its facts kept (1.0 when nothing was compacted)."""
+    its facts kept (None when the policy wrote no summary there: nothing to have kept)."""
 
     policy: str
     session: str
     usd: float
-    retention: float
+    retention: float | None
     overflowed: bool = False
     failed_splice: bool = False
     agent: str = ""
@@ -216,7 +225,7 @@ class FrontRow(TypedDict):
     policy: dict[str, Any]
     label: str
     usd: float
-    retention: float
+    retention: float | None
     overflowed_sessions: int
     failed_splices: int
     on_front: bool
@@ -227,7 +236,14 @@ class BaselineDict(TypedDict):
     policy: dict[str, Any]
     label: str
     usd: float
-    retention: float
+    retention: float | None
+
+
+class NoRecommendationDict(TypedDict):
+    """Why there is no recommendation, and how many sessions in all it would take."""
+
+    reason: str
+    sessions_needed: int | None  # None: more sessions would not make this saving certain
 
 
 class RecommendedDict(TypedDict):
@@ -235,7 +251,7 @@ class RecommendedDict(TypedDict):
     label: str
     usd_saved: float
     usd_saved_ci: list[float]
-    retention: float
+    retention: float | None
     sessions: int
     lost_by_kind: dict[str, int]
     worst_session: str | None
@@ -246,8 +262,9 @@ class AdviceDict(TypedDict):
 
     front: list[FrontRow]
     policies: list[FrontRow]
-    recommended: RecommendedDict
-    recommended_by_agent: dict[str, RecommendedDict]
+    recommended: RecommendedDict | None
+    no_recommendation: NoRecommendationDict | None
+    recommended_by_agent: dict[str, RecommendedDict | None]
     baseline: BaselineDict
     sessions: int
     tolerance: float
@@ -292,6 +309,58 @@ def bootstrap_ci(
     return (round(low, 6), round(high, 6))
 
 
+def mean_retention(runs: Sequence[Outcome]) -> float | None:
+    """The mean retention over the sessions where the policy wrote a summary, else None.
+
+    >>> mean_retention([Outcome("p", "a", 1.0, None), Outcome("p", "b", 1.0, 0.8)])
+    0.8
+    >>> mean_retention([Outcome("p", "a", 1.0, None)]) is None
+    True
+    """
+    known = [o.retention for o in runs if o.retention is not None]
+    return round(sum(known) / len(known), 4) if known else None
+
+
+def evidence_check(
+    savings: Sequence[float], ci: tuple[float, float], min_sessions: int
+) -> NoRecommendationDict | None:
+    """Why a saving is not evidence enough to recommend (None when it is): fewer sessions
+    than ``min_sessions`` back it, or its 90 % interval includes a loss. ``sessions_needed``
+    is how many sessions in all it would take: the minimum, or, for a saving whose interval
+    reaches below zero, the count at which the interval (narrowing as the square root of the
+    sessions) would clear zero.
+
+    >>> evidence_check([1.0] * 3, (3.0, 3.0), 10)["sessions_needed"]
+    10
+    >>> evidence_check([4.0, -1.0] * 6, (-0.7, 30.0), 10)["reason"]
+    "the saving's 90 % interval includes a loss (-$0.70 to $30.00)"
+    >>> evidence_check([2.0] * 12, (24.0, 24.0), 10) is None
+    True
+    """
+    n = len(savings)
+    if n < min_sessions:
+        return {
+            "reason": f"{n} session{'s' if n != 1 else ''} back it; at least {min_sessions} needed",
+            "sessions_needed": min_sessions,
+        }
+    low, high = ci
+    if low >= 0:
+        return None
+    total = sum(savings)
+    needed = None
+    if total > 0:
+        half_width = max(total - low, 0.0)
+        needed = max(n + 1, math.ceil(n * (half_width / total) ** 2))
+    return {
+        "reason": (f"the saving's 90 % interval includes a loss ({_usd(low)} to {_usd(high)})"),
+        "sessions_needed": needed,
+    }
+
+
+def _usd(value: float) -> str:
+    return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"
+
+
 def _by_policy(outcomes: Iterable[Outcome]) -> dict[str, dict[str, Outcome]]:
     grouped: dict[str, dict[str, Outcome]] = {}
     for o in outcomes:
@@ -311,7 +380,7 @@ def _row(
         "policy": dict(policy),
         "label": OBSERVED_LABEL if label == OBSERVED else label,
         "usd": round(sum(o.usd for o in runs), 6),
-        "retention": round(sum(o.retention for o in runs) / len(runs), 4) if runs else 1.0,
+        "retention": mean_retention(runs),
         "overflowed_sessions": sum(o.overflowed for o in runs),
         "failed_splices": sum(o.failed_splice for o in runs),
         "on_front": on_front,
@@ -326,16 +395,21 @@ def _recommend(
     *,
     tolerance: float,
     seed: int,
-) -> tuple[RecommendedDict, list[FrontRow], list[FrontRow]]:
+    min_sessions: int = ADVICE_MIN_SESSIONS,
+) -> tuple[RecommendedDict | None, NoRecommendationDict | None, list[FrontRow], list[FrontRow]]:
     complete = {
         label: [runs[s] for s in sessions]
         for label, runs in grouped.items()
         if all(s in runs for s in sessions)
     }
+    # a policy with no retention anywhere (it wrote no summary) cannot claim to keep facts
     allowed = {
-        label: (sum(o.usd for o in runs), sum(o.retention for o in runs) / len(runs))
+        label: (sum(o.usd for o in runs), retention)
         for label, runs in complete.items()
-        if runs and not any(o.overflowed or o.failed_splice for o in runs)
+        if runs
+        and not any(o.overflowed or o.failed_splice for o in runs)
+        and (retention := mean_retention(runs) if label != OBSERVED else _base_retention(runs))
+        is not None
     }
     front = pareto_front(allowed)
     rows = {
@@ -344,7 +418,7 @@ def _recommend(
     }
     base_runs = complete.get(OBSERVED, [])
     base_usd = sum(o.usd for o in base_runs)
-    base_ret = sum(o.retention for o in base_runs) / len(base_runs) if base_runs else 1.0
+    base_ret = _base_retention(base_runs)
     choice = OBSERVED
     best = 0.0
     for label in front:
@@ -356,19 +430,32 @@ def _recommend(
     base = {o.session: o.usd for o in base_runs}
     savings = [base.get(o.session, o.usd) - o.usd for o in runs]
     lost: dict[str, int] = {kind: sum(o.lost_by_kind.get(kind, 0) for o in runs) for kind in KINDS}
-    worst = min(runs, key=lambda o: (o.retention, o.session), default=None)
+    measured = [o for o in runs if o.retention is not None]
+    worst = min(measured, key=lambda o: (o.retention or 0.0, o.session), default=None)
+    ci = bootstrap_ci(savings, seed=seed)
     recommended: RecommendedDict = {
         "policy": dict(policies.get(choice, {})),
         "label": OBSERVED_LABEL if choice == OBSERVED else choice,
         "usd_saved": round(sum(savings), 6),
-        "usd_saved_ci": list(bootstrap_ci(savings, seed=seed)),
-        "retention": round(sum(o.retention for o in runs) / len(runs), 4) if runs else 1.0,
+        "usd_saved_ci": list(ci),
+        "retention": mean_retention(runs),
         "sessions": len(runs),
         "lost_by_kind": lost,
         "worst_session": worst.session if worst is not None else None,
     }
-    ordered = sorted(rows.values(), key=lambda r: (r["usd"], -r["retention"], r["label"]))
-    return recommended, [r for r in ordered if r["on_front"]], ordered
+    ordered = sorted(rows.values(), key=lambda r: (r["usd"], -(r["retention"] or 0.0), r["label"]))
+    front_rows = [r for r in ordered if r["on_front"]]
+    why = evidence_check(savings, ci, min_sessions)
+    if why is not None:
+        return None, why, front_rows, ordered
+    return recommended, None, front_rows, ordered
+
+
+def _base_retention(runs: Sequence[Outcome]) -> float:
+    """The observed policy's retention to compare against: 1.0 where it wrote no summary
+    (the harness never compacted, so it lost nothing), for the tolerance rule only."""
+    known = mean_retention(runs)
+    return 1.0 if known is None else known
 
 
 def advise(
@@ -377,6 +464,7 @@ def advise(
     policies: Mapping[str, Mapping[str, Any]],
     tolerance: float = RETENTION_TOLERANCE,
     seed: int = 0,
+    min_sessions: int = ADVICE_MIN_SESSIONS,
 ) -> AdviceDict:
     """The front, the recommendation overall and per agent, and the baseline.
 
@@ -387,7 +475,7 @@ def advise(
     ...        Outcome("cheap", "s1", 1.0, 0.88), Outcome("cheap", "s2", 1.0, 0.88),
     ...        Outcome("broken", "s1", 0.1, 1.0, overflowed=True),
     ...        Outcome("broken", "s2", 0.1, 1.0)]
-    >>> advice = advise(out, policies={"cheap": {"hard_limit": 9000}})
+    >>> advice = advise(out, policies={"cheap": {"hard_limit": 9000}}, min_sessions=2)
     >>> [r["label"] for r in advice["front"]], advice["recommended"]["usd_saved"]
     (['cheap', 'observed (what the harness did)'], 2.0)
     >>> advice["recommended"]["policy"], advice["recommended"]["usd_saved_ci"]
@@ -395,25 +483,28 @@ def advise(
     """
     grouped = _by_policy(outcomes)
     sessions = sorted(grouped.get(OBSERVED, {}))
-    recommended, front, rows = _recommend(
-        grouped, policies, sessions, tolerance=tolerance, seed=seed
+    recommended, why, front, rows = _recommend(
+        grouped, policies, sessions, tolerance=tolerance, seed=seed, min_sessions=min_sessions
     )
-    by_agent: dict[str, RecommendedDict] = {}
+    by_agent: dict[str, RecommendedDict | None] = {}
     agents = sorted({o.agent for o in grouped.get(OBSERVED, {}).values()})
     for agent in agents:
         mine = [s for s in sessions if grouped[OBSERVED][s].agent == agent]
-        by_agent[agent], _, _ = _recommend(grouped, policies, mine, tolerance=tolerance, seed=seed)
+        by_agent[agent], _, _, _ = _recommend(
+            grouped, policies, mine, tolerance=tolerance, seed=seed, min_sessions=min_sessions
+        )
     base = next((r for r in rows if r["label"] == OBSERVED_LABEL), None)
     return {
         "front": front,
         "policies": rows,
         "recommended": recommended,
+        "no_recommendation": why,
         "recommended_by_agent": by_agent,
         "baseline": {
             "policy": dict(policies.get(OBSERVED, {})),
             "label": OBSERVED_LABEL,
             "usd": base["usd"] if base else 0.0,
-            "retention": base["retention"] if base else 1.0,
+            "retention": base["retention"] if base else None,
         },
         "sessions": len(sessions),
         "tolerance": tolerance,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, NotRequired, TypedDict
+from typing import Literal, NamedTuple, NotRequired, TypedDict
 
 from compaction.engine import evals, tokens
 from compaction.engine.facts import RULE_KINDS
@@ -37,11 +37,13 @@ __all__ = [
     "LOST_FACT_KINDS",
     "SPARK_BUCKETS",
     "Analysis",
+    "CheckedBefore",
     "EarlierRetention",
     "ObservedDetails",
     "ObservedSpan",
     "analyse",
     "calibrated_counter",
+    "checked_before",
     "nearest_points",
     "observed_failure",
     "span_inputs_key",
@@ -95,6 +97,15 @@ class ReportedTokens(TypedDict):
     tokens_after: int | None
 
 
+class CheckedBefore(NamedTuple):
+    """The size before a compaction once checked against the session's own calls."""
+
+    tokens: int | None
+    estimated: bool
+    source: Literal["harness", "computed"] | None  # harness: the figure the trace reported
+    note: str  # why the harness's figure was replaced, "" when it was not
+
+
 class ObservedDetails(TypedDict):
     """``CompactionSpan.details`` of an observed span."""
 
@@ -104,6 +115,9 @@ class ObservedDetails(TypedDict):
     orphans_after: list[OrphanDict]
     inputs_key: str
     judge_cost: NotRequired[UsageDict]
+    # set when the harness's size before disagreed with the session's calls and was replaced
+    tokens_before_source: NotRequired[Literal["computed"]]
+    tokens_before_note: NotRequired[str]
 
 
 # --- calibration and the context after a compaction ---------------------------------------------
@@ -189,6 +203,45 @@ def nearest_points(
     return before, after
 
 
+# A harness's size before a compaction more than this far above the last call's context is not
+# the context the compaction replaced (DESIGN.md "Money and sizes").
+STALE_BEFORE_RATIO = 1.2
+
+
+def checked_before(
+    reported: int | None,
+    previous_reported: int | None,
+    point_before: tokens.CurvePoint | None,
+) -> CheckedBefore:
+    """The size before a compaction: the harness's figure unless it disagrees with the
+    session's own calls (the same figure as the boundary before it, or more than 20 % above
+    the last call's context), then the last call's context, with why; the last call's context
+    when the harness gave none.
+
+    >>> last = tokens.CurvePoint(9, 68_102, 68_500, 0.34, False)
+    >>> checked_before(112_079, 112_079, last).tokens, checked_before(70_000, None, last).tokens
+    (68102, 70000)
+    """
+    if reported is None:
+        if point_before is None:
+            return CheckedBefore(None, False, None, "")
+        return CheckedBefore(point_before.context_tokens, point_before.estimated, "computed", "")
+    if point_before is None or point_before.estimated:
+        return CheckedBefore(reported, False, "harness", "")
+    measured = point_before.context_tokens
+    if reported == previous_reported and reported != measured:
+        why = "the same figure as the compaction before it"
+    elif reported > measured * STALE_BEFORE_RATIO:
+        why = "more than 20 % above the context of the last call before it"
+    else:
+        return CheckedBefore(reported, False, "harness", "")
+    note = (
+        f"The harness reported {reported:,} tokens before, {why}; the size shown is that "
+        f"call's context, {measured:,} (#{point_before.seq})."
+    )
+    return CheckedBefore(measured, False, "computed", note)
+
+
 # --- the failure rules ---------------------------------------------------------------------------
 
 
@@ -241,6 +294,8 @@ class ObservedSpan:
     orphans_after: tuple[Orphan, ...] = ()
     judge_cost: Usage | None = None
     inputs_key: str = ""  # span_inputs_key: what the retention was computed from
+    # why the harness's size before was replaced by the session's own (checked_before)
+    tokens_before_note: str = ""
 
     @property
     def seq(self) -> int:
@@ -284,6 +339,9 @@ class ObservedSpan:
         }
         if self.judge_cost is not None:
             out["judge_cost"] = self.judge_cost.to_dict()
+        if self.tokens_before_note:
+            out["tokens_before_source"] = "computed"
+            out["tokens_before_note"] = self.tokens_before_note
         return out
 
 
@@ -297,13 +355,15 @@ def _observed_span(
     judge: evals.Judge | None = None,
     earlier: Mapping[str, EarlierRetention] | None = None,
     harness: str | None = None,
+    previous: ObservedCompaction | None = None,
 ) -> ObservedSpan:
     compaction = step.compaction
     point_before, point_after = nearest_points(curve, compaction.seq)
-    tokens_before, tokens_after = compaction.tokens_before, compaction.tokens_after
-    estimated = False
-    if tokens_before is None and point_before is not None:
-        tokens_before, estimated = point_before.context_tokens, point_before.estimated
+    before = checked_before(
+        compaction.tokens_before, previous.tokens_before if previous else None, point_before
+    )
+    tokens_before, tokens_after = before.tokens, compaction.tokens_after
+    estimated = before.estimated
     if tokens_after is None and point_after is not None:
         tokens_after, estimated = point_after.context_tokens, estimated or point_after.estimated
     probes_before = [p for p in probes if p.seq is None or p.seq < compaction.seq]
@@ -344,6 +404,7 @@ def _observed_span(
         orphans_after=tuple(check_pairs(step.seen)),
         judge_cost=cost,
         inputs_key=key,
+        tokens_before_note=before.note,
     )
 
 
@@ -544,9 +605,21 @@ def analyse(
     curve = tokens.observed_curve(messages, counter, context_window, context_starts=starts)
     rework = evals.rework_signals(messages, starts)
     facts = _FactsAtRisk(messages)
+    steps = _chained_contexts(messages, compactions)
     spans = tuple(
-        _observed_span(i, step, curve, probes, rework, facts, judge, earlier, harness)
-        for i, step in enumerate(_chained_contexts(messages, compactions))
+        _observed_span(
+            i,
+            step,
+            curve,
+            probes,
+            rework,
+            facts,
+            judge,
+            earlier,
+            harness,
+            previous=steps[i - 1].compaction if i else None,
+        )
+        for i, step in enumerate(steps)
     )
     return Analysis(
         message_count=len(messages),
@@ -562,7 +635,7 @@ def judge_cost(judge: evals.Judge | None) -> Usage:
 
     >>> judge_cost(None)
     Usage(input_tokens=0, output_tokens=0, cache_read_input_tokens=0, \
-cache_creation_input_tokens=0, iterations=())
+cache_creation_input_tokens=0, iterations=(), cache_creation_1h_input_tokens=0)
     """
     spent = getattr(judge, "cost", None)
     return spent if isinstance(spent, Usage) else Usage()

@@ -26,7 +26,7 @@ from itertools import pairwise
 from statistics import median
 from typing import Any, Literal
 
-Basis = Literal["declared_policy", "harness_default", "window"]
+Basis = Literal["declared_policy", "observed", "harness_default", "window"]
 
 # How many recent calls the rate is measured over, and how few are too few to go on.
 RECENT_CALLS = 12
@@ -122,18 +122,41 @@ def declared_threshold(metadata: Mapping[str, Any] | None) -> int | None:
     return None
 
 
-def threshold_for(*, metadata: Mapping[str, Any] | None, agent: str, window: int) -> Threshold:
-    """The threshold a forecast aims at: the declared policy, else the harness default, else the
+def observed_threshold(sizes: Sequence[int]) -> int | None:
+    """The size at which a harness compacted before: the median of the sizes before its past
+    compactions (manual ones left out by the caller), None without any.
+
+    >>> observed_threshold([45_000, 52_000, 47_000]), observed_threshold([])
+    (47000, None)
+    """
+    known = [s for s in sizes if s > 0]
+    return int(median(known)) if known else None
+
+
+def threshold_for(
+    *,
+    metadata: Mapping[str, Any] | None,
+    agent: str,
+    window: int,
+    observed: int | None = None,
+    observed_label: str = "where it compacted before",
+) -> Threshold:
+    """The threshold a forecast aims at: the declared policy, else where this session (or this
+    agent in the project) compacted before (``observed``), else the harness default, else the
     context window.
 
     >>> threshold_for(metadata={}, agent="claude-code", window=200_000)
     Threshold(tokens=167000, basis='harness_default', label='Claude Code default')
+    >>> threshold_for(metadata={}, agent="claude-code", window=200_000, observed=48_000).basis
+    'observed'
     >>> threshold_for(metadata=None, agent="", window=128_000).basis
     'window'
     """
     declared = declared_threshold(metadata)
     if declared is not None:
         return Threshold(declared, "declared_policy", "declared policy")
+    if observed is not None and observed > 0:
+        return Threshold(observed, "observed", observed_label)
     harness = harness_threshold(agent, window)
     if harness is not None and harness > 0:
         label = f"{HARNESS_LABELS.get(_harness(agent), _harness(agent))} default"
@@ -192,9 +215,12 @@ def forecast_checks(
     threshold: Threshold,
     compaction_seqs: Sequence[int],
     lead: int = ACCURACY_LEAD,
+    thresholds: Mapping[int, Threshold] | None = None,
 ) -> list[ForecastCheck]:
     """For each observed compaction, the forecast made ``lead`` calls before its last call
-    (fewer when the climb was shorter) against the calls that really followed.
+    (fewer when the climb was shorter) against the calls that really followed; aimed at
+    ``thresholds[seq]`` where given (what was known before that compaction), else
+    ``threshold``.
 
     >>> pts = [ForecastPoint(i, 10_000 * (i + 1)) for i in range(12)]
     >>> pts += [ForecastPoint(12 + i, 20_000 + 10_000 * i) for i in range(3)]
@@ -210,7 +236,8 @@ def forecast_checks(
         if len(before) < 2:
             continue
         at = max(len(before) - 1 - lead, min(MIN_POINTS - 1, len(before) - 1))
-        made = forecast_next(before[: at + 1], threshold=threshold)
+        aim = (thresholds or {}).get(seq, threshold)
+        made = forecast_next(before[: at + 1], threshold=aim)
         checks.append(
             ForecastCheck(
                 seq=seq,
@@ -219,3 +246,15 @@ def forecast_checks(
             )
         )
     return checks
+
+
+def median_error(checks: Sequence[ForecastCheck]) -> float | None:
+    """The median of |predicted - actual| calls over the checks that made a prediction.
+
+    >>> median_error([ForecastCheck(1, 9, 10), ForecastCheck(2, None, 4), ForecastCheck(3, 2, 7)])
+    3.0
+    """
+    errors = [
+        abs(c.predicted_calls - c.actual_calls) for c in checks if c.predicted_calls is not None
+    ]
+    return float(median(errors)) if errors else None

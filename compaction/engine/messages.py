@@ -174,6 +174,14 @@ class UsageDict(TypedDict):
     cache_read_input_tokens: int
     cache_creation_input_tokens: int
     iterations: NotRequired[list[IterationDict]]
+    cache_creation: NotRequired[CacheCreationDict]
+
+
+class CacheCreationDict(TypedDict):
+    """Anthropic's split of the cache writes between the 5-minute and the 1-hour cache."""
+
+    ephemeral_5m_input_tokens: int
+    ephemeral_1h_input_tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +217,31 @@ class Usage:
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
     iterations: tuple[Iteration, ...] = ()
+    # Of cache_creation_input_tokens, the writes to the 1-hour cache (priced higher than the
+    # 5-minute ones): Anthropic's usage.cache_creation.ephemeral_1h_input_tokens.
+    cache_creation_1h_input_tokens: int = 0
+
+    @property
+    def reports_nothing(self) -> bool:
+        """0 in and 0 out: a proxy that passes no counts, never an empty context. Such a call
+        is a call without usage (estimated), as if the trace had no usage at all.
+
+        >>> Usage(input_tokens=0, output_tokens=0).reports_nothing
+        True
+        """
+        counters = (
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_input_tokens,
+            self.cache_creation_input_tokens,
+        )
+        return not any(counters) and not any(
+            it.input_tokens
+            or it.output_tokens
+            or it.cache_read_input_tokens
+            or it.cache_creation_input_tokens
+            for it in self.iterations
+        )
 
     def to_dict(self) -> UsageDict:
         out: UsageDict = {
@@ -219,6 +252,12 @@ class Usage:
         }
         if self.iterations:
             out["iterations"] = [it.to_dict() for it in self.iterations]
+        if self.cache_creation_1h_input_tokens:
+            out["cache_creation"] = {
+                "ephemeral_5m_input_tokens": self.cache_creation_input_tokens
+                - self.cache_creation_1h_input_tokens,
+                "ephemeral_1h_input_tokens": self.cache_creation_1h_input_tokens,
+            }
         return out
 
     def __add__(self, other: Usage) -> Usage:
@@ -230,6 +269,9 @@ class Usage:
                 self.cache_creation_input_tokens + other.cache_creation_input_tokens
             ),
             iterations=self.iterations + other.iterations,
+            cache_creation_1h_input_tokens=(
+                self.cache_creation_1h_input_tokens + other.cache_creation_1h_input_tokens
+            ),
         )
 
     def __sub__(self, earlier: Usage) -> Usage:
@@ -520,10 +562,14 @@ def _int(raw: Mapping[str, Any], key: str, where: str) -> int:
 
 
 def usage_from_wire(raw: Mapping[str, Any], where: str = "usage") -> Usage:
-    """Read a usage dict; missing counters are 0, extra keys are ignored.
+    """Read a usage dict; missing counters are 0, extra keys are ignored. Anthropic's
+    ``cache_creation`` split is kept as the 1-hour part of the cache writes.
 
     >>> usage_from_wire({"input_tokens": 3, "cache_read_input_tokens": 7}).cache_read_input_tokens
     7
+    >>> usage_from_wire({"cache_creation": {"ephemeral_5m_input_tokens": 10,
+    ...                  "ephemeral_1h_input_tokens": 90}}).cache_creation_1h_input_tokens
+    90
     """
     iterations: list[Iteration] = []
     raw_its = raw.get("iterations") or []
@@ -540,12 +586,23 @@ def usage_from_wire(raw: Mapping[str, Any], where: str = "usage") -> Usage:
                         cache_creation_input_tokens=_int(it, "cache_creation_input_tokens", w),
                     )
                 )
+    written = _int(raw, "cache_creation_input_tokens", where)
+    one_hour = 0
+    split = raw.get("cache_creation")
+    if isinstance(split, Mapping):
+        w = f"{where}.cache_creation"
+        five_minutes = _int(split, "ephemeral_5m_input_tokens", w)
+        one_hour = _int(split, "ephemeral_1h_input_tokens", w)
+        # the split alone says how much was written; beside the total, it only divides it
+        written = written or five_minutes + one_hour
+        one_hour = min(max(one_hour, 0), max(written, 0))
     return Usage(
         input_tokens=_int(raw, "input_tokens", where),
         output_tokens=_int(raw, "output_tokens", where),
         cache_read_input_tokens=_int(raw, "cache_read_input_tokens", where),
-        cache_creation_input_tokens=_int(raw, "cache_creation_input_tokens", where),
+        cache_creation_input_tokens=written,
         iterations=tuple(iterations),
+        cache_creation_1h_input_tokens=one_hour,
     )
 
 
@@ -605,6 +662,8 @@ def message_from_wire(raw: Mapping[str, Any], where: str = "message") -> Message
         if not isinstance(usage_raw, Mapping):
             raise WireError(f"{where}.usage: expected an object")
         usage = usage_from_wire(usage_raw, f"{where}.usage")
+        if usage.reports_nothing:
+            usage = None
     ts = raw.get("timestamp")
     model = raw.get("model")
     return Message(

@@ -1,36 +1,66 @@
-"""Cost in money: token counts times a per-model price table (USD per million tokens).
+"""Cost in money: the one module every money figure the product shows comes from.
 
-The table lives in settings (``MODEL_PRICES``); this module only does the arithmetic, so it
-is the same for a session, a span or a replay. A model is priced by the table key it equals,
+Two figures, each with one rule (DESIGN.md "Money and sizes"):
+
+* **billed** (``usd``): every call as it was charged, at its own model's price in force on the
+  call's date: input, output, cache reads at the read rate, cache writes at the 5-minute or
+  the 1-hour write rate as the usage records them (:func:`cost_usd`, :data:`BILLED_RULE`);
+* **the replay rule** (``observed_usd`` beside a replay's ``usd``): every call's whole context
+  at the input price and its output at the output price, no cache discount, so a replayed run
+  and the observed one compare (:func:`replay_rule_call`, :data:`REPLAY_RULE`). Every saving is
+  a difference of two figures by this rule.
+
+The table lives in settings (``MODEL_PRICES``); a model is priced by the table key it equals,
 or that it continues with a date (``claude-sonnet-4-5-20250929`` takes ``claude-sonnet-4-5``;
 ``claude-opus-4-7`` does not take ``claude-opus-4``): a model the table does not know has no
-cost rather than a guessed one.
-
-Cache writes are priced at the 5-minute rate: traces report one cache-creation count, not its
-split between the 5-minute and the 1-hour cache (which costs more).
+cost rather than a guessed one. An entry is one price, or a list of prices each ``from`` a date
+(the price in force on a call's date is the last one from on or before it).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from compaction.engine.messages import Iteration, Usage
 
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
+# A 1-hour cache write costs twice the input price (a 5-minute one 1.25 times), unless the
+# table says otherwise with ``cache_write_1h``.
+ONE_HOUR_WRITE_FACTOR = 2.0
 _DATED = re.compile(r"^(.+?)-\d{8}(?:-.*)?$")
+
+BILLED_LABEL = "billed"
+BILLED_RULE = (
+    "each call at its own model's price in force on its date: input, output, cache reads at "
+    "the read rate and cache writes at the 5-minute or 1-hour write rate, as logged"
+)
+REPLAY_LABEL = "replay rule (list prices, no cache)"
+REPLAY_RULE = (
+    "every call's whole context at its model's input price and its output at the output "
+    "price, cache discounts left out (a replayed prefix is not the one the provider cached), "
+    "the observed run priced by the same rule"
+)
 
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens."""
+    """USD per million tokens; ``cache_write`` is the 5-minute write rate."""
 
     input: float
     output: float
     cache_read: float
     cache_write: float
+    cache_write_1h: float | None = None  # None: ONE_HOUR_WRITE_FACTOR x input
+
+    @property
+    def one_hour_write(self) -> float:
+        if self.cache_write_1h is not None:
+            return self.cache_write_1h
+        return self.input * ONE_HOUR_WRITE_FACTOR
 
 
 @dataclass(frozen=True)
@@ -41,6 +71,8 @@ class TokenCounts:
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    # the part of cache_creation_input_tokens written to the 1-hour cache
+    cache_creation_1h_input_tokens: int = 0
 
     def __add__(self, other: TokenCounts) -> TokenCounts:
         return TokenCounts(
@@ -48,6 +80,7 @@ class TokenCounts:
             self.output_tokens + other.output_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_creation_1h_input_tokens + other.cache_creation_1h_input_tokens,
         )
 
     @property
@@ -74,7 +107,11 @@ def counts_of(usage: Usage) -> TokenCounts:
 
 def _counters(u: Usage | Iteration) -> TokenCounts:
     return TokenCounts(
-        u.input_tokens, u.output_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read_input_tokens,
+        u.cache_creation_input_tokens,
+        u.cache_creation_1h_input_tokens if isinstance(u, Usage) else 0,
     )
 
 
@@ -95,14 +132,28 @@ def _count(raw: Mapping[str, Any], key: str) -> int:
 
 
 def counts_from_wire(raw: Any) -> TokenCounts:
-    """Counts from a usage mapping as traces write it; anything unreadable counts 0."""
+    """Counts from a usage mapping as traces write it (Anthropic's ``cache_creation`` split
+    kept as the 1-hour writes); anything unreadable counts 0.
+
+    >>> counts_from_wire({"cache_creation_input_tokens": 100, "cache_creation":
+    ...     {"ephemeral_5m_input_tokens": 40, "ephemeral_1h_input_tokens": 60}})
+    TokenCounts(input_tokens=0, output_tokens=0, cache_read_input_tokens=0, \
+cache_creation_input_tokens=100, cache_creation_1h_input_tokens=60)
+    """
     if not isinstance(raw, Mapping):
         return TokenCounts()
+    written = _count(raw, "cache_creation_input_tokens")
+    one_hour = 0
+    split = raw.get("cache_creation")
+    if isinstance(split, Mapping):
+        one_hour = _count(split, "ephemeral_1h_input_tokens")
+        written = written or _count(split, "ephemeral_5m_input_tokens") + one_hour
     return TokenCounts(
         _count(raw, "input_tokens"),
         _count(raw, "output_tokens"),
         _count(raw, "cache_read_input_tokens"),
-        _count(raw, "cache_creation_input_tokens"),
+        written,
+        min(one_hour, written),
     )
 
 
@@ -110,28 +161,100 @@ class PriceTableError(ValueError):
     """A price table entry that is not four non-negative numbers."""
 
 
-def price_table(raw: Mapping[str, Any]) -> dict[str, Price]:
-    """Validate a settings table ``{model: {input, output, cache_read, cache_write}}``.
+class PriceTable(Mapping[str, Price]):
+    """Each model's prices by date; as a mapping, each model's latest price."""
 
-    >>> price_table({"m": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}})
-    {'m': Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75)}
+    def __init__(self, schedules: Mapping[str, tuple[tuple[date | None, Price], ...]]) -> None:
+        self.schedules = dict(schedules)
+
+    def __getitem__(self, model: str) -> Price:
+        return self.schedules[model][-1][1]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.schedules)
+
+    def __len__(self) -> int:
+        return len(self.schedules)
+
+    def on(self, model: str, day: date | None) -> Price:
+        """The price of ``model`` in force on ``day`` (the latest when the day is unknown,
+        the earliest for a day before every entry)."""
+        schedule = self.schedules[model]
+        if day is None:
+            return schedule[-1][1]
+        found = schedule[0][1]
+        for since, price in schedule:
+            if since is None or since <= day:
+                found = price
+        return found
+
+
+def _price_entry(model: str, entry: Any) -> Price:
+    if not isinstance(entry, Mapping):
+        raise PriceTableError(f"{model}: needs {', '.join(PRICE_FIELDS)}")
+    names = [
+        *PRICE_FIELDS,
+        *(["cache_write_1h"] if entry.get("cache_write_1h") is not None else []),
+    ]
+    values: list[float] = []
+    for name in names:
+        value = entry.get(name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise PriceTableError(f"{model}.{name}: a price in USD per million tokens")
+        values.append(float(value))
+    return Price(*values)
+
+
+def _since(model: str, entry: Any) -> date:
+    raw = entry.get("from") if isinstance(entry, Mapping) else None
+    try:
+        return date.fromisoformat(str(raw))
+    except ValueError:
+        why = f"{model}.from: a date (YYYY-MM-DD) the price is in force from"
+        raise PriceTableError(why) from None
+
+
+def price_table(raw: Mapping[str, Any]) -> PriceTable:
+    """Validate a settings table ``{model: {input, output, cache_read, cache_write}}``, or
+    ``{model: [{from: "YYYY-MM-DD", input, ...}, ...]}`` for a price that changed on a date.
+
+    >>> price_table({"m": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}})["m"]
+    Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75, cache_write_1h=None)
+    >>> dated = price_table({"m": [{"from": "2025-01-01", "input": 3, "output": 15,
+    ...     "cache_read": 0.3, "cache_write": 3.75}, {"from": "2025-06-01", "input": 1,
+    ...     "output": 5, "cache_read": 0.1, "cache_write": 1.25}]})
+    >>> dated.on("m", date(2025, 3, 1)).input, dated.on("m", date(2025, 6, 1)).input
+    (3.0, 1.0)
     """
-    table: dict[str, Price] = {}
+    schedules: dict[str, tuple[tuple[date | None, Price], ...]] = {}
     for model, entry in raw.items():
-        if not isinstance(entry, Mapping):
-            raise PriceTableError(f"{model}: needs {', '.join(PRICE_FIELDS)}")
-        values = []
-        for name in PRICE_FIELDS:
-            value = entry.get(name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise PriceTableError(f"{model}.{name}: a price in USD per million tokens")
-            values.append(float(value))
-        table[str(model)] = Price(*values)
-    return table
+        name = str(model)
+        if isinstance(entry, list | tuple):
+            if not entry:
+                raise PriceTableError(f"{name}: an empty list of prices")
+            dated = sorted(
+                ((_since(name, e), _price_entry(name, e)) for e in entry), key=lambda pair: pair[0]
+            )
+            schedules[name] = tuple(dated)
+        else:
+            schedules[name] = ((None, _price_entry(name, entry)),)
+    return PriceTable(schedules)
 
 
-def price_for(model: str | None, table: Mapping[str, Price]) -> Price | None:
-    """The price of a model: the key it equals, or continues with ``-`` and a date.
+def price_key(model: str | None, table: Mapping[str, Price]) -> str | None:
+    """The table key a model is priced by: the key it equals, or continues with a date."""
+    if not model:
+        return None
+    if model in table:
+        return model
+    dated = _DATED.match(model)
+    return dated.group(1) if dated and dated.group(1) in table else None
+
+
+def price_for(
+    model: str | None, table: Mapping[str, Price], on: date | None = None
+) -> Price | None:
+    """The price of a model on a day: the key it equals, or continues with ``-`` and a date.
 
     >>> table = price_table({"claude-opus-4": {"input": 15, "output": 75, "cache_read": 1.5,
     ...     "cache_write": 18.75}, "claude-opus-4-5": {"input": 5, "output": 25,
@@ -143,12 +266,12 @@ def price_for(model: str | None, table: Mapping[str, Price]) -> Price | None:
     >>> price_for("claude-opus-4-7", table) is None
     True
     """
-    if not model:
+    key = price_key(model, table)
+    if key is None:
         return None
-    if model in table:
-        return table[model]
-    dated = _DATED.match(model)
-    return table.get(dated.group(1)) if dated else None
+    if isinstance(table, PriceTable):
+        return table.on(key, on)
+    return table[key]
 
 
 def cost_usd(counts: TokenCounts, price: Price) -> float:
@@ -158,11 +281,13 @@ def cost_usd(counts: TokenCounts, price: Price) -> float:
     ...          Price(input=3, output=15, cache_read=0.3, cache_write=3.75))
     6.6
     """
+    one_hour = min(counts.cache_creation_1h_input_tokens, counts.cache_creation_input_tokens)
     micro = (
         counts.input_tokens * price.input
         + counts.output_tokens * price.output
         + counts.cache_read_input_tokens * price.cache_read
-        + counts.cache_creation_input_tokens * price.cache_write
+        + (counts.cache_creation_input_tokens - one_hour) * price.cache_write
+        + one_hour * price.one_hour_write
     )
     return round(micro / 1_000_000, 6)
 
@@ -180,6 +305,7 @@ class PricedCall:
     counts: TokenCounts
     compaction: TokenCounts = TokenCounts()
     calls: int = 1  # more than one: the sums of several calls of one model
+    on: date | None = None  # the calls' date: the price in force then (None: the latest)
 
 
 def call_of(model: str | None, usage: Usage) -> PricedCall:
@@ -191,6 +317,15 @@ def call_of(model: str | None, usage: Usage) -> PricedCall:
     5800
     """
     return PricedCall(model, _counters(usage), _compacting_counts(usage))
+
+
+def replay_rule_call(model: str | None, context_tokens: int, output_tokens: int) -> PricedCall:
+    """One call by the replay rule (:data:`REPLAY_RULE`): its whole context as input.
+
+    >>> cost_usd(replay_rule_call("m", 1_000_000, 0).counts, Price(3, 15, 0.3, 3.75))
+    3.0
+    """
+    return PricedCall(model, TokenCounts(context_tokens, output_tokens))
 
 
 @dataclass(frozen=True)
@@ -250,7 +385,7 @@ def costs(calls: Iterable[PricedCall], table: Mapping[str, Price]) -> CostBreakd
             count[model] = 0
             spent[model] = 0.0
         count[model] += call.calls
-        price = price_for(call.model, table)
+        price = price_for(call.model, table, call.on)
         if price is None:
             unpriced += call.calls
             spent[model] = None

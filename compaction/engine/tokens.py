@@ -544,7 +544,8 @@ def observed_curve(
     """One point per model call (an assistant message a model wrote: not a failed request the
     harness wrote in its place), from usage where the trace has it.
 
-    Without usage the point is estimated with ``counter`` over the messages the call saw
+    Without usage (or with usage of 0 in and 0 out: no counts, never an empty context) the
+    point is estimated with ``counter`` over the messages the call saw
     (back to the last seq in ``context_starts`` or the last compaction block), plus
     ``base_tokens`` (defaults to the counter's own, if it has one).
 
@@ -564,7 +565,7 @@ def observed_curve(
         if m.seq in starts or any(isinstance(b, CompactionBlock) for b in m.content):
             running = 0
         if is_call(m):
-            if m.usage is not None:
+            if m.usage is not None and not m.usage.reports_nothing:
                 ctx = context_size(m.usage)
                 points.append(CurvePoint(m.seq, ctx, billed_tokens(m.usage), ctx / window, False))
             else:

@@ -193,6 +193,13 @@ def read_compaction_call(path: Path) -> CompactionCall:
                             "cache_creation_input_tokens",
                         )
                     }
+                    split = raw.get("cache_creation")
+                    if isinstance(split, dict):
+                        # the split between 5-minute and 1-hour writes, priced apart
+                        usage["cache_creation"] = {
+                            key: split.get(key, 0)
+                            for key in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+                        }
     return CompactionCall(path, agent_id, prompt_parent, started, finished, model, usage)
 
 
@@ -246,6 +253,7 @@ class _Stream:
         calls: Sequence[CompactionCall],
         chunk_messages: int,
         chunk_bytes: int,
+        claimed: set[str] | None = None,
     ) -> None:
         self.project = project
         self.report = report
@@ -259,7 +267,8 @@ class _Stream:
         self.chunk_bytes = chunk_bytes
         self.writer: SessionWriter | None = None
         self.last_line: int | None = None
-        self.claimed_calls: set[str] = set()
+        # shared by a session and its subagents: a summary call serves one compaction
+        self.claimed_calls: set[str] = claimed if claimed is not None else set()
 
     def _writer(self) -> SessionWriter:
         if self.writer is None:
@@ -351,10 +360,13 @@ def import_transcript(
     report: ImportReport,
     info: FileInfo | None = None,
     calls: Sequence[CompactionCall] = (),
+    claimed: set[str] | None = None,
     chunk_messages: int = CHUNK_MESSAGES,
     chunk_bytes: int = CHUNK_BYTES,
 ) -> FileReport:
-    """Stream one transcript (main session or subagent file) into the project."""
+    """Stream one transcript (main session or subagent file) into the project. ``calls``: the
+    summary calls found beside it, ``claimed`` those another transcript of the same session
+    already took (a subagent's own compaction call is the subagent's)."""
     file = report.file(str(path), format=FORMAT)
     problem = file_problem(path)
     if problem is not None:
@@ -382,6 +394,7 @@ def import_transcript(
         kind="subagent" if subagent else "session",
         assembler=cc.Assembler(include_sidechain=subagent),
         calls=calls,
+        claimed=claimed,
         chunk_messages=chunk_messages,
         chunk_bytes=chunk_bytes,
     )
@@ -476,6 +489,7 @@ def claude_code_import(
     mains = [i for i in infos if not (i.is_subagent and i.sidechain)]
     children = [i for i in infos if i.is_subagent and i.sidechain and not i.is_compaction_call]
     imported_sessions: set[str | None] = set()
+    claimed: dict[str | None, set[str]] = {}
     for info in mains:
         import_transcript(
             project=project,
@@ -483,16 +497,20 @@ def claude_code_import(
             report=report,
             info=info,
             calls=calls_by_session.get(info.session_id, ()),
+            claimed=claimed.setdefault(info.session_id, set()),
             chunk_messages=chunk_messages,
             chunk_bytes=chunk_bytes,
         )
         imported_sessions.add(info.session_id)
     for info in children:
+        # a subagent that compacted made its own summary call: it is the subagent's cost
         import_transcript(
             project=project,
             path=info.path,
             report=report,
             info=info,
+            calls=calls_by_session.get(info.session_id, ()),
+            claimed=claimed.setdefault(info.session_id, set()),
             chunk_messages=chunk_messages,
             chunk_bytes=chunk_bytes,
         )

@@ -26,8 +26,8 @@ def compaction(seq: int, **extra: object) -> dict[str, object]:
         "seq": seq,
         "trigger": "auto",
         "strategy": "summarize",
-        "tokens_before": 150_000,
-        "tokens_after": 30_000,
+        "tokens_before": None,  # the analysis takes the last call's context
+        "tokens_after": 1_000,
         "summary": "Goal: migrate billing. Do not change the public API of the billing module.",
         "replaced": {"from_seq": 0, "to_seq": seq - 1},
     }
@@ -47,7 +47,7 @@ def troubled_session(project: Project, external_id: str) -> AgentSession:
         messages=messages,
         compactions=[
             compaction(40, summary="Goal: migrate billing to API v2."),
-            compaction(48, tokens_before=50_000, tokens_after=49_500),
+            compaction(48, tokens_before=23_371, tokens_after=23_000),
             compaction(100, error="summarizer timed out"),
         ],
         probes=[{"seq": 8, "text": "do not change the public API"}],

@@ -45,8 +45,8 @@ def long_span_session(project: Project) -> AgentSession:
                 "seq": 232,
                 "trigger": "auto",
                 "strategy": "summarize",
-                "tokens_before": 150000,
-                "tokens_after": 30000,
+                "tokens_before": 54_161,  # the context of the last call before it (#231)
+                "tokens_after": 3_000,
                 "summary": "## Goal\nMigrate **billing** to API v2.\n\n## Done\n- modules `0-50`",
                 "replaced": {"from_seq": 4, "to_seq": 227},
             }
@@ -204,12 +204,12 @@ def test_replay_this_opens_the_form_with_the_spans_policy(
     session = long_span_session(project)
     logged_in.goto(span_url(live_server, session))
     logged_in.get_by_role("link", name="Replay this").click()
-    expect(logged_in.get_by_label("Hard limit")).to_have_value("150000")
-    expect(logged_in.get_by_label("Soft limit")).to_have_value("112500")
+    expect(logged_in.get_by_label("Hard limit")).to_have_value("54161")
+    expect(logged_in.get_by_label("Soft limit")).to_have_value("40620")
     expect(logged_in.get_by_label("Keep last")).to_have_value("1")
     logged_in.get_by_role("button", name="Start replay").click()
     run = ReplayRun.objects.get()
-    assert (run.policy["hard_limit"], run.policy["soft_limit"]) == (150000, 112500)
+    assert (run.policy["hard_limit"], run.policy["soft_limit"]) == (54161, 40620)
 
 
 def test_two_replays_compare_side_by_side(logged_in: Page, live_server, project: Project) -> None:

@@ -35,6 +35,13 @@ RECOMMENDED_KEYS = {
 KINDS = {"task", "constraint", "file", "identifier", "decision", "next_step"}
 
 
+@pytest.fixture(autouse=True)
+def _three_sessions_are_evidence_here(settings: Any) -> None:
+    # these tests read the advice's shape over three sessions; the evidence rule
+    # (ADVICE_MIN_SESSIONS, default 10) has its own test below
+    settings.ADVICE_MIN_SESSIONS = 1
+
+
 @pytest.fixture
 def project() -> Project:
     return make_project(name="acme")
@@ -91,14 +98,16 @@ def test_experiment_advice_has_the_shape_design_fixes(
         assert set(row) >= FRONT_KEYS
         assert row["overflowed_sessions"] == 0
         assert row["failed_splices"] == 0
-        assert 0 <= row["retention"] <= 1
+        # null where the policy wrote no summary (the observed runs never compacted)
+        assert row["retention"] is None or 0 <= row["retention"] <= 1
         assert set(row["retention_by_kind"]) == KINDS
     rec = body["recommended"]
     assert set(rec) >= RECOMMENDED_KEYS
     assert set(rec["lost_by_kind"]) == KINDS
     low, high = rec["usd_saved_ci"]
     assert low <= rec["usd_saved"] <= high
-    assert rec["worst_session"] in {s.external_id for s in sessions}
+    named = {s.external_id for s in sessions}
+    assert rec["worst_session"] in (named if rec["retention"] is not None else {None})
     assert set(body["recommended_by_agent"]) == {"billing-migrator", "support-bot"}
     assert body["recommended_by_agent"]["support-bot"]["sessions"] == 1
     assert set(body["baseline"]) == {"policy", "label", "usd", "retention"}
@@ -181,7 +190,9 @@ def test_project_advice_reuses_the_experiments_replays_per_agent(
     body = response.json()
     assert body["sessions"] == 1
     assert list(body["recommended_by_agent"]) == ["support-bot"]
-    assert body["recommended"]["worst_session"] == "<b>run-3</b>"
+    rec = body["recommended"]
+    # the worst session is named where the recommended policy has a retention to be worst at
+    assert rec["worst_session"] == ("<b>run-3</b>" if rec["retention"] is not None else None)
 
 
 @pytest.mark.parametrize(
@@ -243,3 +254,24 @@ def test_replay_page_shows_what_each_summary_lost_of_the_one_before(
     assert 'id="drift-h">Summary of a summary</h2>' in page
     table = page[page.index('id="drift-h"') : page.index("</table>", page.index('id="drift-h"'))]
     assert table.count('<th scope="row">#') == summaries - 1
+
+
+def test_too_few_sessions_give_no_recommendation_and_say_how_many_it_takes(
+    client: Client,
+    auth: dict[str, str],
+    project: Project,
+    sessions: list[AgentSession],
+    settings: Any,
+) -> None:
+    settings.ADVICE_MIN_SESSIONS = 10
+    experiment = _experiment(project, sessions)
+    body = client.get(f"/api/v1/experiments/{experiment.pk}/advice", headers=auth).json()
+    assert body["recommended"] is None
+    assert body["no_recommendation"] == {
+        "reason": "3 sessions back it; at least 10 needed",
+        "sessions_needed": 10,
+    }
+    client.force_login(make_user(project=project))
+    page = client.get(f"/experiments/{experiment.pk}/").content.decode()
+    assert "No recommendation: 3 sessions back it; at least 10 needed." in page
+    assert "Run <strong" not in page

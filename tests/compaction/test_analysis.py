@@ -93,8 +93,8 @@ def summary_compaction(summary: str, **overrides: object) -> dict[str, object]:
         "seq": 24,
         "trigger": "auto",
         "strategy": "summarize",
-        "tokens_before": 150_000,
-        "tokens_after": 30_000,
+        "tokens_before": 13_681,  # the context of the last call before it (#23)
+        "tokens_after": 3_000,
         "summary": summary,
         "replaced": {"from_seq": 0, "to_seq": 19},
     }
@@ -235,14 +235,14 @@ def test_a_barely_shrinking_span_is_stored_failed_with_its_splice_details() -> N
     """The rule itself is specified in tests/engine/test_analysis.py; this checks the row."""
     session = make_session(
         messages=coding_session_messages(turns=8),
-        compactions=[summary_compaction("Goal: ...", tokens_before=150_000, tokens_after=149_000)],
+        compactions=[summary_compaction("Goal: ...", tokens_before=13_681, tokens_after=13_600)],
     )
     analysis = analysed(session.pk)
     span = CompactionSpan.objects.get(session=session)
     assert span.failed is True
     assert "barely change" in span.failure_reason
-    assert span.details["splice"]["ratio"] == pytest.approx(149 / 150, abs=1e-4)
-    assert span.details["reported"] == {"tokens_before": 150_000, "tokens_after": 149_000}
+    assert span.details["splice"]["ratio"] == pytest.approx(13_600 / 13_681, abs=1e-4)
+    assert span.details["reported"] == {"tokens_before": 13_681, "tokens_after": 13_600}
     assert analysis.failed_splices == 1
 
 

@@ -42,8 +42,8 @@ def session(project):
                 "seq": 24,
                 "trigger": "auto",
                 "strategy": "summarize",
-                "tokens_before": 150000,
-                "tokens_after": 149500,
+                "tokens_before": 13_681,  # the context of the last call before it (#23)
+                "tokens_after": 13_600,
                 "summary": "Goal: migrate billing.",
                 "replaced": {"from_seq": 0, "to_seq": 19},
             }
@@ -75,7 +75,7 @@ def test_compactions_list_observed_spans_with_their_verdict(client: Client, auth
     [event] = client.get("/api/v1/sessions/run-1/compactions", headers=auth).json()
     assert event["seq"] == 24
     assert event["trigger"] == "auto"
-    assert (event["tokens_before"], event["tokens_after"]) == (150000, 149500)
+    assert (event["tokens_before"], event["tokens_after"]) == (13_681, 13_600)
     assert event["replaced"] == {"from_seq": 0, "to_seq": 19}
     assert event["failed"] is True
     assert "barely change" in event["failure_reason"]

@@ -57,7 +57,9 @@ def test_experiment_points_at_the_same_place_share_one_tag():
         {"input_tokens_saved": 1000, "retention_score": 0.5, "label": "b"},
         {"input_tokens_saved": 9000, "retention_score": 1.0, "label": "c"},
     ]
-    trace = charts.savings_vs_retention(rows)["data"][0]
+    figure = charts.savings_vs_retention(rows)
+    assert figure is not None
+    trace = figure["data"][0]
     assert trace["text"] == ["#1 #2", "", "#3"]
     assert trace["customdata"] == ["#1", "#2", "#3"]  # hover still names each policy
     assert trace["textposition"][0] != trace["textposition"][2]
@@ -69,7 +71,20 @@ def test_a_policy_without_a_retention_figure_is_not_drawn_at_100_percent():
         {"input_tokens_saved": 0, "retention_score": None, "label": "never summarized"},
         {"input_tokens_saved": 9000, "retention_score": 0.8, "label": "c"},
     ]
-    trace = charts.savings_vs_retention(rows)["data"][0]
+    figure = charts.savings_vs_retention(rows)
+    assert figure is not None
+    trace = figure["data"][0]
     assert trace["y"] == [0.5, 0.8]
     assert trace["customdata"] == ["#1", "#3"]  # numbered as in the table
     assert trace["text"] == ["#1", "#3"]
+
+
+def test_a_chart_needs_at_least_two_points():
+    one = [{"input_tokens_saved": 1_815_285, "retention_score": 0.9, "label": "a"}]
+    assert charts.savings_vs_retention(one) is None
+    same = [*one, {"input_tokens_saved": 1_815_285, "retention_score": 0.9, "label": "b"}]
+    assert charts.savings_vs_retention(same) is None
+    unscored = [*one, {"input_tokens_saved": 5, "retention_score": None, "label": "c"}]
+    assert charts.savings_vs_retention(unscored) is None
+    two = [*one, {"input_tokens_saved": 5, "retention_score": 0.5, "label": "c"}]
+    assert charts.savings_vs_retention(two) is not None

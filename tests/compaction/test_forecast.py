@@ -9,7 +9,7 @@ import pytest
 from django.template.loader import render_to_string
 from django.test import Client
 
-from compaction import pipeline, selectors
+from compaction import forecasts, pipeline, selectors
 from sessions.importers.claude_code import claude_code_import
 from sessions.models import AgentSession, CompactionEvent
 from tests.factories import make_key, make_project, make_session
@@ -73,20 +73,48 @@ def _session(project, *, metadata: dict[str, Any] | None = None, agent: str = "c
     return session
 
 
-def test_curve_forecasts_the_claude_code_threshold_and_reports_past_accuracy(
+def test_curve_forecasts_where_the_session_compacted_before_and_reports_past_accuracy(
     client: Client, auth, project
 ):
     _session(project)
     curve = client.get("/api/v1/sessions/live-1/curve", headers=auth).json()
-    # 60,000 now, 5,000 a call, 30 s apart; Claude Code compacts at 200,000 - 33,000
+    # 60,000 now, 5,000 a call, 30 s apart; this session compacted at 173,000 before
     assert curve["forecast"] == {
-        "calls_to_compaction": 22,
-        "minutes_to_compaction": 11.0,
-        "threshold_tokens": 167_000,
-        "basis": "harness_default",
+        "calls_to_compaction": 23,
+        "minutes_to_compaction": 11.5,
+        "threshold_tokens": 173_000,
+        "basis": "observed",
     }
-    # ten calls before the compaction, at 125,000 and 3,000 a call, it said 14; 10 followed
+    # before the first compaction nothing had been observed: Claude Code's default,
+    # 200,000 - 33,000; ten calls before it, at 125,000 and 3,000 a call, it said 14; 10 followed
     assert curve["forecast_accuracy"] == [{"seq": 32, "predicted_calls": 14, "actual_calls": 10}]
+    assert curve["forecast_median_error_calls"] == 4.0
+
+
+def test_the_agents_compactions_in_the_project_set_the_threshold_of_a_new_session(
+    client: Client, auth, project
+):
+    # a harness with no known default that compacted at 45-52k: not the 200,000 window
+    for n, before in enumerate((45_000, 52_000, 47_000)):
+        make_session(
+            project,
+            external_id=f"old-{n}",
+            session={"agent": "my-agent"},
+            messages=calls([before - 4_000, before - 2_000, before]),
+            compactions=[{"seq": 6, "trigger": "auto", "summary": "s", "tokens_before": before}],
+        )
+    for session in AgentSession.objects.filter(project=project):
+        pipeline.session_analyse(session_id=session.pk)
+    new = make_session(
+        project,
+        external_id="new",
+        session={"agent": "my-agent"},
+        messages=calls([20_000, 22_000, 24_000, 26_000]),
+    )
+    pipeline.session_analyse(session_id=new.pk)
+    forecast = client.get("/api/v1/sessions/new/curve", headers=auth).json()["forecast"]
+    assert (forecast["basis"], forecast["threshold_tokens"]) == ("observed", 47_000)
+    assert forecast["calls_to_compaction"] == 11  # (47,000 - 26,000) / 2,000 a call
 
 
 def test_curve_forecast_aims_at_the_declared_policy_else_the_window(client: Client, auth, project):
@@ -107,20 +135,21 @@ def test_forecast_partial_says_calls_minutes_threshold_and_past_accuracy(project
     session = _session(project)
     html = render_to_string(
         "compaction/_forecast.html",
-        {"forecast": selectors.session_forecast(session, selectors.analysis_for(session))},
+        {"forecast": forecasts.session_forecast(session, selectors.analysis_for(session))},
     )
     text = " ".join(html.split())
     assert (
-        "At the recent rate, about 22 calls (≈11 min) to the 167,000-token compaction "
-        "threshold (Claude Code default)." in text
+        "At the recent rate, about 23 calls (≈12 min) to the 173,000-token compaction "
+        "threshold (where this session compacted before)." in text
     )
     assert "14 predicted, 10 actual (compaction at seq 32)" in text
+    assert "Past forecasts in this project were off by a median of 4 calls (1 forecast)." in text
 
 
 def test_forecast_partial_without_a_forecast_says_why(project):
     session = make_session(project, messages=calls([1_000, 2_000]))
     html = render_to_string(
-        "compaction/_forecast.html", {"forecast": selectors.session_forecast(session, None)}
+        "compaction/_forecast.html", {"forecast": forecasts.session_forecast(session, None)}
     )
     assert "No forecast of the next compaction" in html
 
@@ -140,4 +169,4 @@ def test_a_real_claude_code_compaction_is_checked_against_its_forecast(
     assert check["seq"] == event.seq
     assert check["actual_calls"] == 10
     assert isinstance(check["predicted_calls"], int)
-    assert curve["forecast"] is None or curve["forecast"]["basis"] == "harness_default"
+    assert curve["forecast"] is None or curve["forecast"]["basis"] == "observed"

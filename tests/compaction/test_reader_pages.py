@@ -127,11 +127,11 @@ def test_replay_this_prefills_the_policy_from_the_span(viewer: Client, session):
     span = CompactionSpan.objects.get(session=session)
     body = viewer.get(span.get_absolute_url()).content.decode()
     # The tail #96-#99 is one turn (a prompt, a call, its result, an answer).
-    query = "hard_limit=150000&amp;soft_limit=112500&amp;unit=turn&amp;keep_last=1"
+    query = "hard_limit=25616&amp;soft_limit=19212&amp;unit=turn&amp;keep_last=1"
     assert f'href="/sessions/{session.pk}/replay/?{query}"' in body
     form = viewer.get(f"/sessions/{session.pk}/replay/?{query.replace('&amp;', '&')}")
     initial = {name: form.context["form"][name].value() for name in ("hard_limit", "soft_limit")}
-    assert initial == {"hard_limit": 150000, "soft_limit": 112500}
+    assert initial == {"hard_limit": 25616, "soft_limit": 19212}
     assert form.context["form"]["keep_last"].value() == 1
 
 

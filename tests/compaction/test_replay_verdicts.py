@@ -124,8 +124,8 @@ def test_the_page_says_extractive_retention_cannot_be_compared_with_a_models(
             {
                 "seq": 100,
                 "trigger": "auto",
-                "tokens_before": 150000,
-                "tokens_after": 30000,
+                "tokens_before": 25_616,  # the context of the last call before it (#99)
+                "tokens_after": 3_000,
                 "summary": "Goal: migrate billing.\nDone:\n- modules 0-20",
                 "replaced": {"from_seq": 4, "to_seq": 95},
             }

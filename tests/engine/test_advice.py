@@ -45,7 +45,7 @@ def test_front_never_holds_a_policy_that_overflowed_or_failed_a_splice_on_any_se
         Outcome("overflows", "s2", 0.5, 1.0),
         *_grid("splits", [0.4, 0.4, 0.4], 1.0, failed_splice=True),
     ]
-    advice = advise(outcomes, policies={})
+    advice = advise(outcomes, policies={}, min_sessions=1)
     assert [row["label"] for row in advice["front"]] == ["cheap"]
     assert advice["recommended"]["label"] == "cheap"
     rows = {row["label"]: row for row in advice["policies"]}
@@ -60,7 +60,7 @@ def test_recommendation_keeps_retention_within_the_tolerance_of_the_baseline() -
         *_grid("cheapest", [0.5, 0.5], 0.95 - RETENTION_TOLERANCE - 0.01),
         *_grid("cheaper", [1.0, 1.0], 0.95 - RETENTION_TOLERANCE + 0.01),
     ]
-    advice = advise(outcomes, policies={"cheaper": {"hard_limit": 9000}})
+    advice = advise(outcomes, policies={"cheaper": {"hard_limit": 9000}}, min_sessions=1)
     assert {row["label"] for row in advice["front"]} == {"cheapest", "cheaper", OBSERVED_LABEL}
     rec = advice["recommended"]
     assert (rec["label"], rec["policy"], rec["usd_saved"]) == ("cheaper", {"hard_limit": 9000}, 4.0)
@@ -68,13 +68,13 @@ def test_recommendation_keeps_retention_within_the_tolerance_of_the_baseline() -
 
 def test_nothing_saves_money_recommends_the_observed_policy() -> None:
     outcomes = [*_grid(OBSERVED, [1.0, 1.0], 0.9), *_grid("dear", [2.0, 2.0], 1.0)]
-    rec = advise(outcomes, policies={})["recommended"]
+    rec = advise(outcomes, policies={}, min_sessions=1)["recommended"]
     assert (rec["label"], rec["usd_saved"], rec["usd_saved_ci"]) == (OBSERVED_LABEL, 0.0, [0, 0])
 
 
 def test_a_policy_missing_a_session_is_left_out() -> None:
     outcomes = [*_grid(OBSERVED, [3.0, 3.0], 0.9), Outcome("half", "s0", 0.1, 1.0)]
-    advice = advise(outcomes, policies={})
+    advice = advise(outcomes, policies={}, min_sessions=1)
     assert [row["label"] for row in advice["policies"]] == [OBSERVED_LABEL]
 
 
@@ -95,8 +95,8 @@ def test_advice_interval_holds_the_point_estimate_and_is_reproducible() -> None:
         Outcome("cut", o.session, o.usd * f, 0.9)
         for o, f in zip(observed, [0.5, 0.9, 0.6, 1.0, 0.4, 0.8], strict=True)
     ]
-    one = advise([*observed, *cheaper], policies={})
-    two = advise([*observed, *cheaper], policies={})
+    one = advise([*observed, *cheaper], policies={}, min_sessions=1)
+    two = advise([*observed, *cheaper], policies={}, min_sessions=1)
     rec = one["recommended"]
     low, high = rec["usd_saved_ci"]
     assert low <= rec["usd_saved"] <= high
@@ -109,7 +109,7 @@ def test_recommendation_per_agent_uses_only_that_agents_sessions() -> None:
         # saves on agent a's sessions (odd), costs more on agent b's (even)
         *[Outcome("mixed", f"s{i}", 0.5 if i % 2 else 1.5, 0.9) for i in range(4)],
     ]
-    advice = advise([*outcomes], policies={})
+    advice = advise([*outcomes], policies={}, min_sessions=1)
     assert advice["recommended_by_agent"]["a"]["label"] == "mixed"
     assert advice["recommended_by_agent"]["a"]["usd_saved"] == 1.0
     assert advice["recommended_by_agent"]["b"]["label"] == OBSERVED_LABEL
@@ -122,7 +122,7 @@ def test_worst_session_is_the_lowest_retention_under_the_recommended_policy() ->
         Outcome("cut", "s1", 1.0, 0.8, lost_by_kind={"file": 3, "constraint": 1}),
         Outcome("cut", "s2", 1.0, 0.95, lost_by_kind={"file": 1}),
     ]
-    rec = advise(outcomes, policies={})["recommended"]
+    rec = advise(outcomes, policies={}, min_sessions=1)["recommended"]
     assert rec["worst_session"] == "s1"
     assert rec["lost_by_kind"] == {
         "task": 0,
@@ -237,3 +237,48 @@ def test_drift_counts_only_what_the_previous_summary_still_held() -> None:
     assert rows[0]["lost_by_kind"]["constraint"] == 0
     assert rows[1]["lost_by_kind"]["task"] == 1
     assert summary_drift([(10, first)]) == []
+
+
+# --- advice only when the evidence supports it -------------------------------------------------
+
+
+def test_a_saving_whose_interval_includes_a_loss_is_not_recommended() -> None:
+    # twelve sessions: the policy saves a lot on a few and costs more on most
+    observed = _grid(OBSERVED, [10.0] * 12, 0.9)
+    risky = _grid("risky", [4.0, 4.0, *[11.0] * 10], 0.9)
+    advice = advise([*observed, *risky], policies={"risky": {"hard_limit": 9000}})
+    assert advice["recommended"] is None
+    why = advice["no_recommendation"]
+    assert why is not None
+    assert why["reason"].startswith("the saving's 90 % interval includes a loss (-$")
+    assert why["sessions_needed"] is not None
+    assert why["sessions_needed"] > 12
+    # every recommendation made has an interval above zero
+    for agent_rec in advice["recommended_by_agent"].values():
+        assert agent_rec is None or agent_rec["usd_saved_ci"][0] >= 0
+
+
+def test_fewer_sessions_than_the_minimum_back_no_recommendation() -> None:
+    observed = _grid(OBSERVED, [2.0] * 9, 0.9)
+    cheap = _grid("cheap", [1.0] * 9, 0.9)
+    advice = advise([*observed, *cheap], policies={})
+    assert advice["recommended"] is None
+    assert advice["no_recommendation"] == {
+        "reason": "9 sessions back it; at least 10 needed",
+        "sessions_needed": 10,
+    }
+    ten = advise([*_grid(OBSERVED, [2.0] * 10, 0.9), *_grid("cheap", [1.0] * 10, 0.9)], policies={})
+    assert ten["recommended"] is not None
+    assert ten["recommended"]["usd_saved_ci"] == [10.0, 10.0]
+    assert ten["no_recommendation"] is None
+
+
+def test_a_policy_that_wrote_no_summary_has_no_retention_never_100() -> None:
+    observed = _grid(OBSERVED, [2.0] * 10, 0.9)
+    silent = _grid("silent", [1.0] * 10, None)  # type: ignore[arg-type]
+    advice = advise([*observed, *silent], policies={}, min_sessions=1)
+    rows = {r["label"]: r for r in advice["policies"]}
+    assert rows["silent"]["retention"] is None
+    # it cannot claim to keep facts, so it is not recommended on retention it never had
+    assert advice["recommended"] is not None
+    assert advice["recommended"]["label"] == OBSERVED_LABEL

@@ -21,13 +21,14 @@ SMALL_POLICY = Policy(soft_limit=6000, hard_limit=9000, keep_last=2)
 
 
 def summary_compaction(summary: str, **overrides: object) -> ObservedCompaction:
-    """The compaction the DB tests store: at seq 24, replacing seqs 0-19."""
+    """The compaction the DB tests store: at seq 24, replacing seqs 0-19, its size before the
+    context of the last call before it (a figure above it would be replaced as stale)."""
     fields: dict[str, object] = {
         "seq": 24,
         "trigger": "auto",
         "strategy": "summarize",
-        "tokens_before": 150_000,
-        "tokens_after": 30_000,
+        "tokens_before": 13_681,
+        "tokens_after": 3_000,
         "summary": summary,
         "replaced_from": 0,
         "replaced_to": 19,
@@ -72,10 +73,10 @@ def test_a_compaction_that_produced_nothing_has_no_retention_figure() -> None:
 
 
 def test_a_span_that_barely_shrinks_the_context_is_a_failed_splice() -> None:
-    span = only_span(summary_compaction("Goal: ...", tokens_before=150_000, tokens_after=149_000))
+    span = only_span(summary_compaction("Goal: ...", tokens_before=13_681, tokens_after=13_600))
     assert span.failed is True
     assert BARELY_CHANGED_WARNING in span.failure_reason
-    assert span.details()["splice"]["ratio"] == pytest.approx(149 / 150, abs=1e-4)
+    assert span.details()["splice"]["ratio"] == pytest.approx(13_600 / 13_681, abs=1e-4)
 
 
 def test_a_summary_carried_by_a_message_is_not_an_empty_summary() -> None:

@@ -343,3 +343,35 @@ def test_calls_without_usage_are_left_out_of_the_cost_and_said_so() -> None:
     [(model, priced)] = [(m.model, m.calls) for m in cost.breakdown.by_model]
     assert (model, priced) == ("claude-sonnet-4-5-20250929", len(counted))
     assert cost.calls_without_usage == 1
+
+
+def test_a_subagents_own_summary_call_is_the_subagents_cost(tmp_path: Path) -> None:
+    """A subagent that compacted: its summary call (beside the session's transcript, like every
+    agent-acompact file) belongs to the subagent, and the session's with-subagents cost has it."""
+    everything = records(AUTO)
+    session_id = _session_id(AUTO)
+    messages = [r for r in everything if r.get("type") in ("user", "assistant")]
+    # the main session: its first few messages, no compaction of its own
+    (tmp_path / "main.jsonl").write_text("".join(json.dumps(r) + "\n" for r in messages[:6]))
+    subagents = tmp_path / "main" / "subagents"
+    subagents.mkdir(parents=True)
+    # the subagent: the whole compacting run, as a sidechain of that session
+    lines = [json.dumps({**r, "isSidechain": True, "agentId": "sub1"}) + "\n" for r in everything]
+    (subagents / "agent-sub1.jsonl").write_text("".join(lines))
+    shutil.copy(_call_file(AUTO), subagents)
+
+    project = make_project()
+    claude_code_import(project=project, paths=[tmp_path / "main.jsonl"])
+    main = AgentSession.objects.get(project=project, external_id=session_id)
+    sub = AgentSession.objects.get(project=project, parent=main)
+    event = CompactionEvent.objects.get(session=sub)
+    assert event.kept["compaction_call"]["matched_by"] == "uuid"
+    assert not CompactionEvent.objects.filter(session=main).exists()
+    call_usd = selectors.summary_call_cost(event).usd
+    assert call_usd is not None
+    assert call_usd > 0
+    costs = selectors.session_costs([main, sub])
+    assert costs[sub.pk].breakdown.compaction_usd == pytest.approx(call_usd, abs=1e-6)
+    assert costs[main.pk].with_subagents_usd == pytest.approx(
+        (costs[main.pk].usd or 0) + (costs[sub.pk].usd or 0), abs=1e-6
+    )

@@ -33,12 +33,23 @@ def finding_value_hash(normalized: str) -> str:
     return pii.value_hash(normalized, masking.pii_key())
 
 
+def finding_masked(detection: pii.Detection, value_hash: str) -> str:
+    """What a finding shows of its value: the masked preview; for a secret, its published
+    prefix and length and a short keyed fingerprint (the head of the keyed hash), so a
+    reviewer can tell two secrets apart, or match one they hold, without seeing either."""
+    masked = pii.masked_preview(detection)
+    if detection.kind == "secret":
+        masked = f"{masked} #{value_hash[:8]}"
+    return masked[:200]
+
+
 def _finding(path: str, detection: pii.Detection, key: bytes, **where: Any) -> Finding:
+    value_hash = pii.value_hash(detection.normalized, key)
     return Finding(
         kind=detection.kind,
         path=path[:300],
-        masked=pii.masked_preview(detection)[:200],
-        value_hash=pii.value_hash(detection.normalized, key),
+        masked=finding_masked(detection, value_hash),
+        value_hash=value_hash,
         confidence=detection.confidence,
         level=detection.level,
         **where,
@@ -240,6 +251,8 @@ def summary_personal_data_detector(*, session_id: int) -> alert_rules.PersonalDa
         for found in pii.scan(text):
             if found.level != "finding":
                 continue  # nobody's: a role mailbox, a public resolver, an example domain
+            if found.kind == "secret":
+                continue  # the ``secret`` rule's
             status = decided.get(pii.value_hash(found.normalized, key))
             if status == FindingStatus.FALSE_POSITIVE:
                 continue
@@ -247,3 +260,40 @@ def summary_personal_data_detector(*, session_id: int) -> alert_rules.PersonalDa
                 yield alert_rules.PersonalDataHit(found.kind, pii.masked_preview(found))
 
     return detect
+
+
+def summary_secret_detector(*, session_id: int) -> alert_rules.PersonalDataDetector:
+    """The detector behind the ``secret`` alert rule, for a session's summaries (observed or
+    replayed): every secret at level finding, less what a reviewer marked a false positive.
+    Hits come masked as their findings are (prefix, length, keyed fingerprint)."""
+    rejected = set(
+        Finding.objects.filter(
+            session_id=session_id, kind="secret", status=FindingStatus.FALSE_POSITIVE
+        ).values_list("value_hash", flat=True)
+    )
+    key = masking.pii_key()
+
+    def detect(text: str) -> Iterable[alert_rules.PersonalDataHit]:
+        for found in pii.scan(text):
+            if found.kind != "secret" or found.level != "finding":
+                continue
+            value_hash = pii.value_hash(found.normalized, key)
+            if value_hash not in rejected:
+                yield alert_rules.PersonalDataHit("secret", finding_masked(found, value_hash))
+
+    return detect
+
+
+def session_secret_hits(*, session_id: int) -> tuple[alert_rules.SecretHit, ...]:
+    """The secrets the findings step found in the session's messages, metadata and fields (the
+    ``secret`` rule's evidence beside the summaries), less those a reviewer rejected; one hit
+    per value and place."""
+    rows = (
+        Finding.objects.filter(session_id=session_id, kind="secret", level="finding")
+        .exclude(where=FindingWhere.SUMMARY)
+        .exclude(status=FindingStatus.FALSE_POSITIVE)
+        .order_by("seq", "pk")
+        .values_list("seq", "where", "masked")
+        .distinct()
+    )
+    return tuple(alert_rules.SecretHit(seq, where, masked) for seq, where, masked in rows)

@@ -56,6 +56,10 @@ def json_mask(value: Any, *, values_clean: bool = False) -> Any:
     return value
 
 
+# Kinds no role may see in clear, ever: masked at every door and refused by a reveal.
+NEVER_REVEALED = frozenset({"secret"})
+
+
 @dataclass(frozen=True)
 class Occurrence:
     """One masked value in a text, as a reveal control names it (never its raw value):
@@ -68,10 +72,13 @@ class Occurrence:
 
 def occurrences(text: str) -> list[Occurrence]:
     """One per distinct value (a tracking result that lists one CEP 22 times has one control
-    for it, not 22), in the order each first appears."""
+    for it, not 22), in the order each first appears. A secret has none: it is never
+    revealed (``NEVER_REVEALED``)."""
     first: dict[tuple[str, str], int] = {}
     counts: dict[tuple[str, str], int] = {}
     for index, detection in enumerate(_scan(text)):
+        if detection.kind in NEVER_REVEALED:
+            continue
         value = (str(detection.kind), detection.normalized)
         first.setdefault(value, index)
         counts[value] = counts.get(value, 0) + 1

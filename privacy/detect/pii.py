@@ -11,6 +11,9 @@ Who does what:
   (`PIS`, `CNH`, `CNS`, `TituloEleitoral`). A look-alike whose check digits fail is not reported.
 - pattern kinds (e-mail, phone, CEP, RG, IP, Pix key, person names) are regular expressions
   here; `ipaddress` validates IPs.
+- secrets (kind `secret`: passwords in URLs and configuration, API keys, JWTs, private keys)
+  are ``secrets.py``'s; a secret's span wins over any other kind, and its mask keeps only a
+  key's published prefix and the length: `[secret sk-ant-… 108 chars]`.
 
 The scan runs on a normalized copy of the text (NFKC, so full-width digits count; zero-width
 characters dropped) and maps every position back to the original. Digit groups separated by a
@@ -52,7 +55,7 @@ from stdnum.br import cpf as stdnum_cpf
 from validate_docbr import CNH, CNS, PIS, TituloEleitoral
 
 from compaction.engine.memo import text_digest
-from privacy.detect import not_personal, person_names
+from privacy.detect import not_personal, person_names, secrets
 from privacy.detect.not_personal import Level
 
 KINDS: tuple[str, ...] = (
@@ -70,6 +73,7 @@ KINDS: tuple[str, ...] = (
     "ip",
     "pix_key",
     "person_name",
+    "secret",
 )
 CHECK_DIGIT_KINDS: frozenset[str] = frozenset(
     {"cpf", "cnpj", "pis", "cnh", "titulo_eleitor", "cns", "credit_card"}
@@ -585,6 +589,13 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
         )
 
 
+def _scan_secrets(norm: _Normalized, found: list[Detection]) -> None:
+    for secret in secrets.find(norm.text):
+        found.append(
+            _detection(norm, "secret", secret.start, secret.end, secret.value, "high", secret.level)
+        )
+
+
 # --- public API --------------------------------------------------------------------------------
 
 
@@ -609,7 +620,8 @@ def _detection(
     )
 
 
-_PRIORITY = {kind: index for index, kind in enumerate(KINDS)}
+# A secret's span is its own (a password before "@host" is not an e-mail's local part).
+_PRIORITY = {kind: index for index, kind in enumerate(KINDS)} | {"secret": -1}
 
 
 def _detector_version() -> str:
@@ -646,6 +658,7 @@ def scan(text: str) -> list[Detection]:
     _scan_runs(norm, found)
     _scan_alnum_cnpj(norm, found)
     _scan_patterns(norm, found)
+    _scan_secrets(norm, found)
     # Overlaps: check-digit kinds first (KINDS order), then the longer match.
     found.sort(key=lambda d: (_PRIORITY[d.kind], d.confidence != "high", d.start - d.end))
     kept: list[Detection] = []
@@ -699,6 +712,9 @@ def masked_preview(detection: Detection) -> str:
         local, _, domain = value.partition("@")
         tld = domain.rsplit(".", 1)[-1] if "." in domain else ""
         return f"{local[:1]}***@***.{tld}"
+    if detection.kind == "secret":
+        # Never a character of the value: the published prefix of a key, and the length.
+        return f"{secrets.prefix_of(detection.value)}… {len(detection.normalized)} chars"
     if detection.kind == "person_name":
         return " ".join(word[:1] + "***" for word in value.split() if word[:1].isupper())
     return _keep_tail(value, 2)

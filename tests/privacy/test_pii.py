@@ -178,7 +178,7 @@ def test_overlapping_matches_keep_the_check_digit_kind():
 def test_kinds_are_the_designed_names():
     assert set(KINDS) == {
         "cpf", "cnpj", "pis", "cnh", "titulo_eleitor", "cns", "credit_card", "email",
-        "phone", "cep", "rg", "ip", "pix_key", "person_name",
+        "phone", "cep", "rg", "ip", "pix_key", "person_name", "secret",
     }  # fmt: skip
 
 

@@ -20,6 +20,7 @@ from compaction.engine.advice import RETENTION_TOLERANCE
 from compaction.engine.names import Stage, Unit
 from compaction.forms import ExperimentForm, PolicyForm
 from compaction.models import CompactionSpan, ReplayRun
+from privacy import selectors as privacy_selectors
 from sessions import access
 from sessions import selectors as session_selectors
 from sessions.errors import BadRequest, NotFound, TooManyRequests
@@ -161,6 +162,9 @@ def _span_page(
             )
         ),
         "lost": [item for item in retention if not item["kept"]],
+        "summary_delta": privacy_selectors.summary_delta_rows(
+            event_id=span.event_id if span.replay_id is None else None
+        ),
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
         "next_messages": next_messages,
         "comments": team_selectors.comments_for(session=session, span=span),

@@ -23,7 +23,7 @@ from compaction.models import CompactionSpan, SessionAnalysis, SpanOrigin
 from privacy import known_clean, masking, message_scan
 from privacy.detect import pii
 from privacy.message_scan import MessageScan, Scan
-from privacy.models import Finding, FindingStatus, FindingWhere
+from privacy.models import Finding, FindingStatus, FindingWhere, SummaryDelta
 from sessions import search
 from sessions.models import AgentSession, CompactionEvent
 
@@ -50,6 +50,7 @@ def _finding(path: str, detection: pii.Detection, key: bytes, **where: Any) -> F
         path=path[:300],
         masked=finding_masked(detection, value_hash),
         value_hash=value_hash,
+        form_hash=pii.value_hash(detection.value, key),
         confidence=detection.confidence,
         level=detection.level,
         **where,
@@ -83,6 +84,18 @@ def _carry_over(rows: Iterable[Finding], decided: dict[tuple[Any, ...], Finding]
         if previous is not None and previous.status != FindingStatus.REDACTED:
             for name in _DECISION_FIELDS:
                 setattr(row, name, getattr(previous, name))
+
+
+def summary_delta(row: Finding, raw_forms: Sequence[tuple[int, str]]) -> str:
+    """What a summary did with a value, from the raw findings of the same value before it
+    ((seq, form hash) pairs): ``introduced`` when none came before, ``carried`` when one was
+    written the same way (or stored before forms were recorded), else ``reworded``."""
+    earlier = [form for seq, form in raw_forms if row.seq is not None and seq < row.seq]
+    if not earlier:
+        return SummaryDelta.INTRODUCED
+    if any(form in ("", row.form_hash) for form in earlier):
+        return SummaryDelta.CARRIED
+    return SummaryDelta.REWORDED
 
 
 def scan_stale(analysis: SessionAnalysis, detector: str = pii.DETECTOR_VERSION) -> bool:
@@ -206,19 +219,15 @@ def session_findings_scan(
         derived = Finding.objects.filter(session=session).exclude(where=FindingWhere.MESSAGE)
         decided = _decisions(derived)
         derived.exclude(status=FindingStatus.REDACTED).delete()
-        first_raw_seq: dict[str, int] = {}
+        raw_forms: dict[str, list[tuple[int, str]]] = {}
         raw = Finding.objects.filter(session=session, where=FindingWhere.MESSAGE)
-        for value_hash, seq in raw.values_list("value_hash", "seq"):
-            if seq is not None and seq < first_raw_seq.get(value_hash, seq + 1):
-                first_raw_seq[value_hash] = seq
+        for value_hash, seq, form_hash in raw.values_list("value_hash", "seq", "form_hash"):
+            if seq is not None:
+                raw_forms.setdefault(value_hash, []).append((seq, form_hash))
         for row in derived_rows:
-            earlier = first_raw_seq.get(row.value_hash)
-            row.copied_from_raw = (
-                row.where == FindingWhere.SUMMARY
-                and earlier is not None
-                and row.seq is not None
-                and earlier < row.seq
-            )
+            if row.where == FindingWhere.SUMMARY:
+                row.summary_delta = summary_delta(row, raw_forms.get(row.value_hash, []))
+            row.copied_from_raw = row.summary_delta in (SummaryDelta.CARRIED, SummaryDelta.REWORDED)
         _carry_over(derived_rows, decided)
         Finding.objects.bulk_create(derived_rows)
         locked.pii_scanned_message_pk = max(last_pk, locked.pii_scanned_message_pk)

@@ -134,7 +134,10 @@ def query_refusal(q: str) -> str | None:
     """Why a search for ``q`` is not run, or None. Search reads masked text only (the index
     holds no personal data), so a query that is itself a person's identifier could only ever
     confirm or deny it: it is refused, saying so, for every role and key."""
-    kinds = sorted({str(d.kind).replace("_", " ") for d in _scan(q)})
+    # A document's bare digits count here even where the scan calls them "info" (no cue, no
+    # format): typed as a query, they name someone.
+    found = [d for d in pii.scan(q) if d.level == "finding" or d.kind in pii.CHECK_DIGIT_KINDS]
+    kinds = sorted({str(d.kind).replace("_", " ") for d in found})
     if not kinds:
         return None
     return (

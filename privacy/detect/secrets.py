@@ -59,7 +59,7 @@ _NEEDLES += ("ASIA", "xox", "AIza", "npm_", "pypi-", "hf_", "eyJ")
 # A key starts where no key character precedes it and ends where none follows.
 _KEY = re.compile(r"(?:" + "|".join(shape for _, shape in _KEY_SHAPES) + r")(?![A-Za-z0-9_\-])")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-_ASSIGNED_STEMS = ("pass", "pwd", "senha", "secret", "key", "token")
+_ASSIGNED_STEMS = ("pass", "senha", "secret", "key", "token")
 _PEM = re.compile(
     r"-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY-----"
     r"(?:[A-Za-z0-9+/=\s]|\\[nr]){0,20000}"
@@ -88,7 +88,8 @@ _COMPOUND_KEYS: tuple[str, ...] = tuple(
     for tail in tails
     for joint in ("_", "-", "")
 )
-_ASSIGNED_KEYS = (*_COMPOUND_KEYS, "password", "passwd", "passphrase", "pwd", "senha", "secret")
+# Not "pwd": PWD is the working directory in every shell environment.
+_ASSIGNED_KEYS = (*_COMPOUND_KEYS, "password", "passwd", "passphrase", "senha", "secret")
 _ASSIGNED_KEYS += ("token",)
 _SEPARATOR = re.compile(r"[:=]")
 _ASSIGNED_VALUE = re.compile(r"[=>]?[ \t]{0,3}([\"'`]?)([^\s\"'`,;<>(){}\[\]]{4,256})")
@@ -200,6 +201,27 @@ def _key_matches(text: str) -> list[re.Match[str]]:
     return [match for match in found if match is not None]
 
 
+_STEM_REACH = 28  # from a stem's start to the separator: "secret_access_key" + quote, spaces
+
+
+def _separators_after_stems(text: str, lowered: str) -> list[int]:
+    """Positions of the `:` and `=` within reach of a stem ("pass", "key", "token", ...):
+    the few a secret-holding key can end before. Stems are found by substring search; only
+    when lowering changed the text's length (a rare non-ASCII letter) is every separator
+    read."""
+    if len(lowered) != len(text):
+        return [m.start() for m in _SEPARATOR.finditer(text)]
+    found: set[int] = set()
+    for stem in _ASSIGNED_STEMS:
+        at = lowered.find(stem)
+        while at != -1:
+            window = text[at : at + _STEM_REACH]
+            for separator in _SEPARATOR.finditer(window):
+                found.add(at + separator.start())
+            at = lowered.find(stem, at + 1)
+    return sorted(found)
+
+
 def _assigned_key(text: str, at: int) -> str | None:
     """The secret-holding key that ends just before the separator at ``at``, if any:
     ``DB_PASSWORD=``, ``"api_key":``, ``password :``; None for ``mypassword=`` or ``x=``."""
@@ -226,7 +248,11 @@ def _assigned(text: str, at: int) -> list[Secret]:
         return []  # "token: 1234" is a count or a word more often than a secret
     if (not quote and _code_like(value)) or (quote and value.isdigit() and len(value) < 6):
         return []
-    return [Secret(match.start(2), match.end(2), value, prefix_of(value), _level(value))]
+    prefix = prefix_of(value)
+    level = _level(value)
+    if prefix and prefix != "PEM " and _KEY.fullmatch(value) is None:
+        level = "info"  # a published prefix without the key's shape: "sk-ant-..." in a template
+    return [Secret(match.start(2), match.end(2), value, prefix, level)]
 
 
 def find(text: str) -> list[Secret]:
@@ -247,9 +273,8 @@ def find(text: str) -> list[Secret]:
             value = match.group(1)
             found.append(Secret(match.start(1), match.end(1), value, "", _level(value)))
     lowered = text.lower()
-    if any(stem in lowered for stem in _ASSIGNED_STEMS):
-        for separator in _SEPARATOR.finditer(text):
-            found.extend(_assigned(text, separator.start()))
+    for at in _separators_after_stems(text, lowered):
+        found.extend(_assigned(text, at))
     said = "password" in lowered or "senha" in lowered or "passphrase" in lowered
     for match in _SAID.finditer(text) if said else ():
         quote, value = match.group(1), match.group(2).rstrip(".,")

@@ -1,6 +1,7 @@
 """Secrets as their own kind: what the detector finds (privacy/detect/secrets.py through
 ``pii.scan``), how it is masked (never a character of the value), what it leaves alone, and that
-each of its patterns reads 1 MB of its worst case in linear time."""
+each of its patterns (and the street address patterns, privacy/detect/addresses.py) reads 1 MB
+of its worst case in linear time."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from privacy.detect import pii, secrets
+from privacy.detect import addresses, pii, secrets
 
 ANTHROPIC = "sk-ant-api03-" + "Qx7vB2mZ" * 11 + "-AA"
 OPENAI = "sk-proj-" + "h4Kd9LmQ" * 6
@@ -134,6 +135,9 @@ def worst_cases() -> Iterator[tuple[str, str]]:
     yield "said", "my password is " * (MB // 15)
     yield "bearer", ("Bearer " + "a" * 19 + " ") * (MB // 27)
     yield "colons", ":" * MB
+    yield "streets", "Rua " * (MB // 4)
+    yield "street names", "Rua " + "Flores de " * (MB // 10)
+    yield "numbered streets", ("12 Baker " * 4 + "Street ") * (MB // 43)
 
 
 @pytest.mark.parametrize(("name", "text"), list(worst_cases()), ids=lambda v: str(v)[:15])
@@ -150,6 +154,7 @@ def test_each_pattern_reads_a_megabyte_of_its_worst_case_in_linear_time(
     signal.alarm(180)
     try:
         secrets.find(text)
+        addresses.find(text)
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)

@@ -39,6 +39,7 @@ PHONE = "(11) 98765-4321"
 EMAIL = "camila.figueiredo98@gmail.com"
 NAME = "Camila Nogueira Figueiredo"
 EXTERNAL_ID = f"cliente-{CPF}"
+ADDRESS = "Rua das Flores, 1234"
 # Secrets: masked at every door for every role, never revealed.
 API_KEY = "sk-ant-api03-" + "Vq3sLw8N" * 11 + "-ZZ"
 DB_PASSWORD = "Fg7#kQz92Lm"
@@ -52,6 +53,7 @@ RAW_FORMS = {
     "phone": ["98765-4321", "987654321", "11987654321", "98765"],
     "email": ["figueiredo98", "camila.figueiredo"],
     "name": ["Nogueira", "Figueiredo"],
+    "address": ["Flores, 1234", "Flores,1234"],
     "secret": ["Vq3sLw8N", "api03-Vq3", DB_PASSWORD, "Fg7%23kQz", "Fg7#kQz", "kQz92Lm"],
 }
 _FOLD = re.compile(r"&#0*64;|&#x0*40;|\\u0040|%40", re.IGNORECASE)
@@ -74,7 +76,7 @@ def _conversation() -> list[dict[str, Any]]:
         {
             "role": "user",
             "content": f"Sou {NAME}, CPF {CPF}, e-mail {EMAIL}. "
-            "Meu pedido CA-2026-951676 está atrasado.",
+            f"Moro na {ADDRESS}. Meu pedido CA-2026-951676 está atrasado.",
         },
         {
             "role": "assistant",

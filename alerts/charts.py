@@ -18,6 +18,7 @@ RULE_COLORS = {
     "lost_constraint": "#6941c6",
     "orphan_pairs": "#3451b2",
     "personal_data": "#0f8a5f",
+    "secret": "#9e1c5c",
 }
 
 

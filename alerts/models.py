@@ -28,6 +28,7 @@ class AlertRule(models.TextChoices):
     LOST_CONSTRAINT = "lost_constraint", "Lost constraint"
     ORPHAN_PAIRS = "orphan_pairs", "Orphan tool pairs"
     PERSONAL_DATA = "personal_data", "Personal data in a summary"
+    SECRET = "secret", "Secret in a message or summary"
 
 
 class AlertSeverity(models.TextChoices):

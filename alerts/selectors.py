@@ -373,11 +373,13 @@ def replay_alert_findings(run: ReplayRun) -> list[engine.AlertFinding]:
             engine.Call(p["seq"], p["context_tokens"], bool(p.get("estimated"))) for p in run.curve
         ),
         compactions=compactions,
+        secrets=findings.session_secret_hits(session_id=run.session_id),
     )
     return engine.evaluate(
         inputs,
         alert_thresholds(project=run.session.project_id),
         personal_data=findings.summary_personal_data_detector(session_id=run.session_id),
+        secrets=findings.summary_secret_detector(session_id=run.session_id),
     )
 
 

@@ -64,6 +64,7 @@ def alert_inputs(
         ),
         compactions=compactions,
         context_length_errors=tuple(engine.context_length_errors(messages)),
+        secrets=personal_data.session_secret_hits(session_id=session.pk),
     )
 
 
@@ -164,6 +165,7 @@ def alerts_evaluate_session(
             inputs,
             thresholds,
             personal_data=personal_data.summary_personal_data_detector(session_id=session.pk),
+            secrets=personal_data.summary_secret_detector(session_id=session.pk),
         )
     except DatabaseError:
         raise  # infrastructure: the analysis task retries

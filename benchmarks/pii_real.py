@@ -20,6 +20,18 @@ category; never the value itself). Each detection is scored at the level the pro
 
 Detections of values the labels do not know are counted as ``unlabelled`` and listed with
 ``--verbose``, to be labelled by reading them.
+
+``--sessions [heldout|tuning]`` scores the labelled sessions of ``benchmarks/data/
+pii_sessions/`` instead (real Claude Code and Codex sessions of public repositories, sources in
+its ``SOURCES.md``): an exhaustive ground truth, each value a person's (``finding``), nobody's
+(``info``) or no personal data at all (``not_personal``), written by a labeller apart from the
+detector, split by repository before any tuning (held out when sha256("owner/name") starts
+with 0-7). Every distinct value the scan reports at level ``finding`` in a session is scored
+once: true when labelled ``finding``, false otherwise (labelled ``info``/``not_personal``, or
+not in the ground truth at all, ``unlabelled``). Precision is given per kind with at least 20
+reported values (counts below that); recall of the labelled real names, e-mails and secrets.
+``--import-labels FILE`` writes the labeller's file into the benchmark's, each value replaced
+by its SHA-256 and a masked form.
 """
 
 from __future__ import annotations
@@ -46,6 +58,11 @@ SETS = {
     "corpus": ROOT / "tests" / "fixtures" / "corpus",
 }
 LABELS = ROOT / "benchmarks" / "data" / "pii_real_labels.jsonl"
+SESSIONS = ROOT / "benchmarks" / "data" / "pii_sessions"
+# The labeller's kinds for the scan's.
+LABEL_KIND = {"person_name": "name"}
+RECALL_KINDS = ("name", "email", "secret")
+MIN_FOR_PRECISION = 20
 NOT_TRACES = re.compile(
     r"(^|/)(LICEN[CS]E[^/]*|SOURCES\.md|MANIFEST\.json|manifest\.json|README\.md)$"
 )
@@ -136,10 +153,128 @@ def _pct(part: int, whole: int) -> float | None:
     return round(100 * part / whole, 2) if whole else None
 
 
+def _sha(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def _mask_label(value: str) -> str:
+    """A label's value masked for the stored file: its first character and length."""
+    return f"{value[:1]}… ({len(value)} chars)"
+
+
+def import_labels(source: Path) -> int:
+    """The labeller's file (values in clear) into ``pii_sessions/labels.jsonl`` (hashed)."""
+    out = []
+    for line in source.read_text().splitlines():
+        session = json.loads(line)
+        session["items"] = [
+            {
+                "kind": item["kind"],
+                "value_sha256": _sha(item["value"]),
+                "masked": _mask_label(item["value"]),
+                "label": item["label"],
+                "note": item.get("note", ""),
+            }
+            for item in session["items"]
+        ]
+        out.append(json.dumps(session, ensure_ascii=False))
+    (SESSIONS / "labels.jsonl").write_text("\n".join(out) + "\n")
+    print(f"{len(out)} sessions written to {SESSIONS / 'labels.jsonl'}")
+    return 0
+
+
+def _session_findings(trace: Path) -> dict[tuple[str, str], tuple[pii.Detection, int]]:
+    """Each distinct value the scan reports at level finding in a trace: (kind, normalized)
+    -> (a detection of it, how many times)."""
+    found: dict[tuple[str, str], tuple[pii.Detection, int]] = {}
+    seen: set[str] = set()
+    for record in _parsed(trace, _text(trace)):
+        for text in _strings(record):
+            if text in seen:
+                continue
+            seen.add(text)
+            for d in pii.scan(text):
+                if d.level != "finding":
+                    continue
+                key = (d.kind, d.normalized)
+                first, count = found.get(key, (d, 0))
+                found[key] = (first, count + 1)
+    return found
+
+
+def score_sessions(split: str, *, verbose: bool = False) -> dict[str, Any]:
+    rows = [json.loads(line) for line in (SESSIONS / "labels.jsonl").read_text().splitlines()]
+    sessions = [row for row in rows if row["split"] == split]
+    counts: dict[str, Counter[str]] = {}
+    recall: dict[str, Counter[str]] = {kind: Counter() for kind in RECALL_KINDS}
+    false: list[tuple[int, str, str, str]] = []
+    started = time.perf_counter()
+    for session in sessions:
+        labels = {item["value_sha256"]: item for item in session["items"]}
+        found = _session_findings(SESSIONS / "traces" / session["trace"])
+        reported: set[str] = set()
+        for (kind, normalized), (d, count) in found.items():
+            hashes = {_sha(d.value), _sha(normalized)}
+            reported |= hashes
+            label = next((labels[h] for h in hashes if h in labels), None)
+            outcome = "unlabelled" if label is None else label["label"]
+            outcome = "true" if outcome == "finding" else outcome
+            counts.setdefault(kind, Counter())[outcome] += 1
+            if outcome != "true":
+                why = label["note"] if label else "not in the ground truth"
+                false.append((count, session["session"], f"{kind} {pii.masked_preview(d)}", why))
+        for item in session["items"]:
+            if item["label"] == "finding" and item["kind"] in RECALL_KINDS:
+                hit = item["value_sha256"] in reported
+                recall[item["kind"]]["found" if hit else "missed"] += 1
+                if verbose and not hit:
+                    print(f"missed {session['session']}: {item['kind']} {item['masked']}")
+    per_kind: dict[str, dict[str, Any]] = {}
+    for kind, c in sorted(counts.items()):
+        total = sum(c.values())
+        row: dict[str, Any] = {
+            "reported": total,
+            "true": c["true"],
+            "false_labelled": c["info"] + c["not_personal"],
+            "false_unlabelled": c["unlabelled"],
+        }
+        row["precision_pct"] = _pct(c["true"], total) if total >= MIN_FOR_PRECISION else None
+        per_kind[LABEL_KIND.get(kind, kind)] = row
+    false.sort(reverse=True)
+    if verbose:
+        for count, name, what, why in false:
+            print(f"false x{count} {name}: {what} ({why})")
+    return {
+        "split": split,
+        "sessions": len(sessions),
+        "labelled_values": sum(len(s["items"]) for s in sessions),
+        "labelled_findings": sum(
+            1 for s in sessions for item in s["items"] if item["label"] == "finding"
+        ),
+        "per_kind": per_kind,
+        "recall": {
+            kind: {**dict(c), "recall_pct": _pct(c["found"], c["found"] + c["missed"])}
+            for kind, c in recall.items()
+        },
+        "worst_false": [
+            {"times": count, "session": name, "found": what, "why": why}
+            for count, name, what, why in false[:5]
+        ],
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--verbose", action="store_true", help="list every error")
+    parser.add_argument("--sessions", choices=("heldout", "tuning"), default=None)
+    parser.add_argument("--import-labels", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.import_labels is not None:
+        return import_labels(args.import_labels)
+    if args.sessions is not None:
+        print(json.dumps(score_sessions(args.sessions, verbose=args.verbose)))
+        return 0
     labels = {
         (row["set"], row["file"], row["kind"], row["value_sha256"]): row
         for row in map(json.loads, LABELS.read_text().splitlines())

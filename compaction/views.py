@@ -21,6 +21,7 @@ from compaction.engine.names import Stage, Unit
 from compaction.engine.verdicts import FACT_VERDICTS
 from compaction.forms import ExperimentForm, PolicyForm
 from compaction.models import CompactionSpan, ReplayRun
+from privacy import selectors as privacy_selectors
 from sessions import access
 from sessions import selectors as session_selectors
 from sessions.errors import BadRequest, Conflict, NotFound, TooManyRequests
@@ -174,6 +175,9 @@ def _span_page(
             item["verdict"] == "lost" and item["needed_again"] is None for item in retention
         ),
         "not_facts": [item for item in every if item["verdict"] not in FACT_VERDICTS],
+        "summary_delta": privacy_selectors.summary_delta_rows(
+            event_id=span.event_id if span.replay_id is None else None
+        ),
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
         "can_replay": access.has_role(request.user, session.project_id, Role.ENGINEER),
         "next_messages": next_messages,

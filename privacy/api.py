@@ -31,6 +31,7 @@ def session_findings(request: KeyRequest, external_id: str) -> FindingList:
                 seq=f.seq,
                 masked=f.masked,
                 copied_from_raw=f.copied_from_raw,
+                summary_delta=f.summary_delta,
                 status=f.status,
                 level=f.level,
             )

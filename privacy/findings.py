@@ -23,7 +23,7 @@ from compaction.models import CompactionSpan, SessionAnalysis, SpanOrigin
 from privacy import known_clean, masking, message_scan
 from privacy.detect import pii
 from privacy.message_scan import MessageScan, Scan
-from privacy.models import Finding, FindingStatus, FindingWhere
+from privacy.models import Finding, FindingStatus, FindingWhere, SummaryDelta
 from sessions import search
 from sessions.models import AgentSession, CompactionEvent
 
@@ -33,12 +33,24 @@ def finding_value_hash(normalized: str) -> str:
     return pii.value_hash(normalized, masking.pii_key())
 
 
+def finding_masked(detection: pii.Detection, value_hash: str) -> str:
+    """What a finding shows of its value: the masked preview; for a secret, its published
+    prefix and length and a short keyed fingerprint (the head of the keyed hash), so a
+    reviewer can tell two secrets apart, or match one they hold, without seeing either."""
+    masked = pii.masked_preview(detection)
+    if detection.kind == "secret":
+        masked = f"{masked} #{value_hash[:8]}"
+    return masked[:200]
+
+
 def _finding(path: str, detection: pii.Detection, key: bytes, **where: Any) -> Finding:
+    value_hash = pii.value_hash(detection.normalized, key)
     return Finding(
         kind=detection.kind,
         path=path[:300],
-        masked=pii.masked_preview(detection)[:200],
-        value_hash=pii.value_hash(detection.normalized, key),
+        masked=finding_masked(detection, value_hash),
+        value_hash=value_hash,
+        form_hash=pii.value_hash(detection.value, key),
         confidence=detection.confidence,
         level=detection.level,
         **where,
@@ -72,6 +84,18 @@ def _carry_over(rows: Iterable[Finding], decided: dict[tuple[Any, ...], Finding]
         if previous is not None and previous.status != FindingStatus.REDACTED:
             for name in _DECISION_FIELDS:
                 setattr(row, name, getattr(previous, name))
+
+
+def summary_delta(row: Finding, raw_forms: Sequence[tuple[int, str]]) -> str:
+    """What a summary did with a value, from the raw findings of the same value before it
+    ((seq, form hash) pairs): ``introduced`` when none came before, ``carried`` when one was
+    written the same way (or stored before forms were recorded), else ``reworded``."""
+    earlier = [form for seq, form in raw_forms if row.seq is not None and seq < row.seq]
+    if not earlier:
+        return SummaryDelta.INTRODUCED
+    if any(form in ("", row.form_hash) for form in earlier):
+        return SummaryDelta.CARRIED
+    return SummaryDelta.REWORDED
 
 
 def scan_stale(analysis: SessionAnalysis, detector: str = pii.DETECTOR_VERSION) -> bool:
@@ -195,19 +219,15 @@ def session_findings_scan(
         derived = Finding.objects.filter(session=session).exclude(where=FindingWhere.MESSAGE)
         decided = _decisions(derived)
         derived.exclude(status=FindingStatus.REDACTED).delete()
-        first_raw_seq: dict[str, int] = {}
+        raw_forms: dict[str, list[tuple[int, str]]] = {}
         raw = Finding.objects.filter(session=session, where=FindingWhere.MESSAGE)
-        for value_hash, seq in raw.values_list("value_hash", "seq"):
-            if seq is not None and seq < first_raw_seq.get(value_hash, seq + 1):
-                first_raw_seq[value_hash] = seq
+        for value_hash, seq, form_hash in raw.values_list("value_hash", "seq", "form_hash"):
+            if seq is not None:
+                raw_forms.setdefault(value_hash, []).append((seq, form_hash))
         for row in derived_rows:
-            earlier = first_raw_seq.get(row.value_hash)
-            row.copied_from_raw = (
-                row.where == FindingWhere.SUMMARY
-                and earlier is not None
-                and row.seq is not None
-                and earlier < row.seq
-            )
+            if row.where == FindingWhere.SUMMARY:
+                row.summary_delta = summary_delta(row, raw_forms.get(row.value_hash, []))
+            row.copied_from_raw = row.summary_delta in (SummaryDelta.CARRIED, SummaryDelta.REWORDED)
         _carry_over(derived_rows, decided)
         Finding.objects.bulk_create(derived_rows)
         locked.pii_scanned_message_pk = max(last_pk, locked.pii_scanned_message_pk)
@@ -240,6 +260,8 @@ def summary_personal_data_detector(*, session_id: int) -> alert_rules.PersonalDa
         for found in pii.scan(text):
             if found.level != "finding":
                 continue  # nobody's: a role mailbox, a public resolver, an example domain
+            if found.kind == "secret":
+                continue  # the ``secret`` rule's
             status = decided.get(pii.value_hash(found.normalized, key))
             if status == FindingStatus.FALSE_POSITIVE:
                 continue
@@ -247,3 +269,40 @@ def summary_personal_data_detector(*, session_id: int) -> alert_rules.PersonalDa
                 yield alert_rules.PersonalDataHit(found.kind, pii.masked_preview(found))
 
     return detect
+
+
+def summary_secret_detector(*, session_id: int) -> alert_rules.PersonalDataDetector:
+    """The detector behind the ``secret`` alert rule, for a session's summaries (observed or
+    replayed): every secret at level finding, less what a reviewer marked a false positive.
+    Hits come masked as their findings are (prefix, length, keyed fingerprint)."""
+    rejected = set(
+        Finding.objects.filter(
+            session_id=session_id, kind="secret", status=FindingStatus.FALSE_POSITIVE
+        ).values_list("value_hash", flat=True)
+    )
+    key = masking.pii_key()
+
+    def detect(text: str) -> Iterable[alert_rules.PersonalDataHit]:
+        for found in pii.scan(text):
+            if found.kind != "secret" or found.level != "finding":
+                continue
+            value_hash = pii.value_hash(found.normalized, key)
+            if value_hash not in rejected:
+                yield alert_rules.PersonalDataHit("secret", finding_masked(found, value_hash))
+
+    return detect
+
+
+def session_secret_hits(*, session_id: int) -> tuple[alert_rules.SecretHit, ...]:
+    """The secrets the findings step found in the session's messages, metadata and fields (the
+    ``secret`` rule's evidence beside the summaries), less those a reviewer rejected; one hit
+    per value and place."""
+    rows = (
+        Finding.objects.filter(session_id=session_id, kind="secret", level="finding")
+        .exclude(where=FindingWhere.SUMMARY)
+        .exclude(status=FindingStatus.FALSE_POSITIVE)
+        .order_by("seq", "pk")
+        .values_list("seq", "where", "masked")
+        .distinct()
+    )
+    return tuple(alert_rules.SecretHit(seq, where, masked) for seq, where, masked in rows)

@@ -8,7 +8,7 @@ from django import forms
 from django.db.models import QuerySet
 
 from privacy.detect import pii
-from privacy.models import FindingStatus, FindingWhere
+from privacy.models import FindingStatus, FindingWhere, SummaryDelta
 from sessions import limits
 from sessions.models import Project
 
@@ -21,6 +21,9 @@ class FindingFilterForm(forms.Form):
     where = forms.ChoiceField(required=False, choices=[("", "Anywhere"), *FindingWhere.choices])
     status = forms.ChoiceField(required=False, choices=[("", "Any"), *FindingStatus.choices])
     level = forms.ChoiceField(required=False, choices=[("", "Personal data"), ("info", "Info")])
+    summary_delta = forms.ChoiceField(
+        required=False, label="Summary", choices=[("", "Any"), *SummaryDelta.choices]
+    )
 
 
 class SubjectForm(forms.Form):

@@ -56,6 +56,10 @@ def json_mask(value: Any, *, values_clean: bool = False) -> Any:
     return value
 
 
+# Kinds no role may see in clear, ever: masked at every door and refused by a reveal.
+NEVER_REVEALED = frozenset({"secret"})
+
+
 @dataclass(frozen=True)
 class Occurrence:
     """One masked value in a text, as a reveal control names it (never its raw value):
@@ -68,10 +72,13 @@ class Occurrence:
 
 def occurrences(text: str) -> list[Occurrence]:
     """One per distinct value (a tracking result that lists one CEP 22 times has one control
-    for it, not 22), in the order each first appears."""
+    for it, not 22), in the order each first appears. A secret has none: it is never
+    revealed (``NEVER_REVEALED``)."""
     first: dict[tuple[str, str], int] = {}
     counts: dict[tuple[str, str], int] = {}
     for index, detection in enumerate(_scan(text)):
+        if detection.kind in NEVER_REVEALED:
+            continue
         value = (str(detection.kind), detection.normalized)
         first.setdefault(value, index)
         counts[value] = counts.get(value, 0) + 1
@@ -127,7 +134,10 @@ def query_refusal(q: str) -> str | None:
     """Why a search for ``q`` is not run, or None. Search reads masked text only (the index
     holds no personal data), so a query that is itself a person's identifier could only ever
     confirm or deny it: it is refused, saying so, for every role and key."""
-    kinds = sorted({str(d.kind).replace("_", " ") for d in _scan(q)})
+    # A document's bare digits count here even where the scan calls them "info" (no cue, no
+    # format): typed as a query, they name someone.
+    found = [d for d in pii.scan(q) if d.level == "finding" or d.kind in pii.CHECK_DIGIT_KINDS]
+    kinds = sorted({str(d.kind).replace("_", " ") for d in found})
     if not kinds:
         return None
     return (

@@ -26,6 +26,14 @@ class FindingLevel(models.TextChoices):
     INFO = "info", "Not a person's (info)"
 
 
+class SummaryDelta(models.TextChoices):
+    """What a compaction summary did with a value (findings ``where="summary"`` only)."""
+
+    CARRIED = "carried", "Carried from the raw history"
+    INTRODUCED = "introduced", "Introduced by the summary"
+    REWORDED = "reworded", "Reworded (the same value written another way)"
+
+
 class FindingStatus(models.TextChoices):
     OPEN = "open", "Open"
     CONFIRMED = "confirmed", "Confirmed"
@@ -72,6 +80,11 @@ class Finding(models.Model):
         max_length=10, choices=FindingLevel.choices, default=FindingLevel.FINDING
     )
     copied_from_raw = models.BooleanField(default=False)
+    # A summary finding: carried, introduced or reworded (SummaryDelta); "" elsewhere.
+    summary_delta = models.CharField(max_length=10, blank=True, choices=SummaryDelta.choices)
+    # Keyed hash of the value as written ("529.982.247-25" and "52998224725" differ): how a
+    # summary's rewording of a raw value is told from a copy. "" on rows stored before it.
+    form_hash = models.CharField(max_length=64, blank=True)
     status = models.CharField(
         max_length=20, choices=FindingStatus.choices, default=FindingStatus.OPEN
     )

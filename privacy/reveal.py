@@ -88,6 +88,11 @@ def value_reveal(
     if found is None:
         raise NotFound("index: no such masked value in this text")
     kind, value = found
+    if kind in masking.NEVER_REVEALED:
+        raise PermissionDenied(
+            "A secret is never revealed, to any role: its finding shows its prefix, length and "
+            "fingerprint; erase it by its finding or with its session."
+        )
     audit.audit_record(
         actor=user,
         action=AuditAction.REVEAL,

@@ -10,7 +10,7 @@ class FindingOut(Schema):
     kind: str = Field(
         ...,
         description="cpf, cnpj, pis, cnh, titulo_eleitor, cns, credit_card, "
-        "email, phone, cep, rg, ip, pix_key or person_name.",
+        "email, phone, cep, rg, ip, pix_key, person_name, street_address or secret.",
     )
     where: str = Field(
         ...,
@@ -23,6 +23,12 @@ class FindingOut(Schema):
     masked: str = Field(..., description="A masked preview; the value itself is never sent.")
     copied_from_raw: bool = Field(
         ..., description="A summary finding whose value was already in the raw history."
+    )
+    summary_delta: str = Field(
+        "",
+        description="For a summary finding: carried (copied from the raw history as written), "
+        "introduced (in the summary, not in the history before it) or reworded (the same value "
+        "written another way); empty elsewhere. copied_from_raw is summary_delta != introduced.",
     )
     status: str = Field(..., description="open, confirmed, false_positive or redacted.")
     level: str = Field(

@@ -97,7 +97,7 @@ def finding_queue(
         findings = findings.filter(session__project_id=project)
     # What looks like personal data and is nobody's is listed only when asked for.
     findings = findings.filter(level=filters.get("level") or FindingLevel.FINDING)
-    for field in ("kind", "where", "status"):
+    for field in ("kind", "where", "status", "summary_delta"):
         if value := filters.get(field):
             findings = findings.filter(**{field: value})
     return finding_groups(findings).order_by(
@@ -139,3 +139,20 @@ def finding_get(*, projects: QuerySet[Project], pk: int) -> Finding:
     if finding is None:
         raise NotFound(f"finding {pk} not found")
     return finding
+
+
+def summary_delta_rows(*, event_id: int | None) -> list[Finding]:
+    """The personal data and secrets of one compaction's summary, each value once, carried
+    first, then reworded, then introduced (what the compaction page lists)."""
+    if event_id is None:
+        return []
+    rows = Finding.objects.filter(
+        event_id=event_id, where="summary", level=FindingLevel.FINDING
+    ).order_by("summary_delta", "kind", "pk")
+    seen: set[tuple[str, str]] = set()
+    out: list[Finding] = []
+    for row in rows:
+        if (row.kind, row.value_hash) not in seen:
+            seen.add((row.kind, row.value_hash))
+            out.append(row)
+    return out

@@ -15,7 +15,10 @@ Rules and their default thresholds (:class:`Thresholds`):
 - ``orphan_pairs``: the context after a compaction holds half a tool pair;
 - ``personal_data``: a summary holds personal data. The detector is not here: pass any
   callable as ``personal_data=`` (the privacy detectors plug in there) and each hit in a
-  compaction summary becomes evidence, masked.
+  compaction summary becomes evidence, masked. Never a secret: that is the next rule's.
+- ``secret``: a secret (a password, an API key, a token, a private key) in any message or
+  summary. The app passes the messages' hits in ``SessionInputs.secrets`` and a detector for
+  summaries as ``secrets=``.
 
 Light steps (``microcompact``, ``clear_tool_results``) clear old tool output by design; they
 do not count as compactions for the repeated and thrash rules, and shrinking little is not a
@@ -44,6 +47,7 @@ RULES: tuple[str, ...] = (
     "lost_constraint",
     "orphan_pairs",
     "personal_data",
+    "secret",
 )
 SEVERITIES: tuple[Severity, ...] = ("info", "warning", "critical")
 LIGHT_STAGES = frozenset({"microcompact", "clear_tool_results"})
@@ -116,11 +120,22 @@ class ContextLengthError:
 
 
 @dataclass(frozen=True)
+class SecretHit:
+    """A secret found in the session's messages (or metadata), already masked: its published
+    prefix, length and keyed fingerprint, never a character of the value."""
+
+    seq: int | None
+    where: str
+    masked: str
+
+
+@dataclass(frozen=True)
 class SessionInputs:
     context_window: int
     calls: tuple[Call, ...] = ()
     compactions: tuple[Compaction, ...] = ()
     context_length_errors: tuple[ContextLengthError, ...] = ()
+    secrets: tuple[SecretHit, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -400,6 +415,31 @@ def _personal(inputs: SessionInputs, detector: PersonalDataDetector | None) -> A
     )
 
 
+def _secret(inputs: SessionInputs, detector: PersonalDataDetector | None) -> AlertFinding | None:
+    hits = list(inputs.secrets)
+    if detector is not None:
+        hits += [
+            SecretHit(c.seq, "summary", h.masked)
+            for c in inputs.compactions
+            if c.summary
+            for h in detector(c.summary)
+        ]
+    if not hits:
+        return None
+    places = sorted({h.where for h in hits})
+    return AlertFinding(
+        "secret",
+        "critical",
+        f"A secret is in the session's {' and '.join(places)} ({_plural(len(hits), 'hit')})",
+        _evidence(
+            spans=sorted({h.seq for h in hits if h.where == "summary" and h.seq is not None}),
+            numbers={"hits": len(hits)},
+            items=[f"@{'-' if h.seq is None else h.seq} {h.where}: {h.masked}" for h in hits],
+            seq=min((h.seq for h in hits if h.seq is not None), default=None),
+        ),
+    )
+
+
 _RULES: dict[str, Callable[[SessionInputs, Thresholds], AlertFinding | None]] = {
     "repeated_compaction": _repeated,
     "compaction_thrash": _thrash,
@@ -416,6 +456,7 @@ def evaluate(
     thresholds: Thresholds | None = None,
     *,
     personal_data: PersonalDataDetector | None = None,
+    secrets: PersonalDataDetector | None = None,
 ) -> list[AlertFinding]:
     """Every rule that fires on the session, at most one finding per rule, in RULES order.
 
@@ -432,7 +473,12 @@ def evaluate(
         if rule in t.disabled:
             continue
         check = _RULES.get(rule)
-        finding = check(inputs, t) if check else _personal(inputs, personal_data)
+        if check is not None:
+            finding = check(inputs, t)
+        elif rule == "secret":
+            finding = _secret(inputs, secrets)
+        else:
+            finding = _personal(inputs, personal_data)
         if finding is not None:
             finding.evidence["thresholds"] = rule_thresholds(rule, t)
             found.append(finding)
@@ -509,6 +555,8 @@ def rule_statement(
         return f"{_n(get('orphans'))} unpaired tool block(s)", "fires on any orphan"
     if rule == "personal_data":
         return f"{_n(get('hits'))} personal data hit(s) in summaries", "fires on any hit"
+    if rule == "secret":
+        return f"{_n(get('hits'))} secret(s) in messages or summaries", "fires on any secret"
     return "", ""
 
 

@@ -28,6 +28,7 @@ from compaction.engine.messages import (
 )
 from compaction.engine.summarizers import _PATH_KEYS as PATH_KEYS
 from compaction.engine.summarizers import SUMMARY_HEADER, file_actions
+from privacy.detect import secrets
 
 FactKind = Literal["probe", "task", "constraint", "decision", "path", "identifier"]
 # Where a fact was found: a tool call of the agent (it acted on it), what the user said, an
@@ -411,9 +412,28 @@ def _prompt_paths(prose: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _without_secrets(prose: str) -> str:
+    """The prose with each secret blanked: a key or a password is never a fact to keep (a
+    piece of it, "the identifier Vq3s…", would be shown where no masker knows it).
+
+    >>> _without_secrets("use DB_PASSWORD=Fg7kQz92Lm now")
+    'use DB_PASSWORD=  now'
+    """
+    found = secrets.find(prose)
+    if not found:
+        return prose
+    parts: list[str] = []
+    at = 0
+    for secret in found:
+        parts += [prose[at : secret.start], " "]
+        at = secret.end
+    parts.append(prose[at:])
+    return "".join(parts)
+
+
 @digest_lru(4096)  # prose can be long: a long one is keyed by its digest, not kept
 def _prose_facts(prose: str) -> tuple[tuple[FactKind, str], ...]:
-    prose = said(prose)
+    prose = _without_secrets(said(prose))
     out: list[tuple[FactKind, str]] = []
     out += [("constraint", s) for s in txt.constraint_sentences(prose)]
     out += [("path", p) for p in _prompt_paths(prose) if _prompt_path_ok(p)]

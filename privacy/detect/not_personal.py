@@ -119,12 +119,11 @@ _ROLE_LOCAL_PARTS = frozenset(
         "seuemail",
     }
 )
-_ROLE_DOMAINS = frozenset({"users.noreply.github.com"})
 # File extensions that end "name@2x.png" or a pnpm store path, never a mail domain.
 _FILE_EXTENSIONS_TEXT = (
     "png jpg jpeg gif svg webp ico bmp tif tiff heic js mjs cjs ts tsx jsx map css scss sass "
     "less json html htm vue svelte lock yml yaml toml ini cfg txt log csv pdf wasm woff woff2 "
-    "ttf otf eot mp3 mp4 wav ogg webm gz tgz bz2 xz dylib so dll exe bin dat db sqlite"
+    "ttf otf eot mp3 mp4 wav ogg webm gz tgz bz2 xz dylib so dll exe bin dat db sqlite md mdx"
 )
 _FILE_EXTENSIONS = frozenset(_FILE_EXTENSIONS_TEXT.split())
 # Resolvers and addresses every network reaches: nobody's machine.
@@ -173,11 +172,15 @@ def email_level(address: str) -> Level | None:
         labels[-1] in _RESERVED_TLDS
         or domain in _RESERVED_DOMAINS
         or domain in _PLACEHOLDER_DOMAINS
-        or domain in _ROLE_DOMAINS
         or domain.endswith(".example.com")
     ):
         return "info"
     base = local.split("+", 1)[0]
+    if domain == "users.noreply.github.com":
+        # "<id>+<login>@users.noreply.github.com" is one person's commit identity; a bot's
+        # ("…+dependabot[bot]@…") or a bare role's is nobody's.
+        login = local.split("+", 1)[-1]
+        return "info" if "[bot]" in login or login in _ROLE_LOCAL_PARTS else "finding"
     return "info" if base in _ROLE_LOCAL_PARTS else "finding"
 
 

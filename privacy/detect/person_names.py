@@ -56,7 +56,20 @@ _WEAK_CUE = re.compile(
     r"(?:\b(?:eu )?sou(?: [oa])?|\baqui [ée](?: [oa])?|\bi am|\bi'm|\bthis is)[ \t]*$"
 )
 _FIELD = re.compile(
-    r'"(?:nome|nome_completo|nome_cliente|full_?name|customer_name|titular|cliente)"\s*:\s*"$'
+    r'"(?:nome|nome_completo|nome_cliente|full_?name|customer_name|titular|cliente'
+    r'|author_?name|author|committer)"\s*:\s*"$'
+)
+# A person's own line: a commit's author, a sign-off trailer, an e-mail's sender, git config.
+_AUTHOR_CUE = re.compile(
+    r"(?:^|\n)[ \t]*(?:author|commit|committer|co-authored-by|signed-off-by|reviewed-by"
+    r"|from|de|to|para|cc|reply-to)[ \t]*:[ \t]*$|user\.name[ \t=]*[\"']?$"
+)
+# "Name <someone@host>": an e-mail's display name.
+_DISPLAY_NAME = re.compile(r"[ \t]*<[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9.\-]{1,253}>")
+# Where names are made up: seed, fixture, factory, mock and test data of an app.
+_MADE_UP = re.compile(
+    r"seed|fixture|factor(?:y|ies)|faker|mock|dummy|sample|demo|stub|__tests__|/tests?/|/spec/"
+    r"|\.test\.|\.spec\.|test_|_test\b|\bexpect\(|\bdescribe\(|\bassert"
 )
 _SIGN_OFF = re.compile(
     r"(?:^|\n)[ \t]*(?:att\.?|atenciosamente|abra[çc]os?|obrigad[oa]|cordialmente|"
@@ -115,6 +128,9 @@ class NameSpan:
     end: int
     canonical: str  # lowercase, single spaces: how two mentions compare
     confidence: Confidence
+    # "info": a name of seed, fixture, factory or test data, or one a later mention repeats
+    # only as a word: listed, never masked
+    made_up: bool = False
 
 
 def _words(name: str) -> list[str]:
@@ -132,7 +148,9 @@ def _is_caps(name: str) -> bool:
 def _marked(text: str, lowered: str, start: int, end: int, name: str) -> Confidence | None:
     """How sure a candidate at [start, end) is a person's name, from what is around it."""
     before = lowered[max(0, start - _LOOK) : start]
-    if _STRONG_CUE.search(before) or _FIELD.search(before):
+    if _STRONG_CUE.search(before) or _FIELD.search(before) or _AUTHOR_CUE.search(before):
+        return "high"
+    if _DISPLAY_NAME.match(text, end):
         return "high"
     if _DOCUMENT_AFTER.match(lowered, end) or _DOCUMENT_BEFORE.search(before):
         return "high"
@@ -167,25 +185,57 @@ def find(text: str) -> list[NameSpan]:
             confidence = _marked(text, lowered, start, end, name)
             if confidence is not None:
                 canonical = " ".join(name.lower().split())
-                found.append(NameSpan(start, end, canonical, confidence))
+                made_up = _made_up(text, lowered, start, end)
+                found.append(NameSpan(start, end, canonical, confidence, made_up))
                 break
     return _with_repeats(text, found)
 
 
+def in_made_up_data(text: str, start: int) -> bool:
+    """Whether the value at ``start`` sits in seed, fixture, factory, mock or test data, and is
+    not an e-mail's address in angle brackets (an author line's)."""
+    if text[start - 1 : start] == "<":
+        return False
+    return _MADE_UP.search(text.lower()) is not None
+
+
+def _made_up(text: str, lowered: str, start: int, end: int) -> bool:
+    """Whether a name sits in made-up data: the text is seed, fixture, factory, mock or test
+    data, and nothing a person says of themselves marks the name (an author line, an e-mail's
+    display name, "my name is")."""
+    before = lowered[max(0, start - _LOOK) : start]
+    if _AUTHOR_CUE.search(before) or _DISPLAY_NAME.match(text, end):
+        return False
+    if re.search(r"(?:\bmeu nome [ée]|\bme chamo|\bmy name is)[ \t]*$", before):
+        return False
+    return _MADE_UP.search(lowered) is not None
+
+
 def _with_repeats(text: str, found: list[NameSpan]) -> list[NameSpan]:
-    """A name found for sure once is sure everywhere in the same text."""
-    sure = {text[n.start : n.end] for n in found if n.confidence == "high"}
+    """A name found for sure once is sure everywhere in the same text, and so are its first
+    name and its last surname alone, capitalised as written and never inside an identifier
+    ("Camila Nogueira Figueiredo ... Camila said"): a mask beside a name in clear hides
+    nothing."""
+    sure = {text[n.start : n.end] for n in found if n.confidence == "high" and not n.made_up}
     if not sure:
         return found
     by_start = {n.start: n for n in found}
+    parts: set[str] = set()
     for name in sure:
+        words = [w for w in _words(name) if w[:1].isupper() and len(w) > 2]
+        # Only a name that starts with a known first name lends its parts: "Activate Skill"
+        # found by a field must not make every "Skill" of the text a surname.
+        if len(words) > 1 and words[0] in _KNOWN_FIRST:
+            parts |= {words[0], words[-1]}
+    for name in [*sorted(sure, key=len, reverse=True), *sorted(parts - sure)]:
         at = text.find(name)
         while at != -1:
             end = at + len(name)
             inside_word = (at and (text[at - 1].isalnum() or text[at - 1] in "_-")) or (
                 end < len(text) and (text[end].isalnum() or text[end] in "_-")
             )
-            if not inside_word:
+            covered = name in parts and any(n.start <= at < n.end for n in by_start.values())
+            if not inside_word and not covered:
                 canonical = " ".join(name.lower().split())
                 by_start[at] = NameSpan(at, end, canonical, "high")
             at = text.find(name, end)

@@ -11,6 +11,9 @@ Who does what:
   (`PIS`, `CNH`, `CNS`, `TituloEleitoral`). A look-alike whose check digits fail is not reported.
 - pattern kinds (e-mail, phone, CEP, RG, IP, Pix key, person names) are regular expressions
   here; `ipaddress` validates IPs.
+- secrets (kind `secret`: passwords in URLs and configuration, API keys, JWTs, private keys)
+  are ``secrets.py``'s; a secret's span wins over any other kind, and its mask keeps only a
+  key's published prefix and the length: `[secret sk-ant-… 108 chars]`.
 
 The scan runs on a normalized copy of the text (NFKC, so full-width digits count; zero-width
 characters dropped) and maps every position back to the original. Digit groups separated by a
@@ -39,7 +42,6 @@ import ipaddress
 import re
 import sys
 import unicodedata
-from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -52,7 +54,8 @@ from stdnum.br import cpf as stdnum_cpf
 from validate_docbr import CNH, CNS, PIS, TituloEleitoral
 
 from compaction.engine.memo import text_digest
-from privacy.detect import not_personal, person_names
+from privacy.detect import addresses, context, not_personal, person_names, secrets
+from privacy.detect.normalized import Normalized as _Normalized
 from privacy.detect.not_personal import Level
 
 KINDS: tuple[str, ...] = (
@@ -70,6 +73,8 @@ KINDS: tuple[str, ...] = (
     "ip",
     "pix_key",
     "person_name",
+    "street_address",
+    "secret",
 )
 CHECK_DIGIT_KINDS: frozenset[str] = frozenset(
     {"cpf", "cnpj", "pis", "cnh", "titulo_eleitor", "cns", "credit_card"}
@@ -91,85 +96,6 @@ class Detection:
     level: Level = "finding"
 
 
-# --- normalization with a position map -------------------------------------------------------
-
-_ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
-_NEEDS_WORK = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e]")
-
-
-class _Normalized:
-    """A normalized copy of a text plus the map from its positions back to the original.
-
-    The copy is built from pieces: a run of characters kept as they are (identity), or one
-    original character replaced by its NFKC form (possibly empty for zero-width characters).
-    """
-
-    def __init__(self, text: str) -> None:
-        self.original = text
-        if text.isascii() or (
-            unicodedata.is_normalized("NFKC", text) and not _NEEDS_WORK.search(text)
-        ):
-            self.text = text
-            self._norm_starts: list[int] = [0]
-            self._orig_starts: list[int] = [0]
-            self._identity: list[bool] = [True]
-            return
-        parts: list[str] = []
-        norm_starts: list[int] = []
-        orig_starts: list[int] = []
-        identity: list[bool] = []
-        norm_pos = 0
-        run_start = 0
-        for index, char in enumerate(text):
-            if char.isascii():
-                continue
-            replacement = "" if char in _ZERO_WIDTH else unicodedata.normalize("NFKC", char)
-            if replacement == char:
-                continue
-            if run_start < index:
-                parts.append(text[run_start:index])
-                norm_starts.append(norm_pos)
-                orig_starts.append(run_start)
-                identity.append(True)
-                norm_pos += index - run_start
-            parts.append(replacement)
-            norm_starts.append(norm_pos)
-            orig_starts.append(index)
-            identity.append(False)
-            norm_pos += len(replacement)
-            run_start = index + 1
-        if run_start < len(text) or not parts:
-            parts.append(text[run_start:])
-            norm_starts.append(norm_pos)
-            orig_starts.append(run_start)
-            identity.append(True)
-        self.text = "".join(parts)
-        self._norm_starts = norm_starts
-        self._orig_starts = orig_starts
-        self._identity = identity
-
-    def _piece(self, pos: int) -> int:
-        index = bisect_right(self._norm_starts, pos) - 1
-        # Skip empty pieces (zero-width characters) that share a start with the next one.
-        while index + 1 < len(self._norm_starts) and self._norm_starts[index + 1] == pos:
-            index += 1
-        return max(index, 0)
-
-    def span(self, start: int, end: int) -> tuple[int, int]:
-        """Original (start, end) of the normalized slice [start, end)."""
-        first = self._piece(start)
-        if self._identity[first]:
-            orig_start = self._orig_starts[first] + (start - self._norm_starts[first])
-        else:
-            orig_start = self._orig_starts[first]
-        last = self._piece(end - 1)
-        if self._identity[last]:
-            orig_end = self._orig_starts[last] + (end - 1 - self._norm_starts[last]) + 1
-        else:
-            orig_end = self._orig_starts[last] + 1
-        return orig_start, orig_end
-
-
 # --- check-digit kinds over runs of digit groups ---------------------------------------------
 
 # A numeric candidate: at least eight digits joined by single separators (space, dot, dash,
@@ -187,12 +113,15 @@ _MAX_GROUPS = 8
 _CONTEXT = 40  # characters before a candidate searched for a keyword
 
 _KEYWORDS: dict[str, re.Pattern[str]] = {
-    "cpf": re.compile(r"\bcpf\b", re.IGNORECASE),
-    "cnpj": re.compile(r"\bcnpj\b", re.IGNORECASE),
-    "pis": re.compile(r"\b(pis|pasep|nis|nit)\b", re.IGNORECASE),
-    "cnh": re.compile(r"\b(cnh|habilita[çc][ãa]o|driver'?s licen[cs]e)\b", re.IGNORECASE),
+    # Letter boundaries, not word boundaries: a field name "cpf_titular" or "nr_cnpj" names it.
+    "cpf": re.compile(r"(?<![a-z])cpf(?![a-z])", re.IGNORECASE),
+    "cnpj": re.compile(r"(?<![a-z])cnpj(?![a-z])", re.IGNORECASE),
+    "pis": re.compile(r"(?<![a-z])(pis|pasep|nis|nit)(?![a-z])", re.IGNORECASE),
+    "cnh": re.compile(r"(?<![a-z])(cnh|habilita[çc][ãa]o|driver'?s licen[cs]e)(?![a-z])", re.I),
     "titulo_eleitor": re.compile(r"\b(t[íi]tulo|eleitor|voter)", re.IGNORECASE),
-    "cns": re.compile(r"\b(cns|cart[ãa]o (do )?sus|cart[ãa]o nacional de sa[úu]de)\b", re.I),
+    "cns": re.compile(
+        r"(?<![a-z])(cns|cart[ãa]o (do )?sus|cart[ãa]o nacional de sa[úu]de)(?![a-z])", re.I
+    ),
     "credit_card": re.compile(r"\b(cart[ãa]o|card|cr[ée]dito|credit|visa|master)", re.I),
     "phone": re.compile(
         r"\b(tel|telefone|fone|celular|cel|whats(app)?|zap|phone|mobile|ligue|call)\b", re.I
@@ -262,7 +191,9 @@ def _keyword_kinds(text: str, start: int) -> set[str]:
 
 def _classify(
     digits: str, shape: tuple[int, ...], keywords: Callable[[], set[str]]
-) -> tuple[str, Confidence] | None:
+) -> tuple[str, Confidence, bool] | None:
+    """(kind, confidence, cued) of a check-digit-valid number, or None: ``cued`` when a
+    keyword names the kind or the number has the document's own punctuation."""
     candidates = _BY_LENGTH.get(len(digits))
     if not candidates:
         return None
@@ -272,7 +203,7 @@ def _classify(
     named = keywords()
     for kind in valid:
         if kind in named:
-            return kind, "high"
+            return kind, "high", True
     # Named or shaped as one document whose check digits fail: a look-alike, not another kind.
     if any(kind in named for kind in candidates):
         return None
@@ -280,11 +211,11 @@ def _classify(
         return None  # a phone that happens to pass a check digit: the phone pass reports it
     shaped = _SHAPES.get(shape)
     if shaped is not None:
-        return (shaped, "high") if shaped in valid else None
+        return (shaped, "high", True) if shaped in valid else None
     kind = valid[0]
     if kind == "credit_card" and not _card_brand_known(digits):
-        return kind, "review"
-    return kind, ("review" if kind in _REVIEW_WHEN_BARE else "high")
+        return kind, "review", False
+    return kind, ("review" if kind in _REVIEW_WHEN_BARE else "high"), False
 
 
 def _check_digit_hits(
@@ -293,7 +224,7 @@ def _check_digit_hits(
     text = norm.text
     i = 0
     while i < len(groups):
-        hit: tuple[int, str, str, Confidence] | None = None
+        hit: tuple[int, str, str, Confidence, bool] | None = None
         for j in range(min(len(groups), i + _MAX_GROUPS) - 1, i - 1, -1):
             # Groups of one digit are joined only as the last (PIS's check digit):
             # "1 2 3 4" is a list, not a number.
@@ -313,8 +244,10 @@ def _check_digit_hits(
         if hit is None:
             i += 1
             continue
-        j, digits, kind, confidence = hit
-        found.append(_detection(norm, kind, groups[i][0], groups[j][1], digits, confidence))
+        j, digits, kind, confidence, cued = hit
+        start, end = groups[i][0], groups[j][1]
+        level = "finding" if cued else context.number_level(text, start, end, _KEYWORDS[kind])
+        found.append(_detection(norm, kind, start, end, digits, confidence, level))
         i = j + 1
 
 
@@ -372,6 +305,16 @@ def _names_a_host(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> boo
     )
 
 
+def _ip_level(
+    text: str, start: int, end: int, address: ipaddress.IPv4Address | ipaddress.IPv6Address
+) -> Level:
+    """``info`` for an address nobody owns as a person (not_personal.py) or one whose context
+    names a machine or no one (context.py); ``finding`` when it points at a person."""
+    if not_personal.ip_level(address) == "info":
+        return "info"
+    return context.ip_level(text, start, end)
+
+
 def _in_longer_dotted_number(text: str, start: int, end: int) -> bool:
     """Whether the four numbers at [start, end) go on with a fifth, or come after a letter or
     number, each joined by a dot: "PS3.3 C.7.6.3.1.2", "OID 1.3.6.1.4.1"."""
@@ -415,6 +358,16 @@ _VERSION_AFTER = re.compile(
 )
 
 
+def _may_hold_phone(text: str, start: int, end: int, digit_count: int) -> bool:
+    """Whether a phone can end inside the run at [start, end): it has ten digits or more, or
+    follows a parenthesised area code ("(11) 98765-4321"); and no slash, which a phone never
+    crosses (``_PHONE`` refuses a digit and a slash on either side). Dates and most ids do not
+    pay for the phone pattern."""
+    if "/" in text[start:end]:
+        return False
+    return digit_count >= 10 or ")" in text[max(0, start - 2) : start]
+
+
 def _scan_runs(norm: _Normalized, found: list[Detection]) -> None:
     text = norm.text
     for run in _RUN.finditer(text):
@@ -429,23 +382,22 @@ def _scan_runs(norm: _Normalized, found: list[Detection]) -> None:
             except ValueError:
                 continue
             if _names_a_host(address):
-                found.append(
-                    _detection(
-                        norm, "ip", start, end, str(address), "high", not_personal.ip_level(address)
-                    )
-                )
+                level = _ip_level(text, start, end, address)
+                found.append(_detection(norm, "ip", start, end, str(address), "high", level))
             continue
         if _inside_uuid(text, start, end):
             continue  # "f570967d-c939-4f10-8cf0-929492801236": an id, whatever its digits pass
         groups = [(m.start(), m.end()) for m in _GROUP.finditer(text, start, end)]
         if _reference_code(text, start, groups):
             continue
-        if _look_alike(text, groups):
-            continue
-        if sum(e - s for s, e in groups) >= 11:
+        digit_count = sum(e - s for s, e in groups)
+        if digit_count >= 11:  # no document is shorter: most runs (dates, ids) skip this
+            if _look_alike(text, groups):
+                continue
             _check_digit_hits(norm, groups, found)
-        for match in _PHONE.finditer(text, max(0, start - 10), end):
-            _phone_hit(norm, match, found)
+        if _may_hold_phone(text, start, end, digit_count):
+            for match in _PHONE.finditer(text, max(0, start - 10), end):
+                _phone_hit(norm, match, found)
         for match in _CEP.finditer(text, start, end):
             value = match.group(1)
             if (len(value) == 8 or "." in value) and not _has_keyword(text, start, "cep"):
@@ -496,6 +448,7 @@ _IPV6 = re.compile(
     r"(?<![0-9A-Fa-f:])((?:[0-9A-Fa-f]{1,4}:){2,7}:?[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4})*)"
     r"(?![0-9A-Fa-f:])"
 )
+_IPV6_HINT = re.compile(r":[0-9A-Fa-f]{0,4}:")
 _UUID = re.compile(
     r"(?<![0-9A-Fa-f-])([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
     r"[0-9a-fA-F]{12})(?![0-9A-Fa-f-])"
@@ -553,10 +506,14 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
             level = not_personal.email_level(value)
             if level is None:
                 continue  # a file name such as icon@2x.png
+            if level == "finding" and person_names.in_made_up_data(text, match.start()):
+                level = "info"  # a test's or a seed's made-up address
             found.append(
                 _detection(norm, "email", match.start(), match.end(), value.lower(), "high", level)
             )
-    if "::" in text or text.count(":") >= 7:
+    # Two colons at most four hex digits apart, found by a literal-led search: times ("10:45")
+    # and JSON ("a": 1) never pay for the address pattern.
+    if _IPV6_HINT.search(text):
         for match in _IPV6.finditer(text):
             value = match.group(1)
             if value.count(":") < 2:
@@ -567,7 +524,7 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
                 continue
             if not _names_a_host(address6):
                 continue
-            level = not_personal.ip_level(address6)
+            level = _ip_level(text, match.start(1), match.end(1), address6)
             found.append(
                 _detection(norm, "ip", match.start(1), match.end(1), str(address6), "high", level)
             )
@@ -577,11 +534,26 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
             value = key.group(1).lower()
             found.append(_detection(norm, "pix_key", key.start(1), key.end(1), value, "high"))
     for name in person_names.find(text):
-        level = not_personal.name_level(name.canonical)
+        level = "info" if name.made_up else not_personal.name_level(name.canonical)
         found.append(
             _detection(
                 norm, "person_name", name.start, name.end, name.canonical, name.confidence, level
             )
+        )
+
+
+def _scan_addresses(norm: _Normalized, found: list[Detection]) -> None:
+    for address in addresses.find(norm.text):
+        normalized = addresses.normalized(address.value)
+        found.append(
+            _detection(norm, "street_address", address.start, address.end, normalized, "high")
+        )
+
+
+def _scan_secrets(norm: _Normalized, found: list[Detection]) -> None:
+    for secret in secrets.find(norm.text):
+        found.append(
+            _detection(norm, "secret", secret.start, secret.end, secret.value, "high", secret.level)
         )
 
 
@@ -609,20 +581,26 @@ def _detection(
     )
 
 
-_PRIORITY = {kind: index for index, kind in enumerate(KINDS)}
+# A secret's span is its own (a password before "@host" is not an e-mail's local part).
+# An address's span holds a street named after a person ("Rua José Bonifácio, 12"): the address.
+_PRIORITY: dict[str, float] = {kind: index for index, kind in enumerate(KINDS)}
+_PRIORITY |= {"secret": -1, "street_address": _PRIORITY["person_name"] - 0.5}
 
 
 def _detector_version() -> str:
-    """What :func:`scan` finds depends on: this file, the check digit libraries, the regex
-    engine and the Unicode tables of the running Python. Any change gives another version, so
-    a text found clean under one is never taken as clean under the next. "" when the source
-    cannot be read: then nothing is taken as clean."""
+    """What :func:`scan` finds depends on: the detector's files, the check digit libraries,
+    the regex engine and the Unicode tables of the running Python. Any change gives another
+    version, so a text found clean under one is never taken as clean under the next. "" when
+    the source cannot be read: then nothing is taken as clean."""
     try:
-        source = Path(__file__).read_bytes()
+        # Every module of the detector: secrets, names, context rules and this file.
+        here = Path(__file__)
+        siblings = sorted(p for p in here.parent.glob("*.py") if p.name != here.name)
+        sources = [here.read_bytes(), *(path.read_bytes() for path in siblings)]
     except OSError:
         return ""
     parts = [
-        source,
+        *sources,
         sys.version.encode(),
         unicodedata.unidata_version.encode(),
         *(metadata.version(name).encode() for name in ("python-stdnum", "validate-docbr")),
@@ -646,6 +624,8 @@ def scan(text: str) -> list[Detection]:
     _scan_runs(norm, found)
     _scan_alnum_cnpj(norm, found)
     _scan_patterns(norm, found)
+    _scan_addresses(norm, found)
+    _scan_secrets(norm, found)
     # Overlaps: check-digit kinds first (KINDS order), then the longer match.
     found.sort(key=lambda d: (_PRIORITY[d.kind], d.confidence != "high", d.start - d.end))
     kept: list[Detection] = []
@@ -699,6 +679,13 @@ def masked_preview(detection: Detection) -> str:
         local, _, domain = value.partition("@")
         tld = domain.rsplit(".", 1)[-1] if "." in domain else ""
         return f"{local[:1]}***@***.{tld}"
+    if detection.kind == "secret":
+        # Never a character of the value: the published prefix of a key, and the length.
+        return f"{secrets.prefix_of(detection.value)}… {len(detection.normalized)} chars"
+    if detection.kind == "street_address":
+        # The street's type word and the number's last digit: "Rua ***, *3".
+        head = value.split()[0]
+        return f"{head} ***, *{value[-1]}"
     if detection.kind == "person_name":
         return " ".join(word[:1] + "***" for word in value.split() if word[:1].isupper())
     return _keep_tail(value, 2)

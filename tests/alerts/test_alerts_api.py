@@ -69,7 +69,7 @@ def test_list_filters_by_state_rule_and_session(client, alert) -> None:
         ),
         ("rule=nope", 400, "rule: expected one of repeated_compaction, compaction_thrash, "
          "failed_splice, near_overflow, overflow, lost_constraint, orphan_pairs, personal_data, "
-         "got 'nope'"),
+         "secret, got 'nope'"),
         ("session=missing", 404, "session 'missing' not found in this project"),
     ],
 )  # fmt: skip

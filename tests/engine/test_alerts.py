@@ -13,6 +13,7 @@ from compaction.engine.alerts import (
     ContextLengthError,
     LostFact,
     PersonalDataHit,
+    SecretHit,
     SessionInputs,
     Thresholds,
     evaluate,
@@ -248,6 +249,26 @@ def test_orphans_are_checked_in_the_context_an_earlier_compaction_left():
     second = ObservedCompaction(seq=6, trigger="auto", summary="S2", replaced_from=5, replaced_to=5)
     spans = analyse(messages, [first, second], context_window=WINDOW).spans
     assert [s.orphans_after for s in spans] == [(), ()]
+
+
+def test_a_secret_in_a_message_or_a_summary_fires_the_secret_rule():
+    span = Compaction(4, summary="Deployed with ghp_...")
+
+    def detector(text: str):
+        return [PersonalDataHit("secret", "ghp_… 40 chars #ab12cd34")] if "ghp_" in text else []
+
+    message_hit = SecretHit(2, "message", "sk-ant-… 108 chars #0f0f0f0f")
+    quiet = SessionInputs(WINDOW, calls(1000), (Compaction(4, summary="Deployed."),))
+    assert [f.rule for f in evaluate(quiet, secrets=detector)] == []
+    (finding,) = evaluate(replace(quiet, secrets=(message_hit,)), secrets=detector)
+    assert (finding.rule, finding.severity) == ("secret", "critical")
+    assert finding.evidence["items"] == ["@2 message: sk-ant-… 108 chars #0f0f0f0f"]
+    both = SessionInputs(WINDOW, calls(1000), (span,), secrets=(message_hit,))
+    (finding,) = evaluate(both, secrets=detector)
+    assert finding.evidence["items"][1] == "@4 summary: ghp_… 40 chars #ab12cd34"
+    assert finding.evidence["spans"] == [4]
+    assert finding.evidence["seq"] == 2
+    assert evaluate(both, Thresholds(disabled=frozenset({"secret"})), secrets=detector) == []
 
 
 def test_personal_data_is_a_hook_that_stays_silent_without_a_detector():

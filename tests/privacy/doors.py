@@ -2,6 +2,9 @@
 every-door and erasure tests: what no role, key, export, alert, webhook, e-mail or log may
 show in clear, and what an erasure must leave no copy of.
 
+Beside her data, an API key and a database password (secrets: no role ever sees them, and no
+reveal shows them) are in a prompt, the metadata and the summary.
+
 The person is Camila Nogueira Figueiredo: her CPF, phone, e-mail and name are in the session's
 external id, agent and metadata, in the first prompt (so the title), in tool inputs and
 results, in a compaction's summary, its ``kept`` field and a failed compaction's error, in a
@@ -36,6 +39,11 @@ PHONE = "(11) 98765-4321"
 EMAIL = "camila.figueiredo98@gmail.com"
 NAME = "Camila Nogueira Figueiredo"
 EXTERNAL_ID = f"cliente-{CPF}"
+ADDRESS = "Rua das Flores, 1234"
+# Secrets: masked at every door for every role, never revealed.
+API_KEY = "sk-ant-api03-" + "Vq3sLw8N" * 11 + "-ZZ"
+DB_PASSWORD = "Fg7#kQz92Lm"
+DATABASE_URL = f"postgres://loja:{DB_PASSWORD}@db.interno:5432/loja"
 
 # Every form a value could leak in: as typed, digits only, parts a mask never keeps, and
 # escaped for HTML, JSON or a URL. A mask keeps the kind and the last two characters
@@ -45,6 +53,8 @@ RAW_FORMS = {
     "phone": ["98765-4321", "987654321", "11987654321", "98765"],
     "email": ["figueiredo98", "camila.figueiredo"],
     "name": ["Nogueira", "Figueiredo"],
+    "address": ["Flores, 1234", "Flores,1234"],
+    "secret": ["Vq3sLw8N", "api03-Vq3", DB_PASSWORD, "Fg7%23kQz", "Fg7#kQz", "kQz92Lm"],
 }
 _FOLD = re.compile(r"&#0*64;|&#x0*40;|\\u0040|%40", re.IGNORECASE)
 
@@ -66,7 +76,7 @@ def _conversation() -> list[dict[str, Any]]:
         {
             "role": "user",
             "content": f"Sou {NAME}, CPF {CPF}, e-mail {EMAIL}. "
-            "Meu pedido CA-2026-951676 está atrasado.",
+            f"Moro na {ADDRESS}. Meu pedido CA-2026-951676 está atrasado.",
         },
         {
             "role": "assistant",
@@ -97,6 +107,8 @@ def _conversation() -> list[dict[str, Any]]:
                 "role": "user",
                 "content": f"Meu telefone é {PHONE}: não compartilhe."
                 if n == 0
+                else f"Use ANTHROPIC_API_KEY={API_KEY} e DATABASE_URL={DATABASE_URL}."
+                if n == 1
                 else f"Pode verificar de novo? ({n})",
             },
         ]
@@ -118,7 +130,12 @@ def labelled_batch() -> dict[str, Any]:
             "agent": f"suporte {EMAIL}",
             "model": "claude-haiku-4-5",
             "context_window": 8000,
-            "metadata": {"titular": NAME, "telefone": PHONE, "canal": "chat"},
+            "metadata": {
+                "titular": NAME,
+                "telefone": PHONE,
+                "canal": "chat",
+                "deploy_token": API_KEY,
+            },
         },
         "messages": messages,
         "compactions": [
@@ -129,7 +146,8 @@ def labelled_batch() -> dict[str, Any]:
                 "tokens_before": 3000,
                 "tokens_after": 900,
                 "summary": f"Objetivo: atender {NAME} (CPF {CPF}, e-mail {EMAIL}) sobre o "
-                "pedido CA-2026-951676 atrasado. Feito: cadastro localizado.",
+                "pedido CA-2026-951676 atrasado. Feito: cadastro localizado com a chave "
+                f"{API_KEY} e o banco {DATABASE_URL}.",
                 "replaced": {"from_seq": 1, "to_seq": 7},
                 "kept": {"head": [0], "nota": f"titular {NAME}, CPF {CPF}"},
             },

@@ -142,9 +142,11 @@ def test_the_api_lists_findings_masked_and_scoped_to_the_key(client: Client, pro
     response = client.get("/api/v1/sessions/chat-1/findings", headers=auth)
     assert response.status_code == 200
     items = response.json()["items"]
-    assert {"kind", "where", "seq", "masked", "copied_from_raw", "status", "level"} == set(items[0])
+    assert {"kind", "where", "seq", "masked", "copied_from_raw", "summary_delta", "status",
+            "level"} == set(items[0])  # fmt: skip
     assert {"kind": "cpf", "where": "summary", "seq": 6, "masked": "***.***.***-25",
-            "copied_from_raw": False, "status": "open", "level": "finding"} in items  # fmt: skip
+            "copied_from_raw": False, "summary_delta": "introduced", "status": "open",
+            "level": "finding"} in items  # fmt: skip
     body = response.content.decode()
     assert CPF not in body
     assert EMAIL not in body
@@ -299,3 +301,61 @@ def test_a_summary_without_personal_data_raises_no_alert(project):
     )
     pipeline.session_analyse(session_id=session.pk)
     assert not Alert.objects.filter(session=session, rule="personal_data").exists()
+
+
+def test_each_summary_finding_says_whether_it_was_carried_introduced_or_reworded(project):
+    session = make_session(
+        project,
+        external_id="delta",
+        messages=[
+            wire_message(0, "user", f"Meu CPF é {CPF} e o e-mail {EMAIL}."),
+            wire_message(1, "assistant", "Ok."),
+        ],
+        compactions=[
+            {
+                "seq": 2,
+                "trigger": "auto",
+                # the e-mail as written (carried), the CPF without its punctuation (reworded),
+                # a CPF the history never held (introduced)
+                "summary": f"Cliente {EMAIL}, CPF {CPF_DIGITS}; cônjuge CPF {NEW_CPF}.",
+                "replaced": {"from_seq": 0, "to_seq": 1},
+            }
+        ],
+    )
+    pipeline.session_analyse(session_id=session.pk)
+    deltas = sorted(
+        (f.kind, f.masked, f.summary_delta, f.copied_from_raw)
+        for f in Finding.objects.filter(session=session, where="summary")
+    )
+    assert deltas == [
+        ("cpf", "*********79", "reworded", True),
+        ("cpf", "***.***.***-25", "introduced", False),
+        ("email", "c***@***.com", "carried", True),
+    ]
+    assert set(Finding.objects.filter(session=session, where="message").values_list(
+        "summary_delta", flat=True)) == {""}  # fmt: skip
+
+
+def test_summary_delta_is_in_the_api_the_queue_filter_and_the_compaction_page(
+    client: Client, project, chat
+):
+    key = make_key(project)
+    body = client.get(
+        f"/api/v1/sessions/{chat.external_id}/findings", HTTP_AUTHORIZATION=f"Bearer {key}"
+    ).json()
+    summary = [item for item in body["items"] if item["where"] == "summary"]
+    assert {item["summary_delta"] for item in summary} == {"carried", "introduced"}
+    assert all(
+        item["copied_from_raw"] == (item["summary_delta"] != "introduced") for item in summary
+    )
+
+    from sessions.models import Role
+
+    client.force_login(make_user(project=project, role=Role.PRIVACY_REVIEWER))
+    page = client.get("/privacy/findings/?summary_delta=introduced").content.decode()
+    assert "***.***.***-25" in page
+    assert "c***@***.com" not in page
+    span = CompactionSpan.objects.get(session=chat, replay=None)
+    page = client.get(span.get_absolute_url()).content.decode()
+    assert "Personal data and secrets in this summary" in page
+    assert ">introduced</span> cpf <code>***.***.***-25</code>" in page

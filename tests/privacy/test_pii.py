@@ -178,7 +178,7 @@ def test_overlapping_matches_keep_the_check_digit_kind():
 def test_kinds_are_the_designed_names():
     assert set(KINDS) == {
         "cpf", "cnpj", "pis", "cnh", "titulo_eleitor", "cns", "credit_card", "email",
-        "phone", "cep", "rg", "ip", "pix_key", "person_name",
+        "phone", "cep", "rg", "ip", "pix_key", "person_name", "street_address", "secret",
     }  # fmt: skip
 
 
@@ -324,7 +324,7 @@ def _joins(char: str) -> bool:
         "git remote: git@github.com:acme/app.git",
         "Author: Test <test@test.com>",
         "use you@example.com or dev@sawtooth.test",
-        "id 12345678+octocat@users.noreply.github.com",
+        "id 49699333+noreply@users.noreply.github.com",
         "nameserver 8.8.8.8 and 1.1.1.1",
         "cluster ip 10.96.0.1, lan 192.168.1.22, docs 203.0.113.7 and 2001:db8::1",
         '%User{name: "John Doe"}',
@@ -347,3 +347,182 @@ def test_a_file_name_with_an_at_sign_is_no_address(text):
 def test_a_persons_own_address_and_a_public_ip_stay_findings():
     found = scan("escreva para camila.figueiredo98@gmail.com do IP 189.40.12.7")
     assert [(d.kind, d.level) for d in found] == [("email", "finding"), ("ip", "finding")]
+
+
+# --- numbers in context: a document is written the way people write it -------------------
+
+
+def levels(text: str) -> list[tuple[str, str]]:
+    return [(d.kind, d.level) for d in scan(text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"o titular {CPF} ligou",  # its own punctuation
+        "CPF 52998224725",  # a cue word
+        "52998224725 (CPF)",  # a cue word after it
+        '{"cpf": "52998224725"}',  # a field name
+        '{"cpf_titular": "52998224725"}',
+        "cpf=52998224725&x=1",
+        "Meu documento é 52998224725",  # Brazilian context
+        "cliente-52998224725",
+        "CNPJ 11222333000181",
+        f"CNPJ {CNPJ}",
+        "PIS 11358647385",
+    ],
+)
+def test_a_document_written_as_people_write_it_is_a_finding(text: str) -> None:
+    (found,) = scan(text)
+    assert found.level == "finding", text
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("52998224725", "cpf"),  # bare digits, no cue, no format
+        ("id-52998224725", "cpf"),
+        ("Call 0121 555 0707 today", "cpf"),  # a UK phone number
+        ("mobile 07700 900214", "pis"),  # a UK mobile
+        ("root  270416 77104  0.0  0.1 python worker.py", "pis"),  # ps output
+        ("backup_20221003040032.sql", "cnpj"),  # a 14-digit timestamp
+        ("created 20221003040032 ok", "cnpj"),
+        ("Total: $529982247.25", "cpf"),  # a money amount
+    ],
+)
+def test_check_digit_valid_numbers_out_of_context_are_info_and_never_masked(
+    text: str, kind: str
+) -> None:
+    assert levels(text) == [(kind, "info")]
+    assert mask(text) == text
+
+
+def test_a_column_of_numbers_is_info_even_beside_a_document_word() -> None:
+    table = "PID     RSS    CPU\n270416  77104  0.0\n"
+    assert all(level == "info" for _, level in levels(table))
+    assert next(d.level for d in scan(f"CPF {CPF}\n{table}")) == "finding"
+
+
+def test_check_digits_stay_required_whatever_the_context() -> None:
+    assert scan("CPF 52998224726") == []
+    assert scan("Meu documento é 529.982.247-26") == []
+
+
+# --- an IP is personal when it points at a person -----------------------------------------
+
+PUBLIC_IP = "189.40.12.7"
+SERVER_IP = "34.95.12.8"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'{PUBLIC_IP} - - [06/Dec/2026:10:00:00 +0000] "GET /login HTTP/1.1" 200 512',
+        f"client: {PUBLIC_IP}",
+        f"remote_addr={PUBLIC_IP} method=POST",
+        f"X-Forwarded-For: {PUBLIC_IP}",
+        f"my IP is {PUBLIC_IP}, can you whitelist it?",
+        f"meu IP é {PUBLIC_IP}",
+        f"Accepted password for bruno from {PUBLIC_IP} port 52311 ssh2",
+        f"user ana.lima@gmail.com logged in at {PUBLIC_IP}",
+        f"O cliente informou IP {PUBLIC_IP} e pediu ajuda.",
+    ],
+)
+def test_an_address_that_points_at_a_person_is_a_finding(text: str) -> None:
+    assert [(d.kind, d.level) for d in scan(text) if d.kind == "ip"] == [("ip", "finding")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"psql postgres://app@{SERVER_IP}:5432/shop",
+        f"curl -s http://{SERVER_IP}:8080/health",
+        f"DB_HOST={SERVER_IP}",
+        f"Server listening on {SERVER_IP}:443",
+        f"upstream backend {{ server {SERVER_IP}:8000; }}",
+        f"ping {SERVER_IP}",
+        f"ssh deploy@{SERVER_IP}",
+        f"inet {SERVER_IP} netmask 255.255.255.0",
+        f"the release is at {SERVER_IP} now",  # an address with nothing about a person
+        "docker: 172.17.0.2, private 10.0.0.12, docs 203.0.113.7",
+    ],
+)
+def test_server_container_private_and_documentation_addresses_are_info(text: str) -> None:
+    found = [d for d in scan(text) if d.kind == "ip"]
+    assert found
+    assert {d.level for d in found} == {"info"}
+    assert mask(text) == text
+
+
+# --- names of real people, street addresses ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("commit 4f2a9c1\nAuthor: Vinicius Carvalho <vinicius.c@gmail.com>\n", "Vinicius Carvalho"),
+        ("Co-authored-by: Sandra Webb <sandra@webb.dev>", "Sandra Webb"),
+        ("From: Bruno Tavares <bruno.tavares@acme.io>", "Bruno Tavares"),
+        ('git config user.name "Hugo Mendes"', "Hugo Mendes"),
+        ('{"author": "Rita Prado", "plan": "pro"}', "Rita Prado"),
+        ("Hi, my name is Joanna Kowalska and I maintain this fork", "Joanna Kowalska"),
+    ],
+)
+def test_a_real_persons_name_is_a_sure_finding(text: str, name: str) -> None:
+    (found,) = [d for d in scan(text) if d.kind == "person_name"]
+    assert (found.value, found.level, found.confidence) == (name, "finding", "high")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "prisma/seed.ts\nconst users = [{ name: 'James Harrington' }, { name: 'Sandra Webb' }]",
+        "tests/factories.py: full_name = 'Maria Souza'",
+        'fixtures/customers.json: {"nome": "Camila Figueiredo"}',
+    ],
+)
+def test_names_in_seed_fixture_factory_and_test_data_are_info(text: str) -> None:
+    found = [d for d in scan(text) if d.kind == "person_name"]
+    assert found
+    assert {d.level for d in found} == {"info"}
+
+
+def test_once_a_person_is_found_their_first_name_and_surname_alone_are_masked_too() -> None:
+    text = "Meu nome é Camila Nogueira Figueiredo. Camila ligou; Figueiredo confirmou; camila_id"
+    masked = mask(text)
+    assert "Camila" not in masked
+    assert "Figueiredo" not in masked
+    assert "camila_id" in masked  # never inside an identifier, never lower case
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("Entregar na Rua das Flores, 123 - apto 45", "Rua das Flores, 123"),
+        ("Av. Paulista, nº 1578, São Paulo", "Av. Paulista, nº 1578"),
+        ("ship it to 1600 Pennsylvania Avenue NW", "1600 Pennsylvania Avenue"),
+        ("Rua José Bonifácio, 12", "Rua José Bonifácio, 12"),
+    ],
+)
+def test_a_street_address_with_a_number_is_masked(text: str, address: str) -> None:
+    (found,) = [d for d in scan(text) if d.kind == "street_address"]
+    assert (found.value, found.level) == (address, "finding")
+    assert address not in mask(text)
+
+
+def test_a_street_without_a_number_is_not_an_address() -> None:
+    assert [d for d in scan("a Avenida Brasil e a Rua Augusta estão fechadas") if
+            d.kind == "street_address"] == []  # fmt: skip
+
+
+def test_a_persons_github_noreply_commit_address_is_a_finding() -> None:
+    text = "Author: Gary Sassano <10464497+garysassano@users.noreply.github.com>"
+    assert [(d.kind, d.level) for d in scan(text)] == [
+        ("person_name", "finding"),
+        ("email", "finding"),
+    ]
+
+
+def test_made_up_addresses_in_test_data_are_info() -> None:
+    text = 'describe("redactPII", () => { expect(redact("mail dr.rao@hospital.org")) })'
+    assert [(d.kind, d.level) for d in scan(text)] == [("email", "info")]

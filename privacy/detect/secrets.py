@@ -1,0 +1,296 @@
+"""Secrets in trace text: the ``secret`` kind of the scan (``pii.scan`` calls :func:`find`).
+
+A secret is a credential: a password in a URL or in configuration, an API key by its
+published prefix and shape, a JWT, a PEM private key, a password typed in a prompt. Unlike
+personal data it is never revealed, to any role: a reader sees its kind, its published prefix
+(``sk-ant-…``, never a character of a password), its length and, on a finding, a keyed
+fingerprint.
+
+    >>> [(s.value, s.level) for s in find("DATABASE_URL=postgres://app:Pa55w0rd@db:5432/x")]
+    [('Pa55w0rd', 'finding')]
+    >>> [s.prefix for s in find("key sk-ant-api03-" + "a1B2" * 20)]
+    ['sk-ant-']
+    >>> find("password = request.POST['password']")
+    []
+
+Every pattern starts at a literal (a prefix, a keyword, ``://``) after a boundary that its own
+run cannot contain, and runs a bounded or single character class: each position of the text is
+read a bounded number of times (tests/engine/test_secrets.py feeds each pattern 1 MB of its
+worst case).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from privacy.detect.not_personal import Level
+
+# Published prefixes and shapes, longest first where one prefix starts another.
+_KEY_SHAPES: tuple[tuple[str, str], ...] = (
+    ("sk-ant-", r"sk-ant-[A-Za-z0-9_\-]{20,300}"),
+    ("sk-proj-", r"sk-proj-[A-Za-z0-9_\-]{20,300}"),
+    ("sk-", r"sk-[A-Za-z0-9]{20,300}"),  # OpenAI's classic key: no dash inside
+    ("github_pat_", r"github_pat_[A-Za-z0-9_]{22,255}"),
+    ("ghp_", r"ghp_[A-Za-z0-9]{30,255}"),
+    ("gho_", r"gho_[A-Za-z0-9]{30,255}"),
+    ("ghu_", r"ghu_[A-Za-z0-9]{30,255}"),
+    ("ghs_", r"ghs_[A-Za-z0-9]{30,255}"),
+    ("ghr_", r"ghr_[A-Za-z0-9]{30,255}"),
+    ("glpat-", r"glpat-[A-Za-z0-9_\-]{20,64}"),
+    ("AKIA", r"AKIA[0-9A-Z]{16}"),
+    ("ASIA", r"ASIA[0-9A-Z]{16}"),
+    ("xox", r"xox[abposre]-[A-Za-z0-9\-]{10,255}"),
+    ("AIza", r"AIza[0-9A-Za-z_\-]{35}"),
+    ("npm_", r"npm_[A-Za-z0-9]{36}"),
+    ("pypi-", r"pypi-AgE[A-Za-z0-9_\-]{50,300}"),
+    ("sk_live_", r"sk_live_[0-9A-Za-z]{20,255}"),
+    ("rk_live_", r"rk_live_[0-9A-Za-z]{20,255}"),
+    ("sk_test_", r"sk_test_[0-9A-Za-z]{20,255}"),
+    ("hf_", r"hf_[A-Za-z0-9]{30,64}"),
+    ("eyJ", r"eyJ[A-Za-z0-9_\-]{10,4000}\.eyJ[A-Za-z0-9_\-]{10,8000}\.[A-Za-z0-9_\-]{10,2000}"),
+)
+PREFIXES: tuple[str, ...] = tuple(prefix for prefix, _ in _KEY_SHAPES)
+# Where a key may start, found by plain substring search (much faster than a regex tried at
+# every position); the shape is then matched there.
+_NEEDLES: tuple[str, ...] = ("sk-", "_live_", "sk_test_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_")
+_NEEDLES += ("github_pat_", "glpat-", "AKIA")
+_NEEDLES += ("ASIA", "xox", "AIza", "npm_", "pypi-", "hf_", "eyJ")
+# A key starts where no key character precedes it and ends where none follows.
+_KEY = re.compile(r"(?:" + "|".join(shape for _, shape in _KEY_SHAPES) + r")(?![A-Za-z0-9_\-])")
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_ASSIGNED_STEMS = ("pass", "senha", "secret", "key", "token")
+_PEM = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY-----"
+    r"(?:[A-Za-z0-9+/=\s]|\\[nr]){0,20000}"
+    r"(?:-----END (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY-----)?"
+)
+# scheme://user:password@host: the password is the secret (the user and host are not).
+_URL_PASSWORD = re.compile(
+    r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@\"'<>]{0,128}:"
+    r"([^\s:/@\"'<>]{1,128})@"
+)
+# A key of configuration or a field that holds a secret, then `:` or `=`, then its value. The
+# scan starts at each `:` or `=` (C-fast) and looks at the few characters before it: a
+# case-insensitive alternation tried at every position costs more than the rest of the scan.
+_COMPOUND_KEYS: tuple[str, ...] = tuple(
+    f"{head}{joint}{tail}"
+    for head, tails in (
+        ("secret", ("key",)),
+        ("api", ("key",)),
+        ("access", ("key", "token")),
+        ("private", ("key",)),
+        ("auth", ("token",)),
+        ("refresh", ("token",)),
+        ("bearer", ("token",)),
+        ("client", ("secret",)),
+    )
+    for tail in tails
+    for joint in ("_", "-", "")
+)
+# Not "pwd": PWD is the working directory in every shell environment.
+_ASSIGNED_KEYS = (*_COMPOUND_KEYS, "password", "passwd", "passphrase", "senha", "secret")
+_ASSIGNED_KEYS += ("token",)
+_SEPARATOR = re.compile(r"[:=]")
+_ASSIGNED_VALUE = re.compile(r"[=>]?[ \t]{0,3}([\"'`]?)([^\s\"'`,;<>(){}\[\]]{4,256})")
+# A password said in words: "my password is X", "a senha do painel é X".
+_SAID = re.compile(
+    r"(?i)\b(?:password|passphrase|senha)(?:[ \t]{1,3}[^\s]{1,20}){0,3}?[ \t]{1,3}"
+    r"(?:is|é|e|era|was)[ \t]{1,3}"
+    r"([\"'`]?)([^\s\"'`]{4,128})"
+)
+_BEARER = re.compile(r"(?i)\bbearer[ \t]{1,3}([A-Za-z0-9._~+/\-]{20,2000}=*)")
+
+# What stands for a value in docs and code, not a value.
+_PLACEHOLDER_WORDS = (
+    "example",
+    "xxxx",
+    "****",
+    "your",
+    "placeholder",
+    "dummy",
+    "redacted",
+    "changeme",
+    "change_me",
+    "<",
+    "${",
+    "{{",
+    "%(",
+    "...",
+    "…",
+)
+_PLACEHOLDER_VALUES = frozenset(
+    {
+        "password",
+        "passwd",
+        "pass",
+        "secret",
+        "senha",
+        "token",
+        "none",
+        "null",
+        "true",
+        "false",
+        "undefined",
+        "string",
+        "str",
+        "required",
+        "optional",
+    }
+)
+_IDENTIFIER_PATH = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
+
+
+@dataclass(frozen=True)
+class Secret:
+    start: int
+    end: int
+    value: str
+    prefix: str  # the published prefix of a key ("sk-ant-"), "" for a password
+    level: Level
+
+
+def prefix_of(value: str) -> str:
+    """The published prefix a key starts with, else "".
+
+    >>> prefix_of("ghp_" + "a" * 36), prefix_of("hunter22")
+    ('ghp_', '')
+    """
+    if value.startswith("-----BEGIN"):
+        return "PEM "
+    for prefix in PREFIXES:
+        if value.startswith(prefix):
+            return prefix
+    return ""
+
+
+def _placeholder(value: str) -> bool:
+    lowered = value.lower()
+    if lowered in _PLACEHOLDER_VALUES or len(set(lowered)) <= 2:
+        return True
+    return any(word in lowered for word in _PLACEHOLDER_WORDS)
+
+
+def _level(value: str) -> Level:
+    return "info" if _placeholder(value) else "finding"
+
+
+def _code_like(value: str) -> bool:
+    """An unquoted value that reads as code or a word, not a literal: a variable
+    (``password=password``), a dotted path (``settings.API_KEY``), a type (``str``), a
+    number (``max_token=4096``)."""
+    if value.isdigit():
+        return True
+    return _IDENTIFIER_PATH.fullmatch(value) is not None and (
+        not any(c.isdigit() for c in value) or "." in value
+    )
+
+
+def _key_matches(text: str) -> list[re.Match[str]]:
+    """The keys of published shapes in ``text``, in order."""
+    starts: set[int] = set()
+    for needle in _NEEDLES:
+        at = text.find(needle)
+        while at != -1:
+            if needle == "_live_":
+                at -= 2  # "sk_live_", "rk_live_"
+            if at >= 0 and (at == 0 or text[at - 1] not in _KEY_CHARS):
+                starts.add(at)
+            at = text.find(needle, at + len(needle) + (2 if needle == "_live_" else 0))
+    found = [_KEY.match(text, at) for at in sorted(starts)]
+    return [match for match in found if match is not None]
+
+
+_STEM_REACH = 28  # from a stem's start to the separator: "secret_access_key" + quote, spaces
+
+
+def _separators_after_stems(text: str, lowered: str) -> list[int]:
+    """Positions of the `:` and `=` within reach of a stem ("pass", "key", "token", ...):
+    the few a secret-holding key can end before. Stems are found by substring search; only
+    when lowering changed the text's length (a rare non-ASCII letter) is every separator
+    read."""
+    if len(lowered) != len(text):
+        return [m.start() for m in _SEPARATOR.finditer(text)]
+    found: set[int] = set()
+    for stem in _ASSIGNED_STEMS:
+        at = lowered.find(stem)
+        while at != -1:
+            window = text[at : at + _STEM_REACH]
+            for separator in _SEPARATOR.finditer(window):
+                found.add(at + separator.start())
+            at = lowered.find(stem, at + 1)
+    return sorted(found)
+
+
+def _assigned_key(text: str, at: int) -> str | None:
+    """The secret-holding key that ends just before the separator at ``at``, if any:
+    ``DB_PASSWORD=``, ``"api_key":``, ``password :``; None for ``mypassword=`` or ``x=``."""
+    head = text[max(0, at - 24) : at].rstrip(" \t")
+    if head[-1:] in ("'", '"'):
+        head = head[:-1]
+    lowered = head.lower()
+    if not lowered.endswith(_ASSIGNED_KEYS):
+        return None
+    key = next(k for k in _ASSIGNED_KEYS if lowered.endswith(k))
+    before = head[-len(key) - 1 : -len(key)]
+    return None if before.isalpha() else key
+
+
+def _assigned(text: str, at: int) -> list[Secret]:
+    key = _assigned_key(text, at)
+    if key is None:
+        return []
+    match = _ASSIGNED_VALUE.match(text, at + 1)
+    if match is None:
+        return []
+    quote, value = match.group(1), match.group(2)
+    if key == "token" and not quote:
+        return []  # "token: 1234" is a count or a word more often than a secret
+    if (not quote and _code_like(value)) or (quote and value.isdigit() and len(value) < 6):
+        return []
+    prefix = prefix_of(value)
+    level = _level(value)
+    if prefix and prefix != "PEM " and _KEY.fullmatch(value) is None:
+        level = "info"  # a published prefix without the key's shape: "sk-ant-..." in a template
+    return [Secret(match.start(2), match.end(2), value, prefix, level)]
+
+
+def find(text: str) -> list[Secret]:
+    """Every secret in ``text``, in order, without overlaps (the first found wins)."""
+    found: list[Secret] = []
+    if "-----BEGIN" in text:
+        for match in _PEM.finditer(text):
+            found.append(Secret(match.start(), match.end(), match.group(0), "PEM ", "finding"))
+    for match in _key_matches(text):
+        value = match.group(0)
+        if prefix_of(value) in ("sk-", "sk-proj-", "sk-ant-") and not (
+            any(c.isdigit() for c in value[3:]) and any(c.isalpha() for c in value[3:])
+        ):
+            continue  # "sk-learn-..." words, not a key
+        found.append(Secret(match.start(), match.end(), value, prefix_of(value), _level(value)))
+    if "://" in text:
+        for match in _URL_PASSWORD.finditer(text):
+            value = match.group(1)
+            found.append(Secret(match.start(1), match.end(1), value, "", _level(value)))
+    lowered = text.lower()
+    for at in _separators_after_stems(text, lowered):
+        found.extend(_assigned(text, at))
+    said = "password" in lowered or "senha" in lowered or "passphrase" in lowered
+    for match in _SAID.finditer(text) if said else ():
+        quote, value = match.group(1), match.group(2).rstrip(".,")
+        if len(value) < 4 or (not quote and _code_like(value)):
+            continue
+        end = match.start(2) + len(value)
+        found.append(Secret(match.start(2), end, value, "", _level(value)))
+    for match in _BEARER.finditer(text) if "bearer" in lowered else ():
+        value = match.group(1)
+        if _code_like(value):
+            continue
+        found.append(Secret(match.start(1), match.end(1), value, prefix_of(value), _level(value)))
+    found.sort(key=lambda s: (s.start, s.start - s.end))
+    kept: list[Secret] = []
+    for secret in found:
+        if kept and secret.start < kept[-1].end:
+            continue
+        kept.append(secret)
+    return kept

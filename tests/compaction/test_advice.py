@@ -68,7 +68,7 @@ def sessions(project: Project) -> list[AgentSession]:
     return [
         _session(project, "run-1", "billing-migrator", 12),
         _session(project, "run-2", "billing-migrator", 10),
-        _session(project, "<b>run-3</b>", "support-bot", 11),
+        _session(project, "<b>run-3<i>", "support-bot", 11),
     ]
 
 
@@ -192,7 +192,7 @@ def test_project_advice_reuses_the_experiments_replays_per_agent(
     assert list(body["recommended_by_agent"]) == ["support-bot"]
     rec = body["recommended"]
     # the worst session is named where the recommended policy has a retention to be worst at
-    assert rec["worst_session"] == ("<b>run-3</b>" if rec["retention"] is not None else None)
+    assert rec["worst_session"] == ("<b>run-3<i>" if rec["retention"] is not None else None)
 
 
 @pytest.mark.parametrize(
@@ -234,8 +234,8 @@ def test_experiment_page_leads_with_the_recommendation(
     assert "Facts kept by kind" in page
     assert "on the front</span>" in page
     # hostile content stays text
-    assert "<b>run-3</b>" not in page
-    assert "&lt;b&gt;run-3&lt;/b&gt;" in page
+    assert "<b>run-3<i>" not in page
+    assert "&lt;b&gt;run-3&lt;i&gt;" in page
 
 
 def test_replay_page_shows_what_each_summary_lost_of_the_one_before(

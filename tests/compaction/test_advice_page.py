@@ -9,9 +9,16 @@ import html
 import pytest
 from django.test import Client
 
+from compaction.engine.advice import OBSERVED_LABEL
 from sessions import selectors as session_selectors
 from sessions.models import AgentSession, Project, Role
-from tests.compaction.test_advice import _experiment, auth, project, sessions  # noqa: F401
+from tests.compaction.test_advice import (  # noqa: F401
+    _experiment,
+    _three_sessions_are_evidence_here,
+    auth,
+    project,
+    sessions,
+)
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -31,11 +38,11 @@ def test_the_advice_page_is_in_the_top_bar_and_says_what_the_api_says(
     assert 'id="advice-h">Recommendation</h2>' in page
     label = html.escape(api["recommended"]["label"])
     assert f'<strong class="policy-label">{label}</strong>' in page or (
-        "Keep the observed policy" in page and api["recommended"]["label"] == "observed"
+        "Keep the observed policy" in page and api["recommended"]["label"] == OBSERVED_LABEL
     )
     assert "<h3>By agent</h3>" in page  # two agents: one line each
     assert f'href="/experiments/{experiment.pk}/"' in page
-    assert "<b>run-3</b>" not in page  # hostile content stays text
+    assert "<b>run-3<i>" not in page  # hostile content stays text
 
 
 def test_the_advice_page_narrows_to_one_agent_as_the_api_does(

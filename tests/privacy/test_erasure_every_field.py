@@ -14,7 +14,7 @@ from django.apps import apps
 from django.db import models
 from django.utils import timezone
 
-from privacy import subjects
+from privacy import erasure_scope, subjects
 from privacy.models import AuditEvent, SubjectRequest
 from sessions.models import AgentSession, Project
 from team.models import VerdictMark
@@ -180,7 +180,7 @@ def _filled_graph() -> tuple[Project, AgentSession, AgentSession]:
     clean = make_session(project, messages=2)
     fields = _text_fields()
     made: dict[type[models.Model], Any] = {Project: project, type(user): user}
-    lineage = set(subjects._LINEAGE_MODELS)
+    lineage = set(erasure_scope.LINEAGE_MODELS)
     for label in subjects.ERASURE_APPS:
         for model in apps.get_app_config(label).get_models():
             name = model._meta.label

@@ -132,7 +132,7 @@ def test_hostile_content_never_runs_on_any_dashboard_page(
     messages[2]["content"][0]["content"] = PAYLOAD
     session = make_session(
         project,
-        external_id=PAYLOAD,
+        external_id=PAYLOAD.replace("/", ""),  # an id is one path segment: no "/"
         session={"agent": PAYLOAD, "model": PAYLOAD},
         messages=messages,
         compactions=[

@@ -49,25 +49,25 @@ def test_a_reviewer_walks_the_queue(page: Page, live_server, project: Project) -
     page.get_by_label("Kind").select_option("cpf")
     page.get_by_role("button", name="Filter").click()
     expect(rows).to_have_count(2)
-    new_copy = rows.filter(has_text="new copy")
-    expect(new_copy).to_contain_text("***.***.***-25")
+    introduced = rows.filter(has_text="introduced")
+    expect(introduced).to_contain_text("***.***.***-25")
 
-    new_copy.get_by_role("button", name="Confirm").click()
+    introduced.get_by_role("button", name="Confirm").click()
     expect(page.get_by_text("Marked confirmed.")).to_be_visible()
     assert "kind=cpf" in page.url  # back to the same filtered queue
     assert "where=summary" in page.url
-    expect(rows.filter(has_text="new copy")).to_contain_text("Confirmed")
+    expect(rows.filter(has_text="introduced")).to_contain_text("Confirmed")
 
-    rows.filter(has_text="copied").get_by_role("button", name="False positive").click()
-    expect(rows.filter(has_text="copied")).to_contain_text("False positive")
+    rows.filter(has_text="carried").get_by_role("button", name="False positive").click()
+    expect(rows.filter(has_text="carried")).to_contain_text("False positive")
 
-    rows.filter(has_text="new copy").get_by_role("link", name="Redact…").click()
+    rows.filter(has_text="introduced").get_by_role("link", name="Redact…").click()
     expect(page.get_by_role("heading", name="Redact this cpf?")).to_be_visible()
     page.get_by_label("Reason (10 characters or more)").fill("a new copy in a summary")
     page.get_by_role("button", name="Redact").click()
     expect(page.get_by_text("Redacted: the cpf is now ***.***.***-25.")).to_be_visible()
-    expect(rows.filter(has_text="new copy")).to_contain_text("Redacted")
-    expect(rows.filter(has_text="new copy").get_by_role("button")).to_have_count(0)
+    expect(rows.filter(has_text="introduced")).to_contain_text("Redacted")
+    expect(rows.filter(has_text="introduced").get_by_role("button")).to_have_count(0)
 
     summary = CompactionEvent.objects.get(session=chat).summary
     assert NEW_CPF not in summary

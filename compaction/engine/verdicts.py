@@ -271,6 +271,26 @@ def _actions(later: Sequence[Message]) -> list[_Action]:
     return out
 
 
+def _failed_calls(messages: Sequence[Message]) -> frozenset[str]:
+    """The text of each call of ``messages`` whose result failed (only those are read)."""
+    failed = {
+        b.tool_use_id
+        for m in messages
+        if m.role == "user"
+        for b in m.content
+        if isinstance(b, ToolResultBlock) and b.is_error
+    }
+    if not failed:
+        return frozenset()
+    return frozenset(
+        block_text(use).casefold()
+        for m in messages
+        if m.role == "assistant"
+        for use in m.tool_uses()
+        if use.id in failed
+    )
+
+
 def _same_file(a: str, b: str) -> bool:
     return a == b or a.endswith("/" + b) or b.endswith("/" + a)
 
@@ -333,7 +353,7 @@ def needed_again(
     [NeededAgain(seq=9, how='reread'), None]
     """
     actions = _actions(later)
-    failed_before = frozenset(a.text for a in _actions(earlier) if a.failed)
+    failed_before = _failed_calls(earlier) if any(a.failed for a in actions) else frozenset()
     prompts = [
         (m.seq, prose) for m in later if (prose := prompt_prose(m)) and not is_summary(prose)
     ]

@@ -245,14 +245,19 @@ def _command_how(command: str) -> How:
     return "reread" if words and words[0].rsplit("/", 1)[-1] in _READ_COMMANDS else "rerun"
 
 
-def _actions(later: Sequence[Message]) -> list[_Action]:
-    failed = {
+def _failed_ids(messages: Sequence[Message]) -> set[str]:
+    """The ids of the calls whose result, in ``messages``, reports an error."""
+    return {
         b.tool_use_id
-        for m in later
+        for m in messages
         if m.role == "user"
         for b in m.content
         if isinstance(b, ToolResultBlock) and b.is_error
     }
+
+
+def _actions(later: Sequence[Message]) -> list[_Action]:
+    failed = _failed_ids(later)
     out: list[_Action] = []
     for m in later:
         if m.role != "assistant":
@@ -273,13 +278,7 @@ def _actions(later: Sequence[Message]) -> list[_Action]:
 
 def _failed_calls(messages: Sequence[Message]) -> frozenset[str]:
     """The text of each call of ``messages`` whose result failed (only those are read)."""
-    failed = {
-        b.tool_use_id
-        for m in messages
-        if m.role == "user"
-        for b in m.content
-        if isinstance(b, ToolResultBlock) and b.is_error
-    }
+    failed = _failed_ids(messages)
     if not failed:
         return frozenset()
     return frozenset(

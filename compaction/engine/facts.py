@@ -284,10 +284,12 @@ def find_identifiers(prose: str) -> list[str]:
 
 # Commands that only look (a listing, a read, a search, the state of git): how the agent finds
 # its way, not something the session needs to remember.
-_LOOKING = txt.wordset(
-    "cat head tail less more sed awk grep rg ag wc ls find bat nl file stat diff echo printf pwd "
-    "which whoami sleep true false cd tree sort uniq cut jq date env type test for while if do "
-    "then gh curl open kill ps lsof"
+READ_COMMANDS = txt.wordset(
+    "cat head tail less more sed awk grep rg ag wc ls find bat nl file stat diff"
+)  # they read a file: using one after a compaction re-reads it (verdicts.needed_again)
+_LOOKING = READ_COMMANDS | txt.wordset(
+    "echo printf pwd which whoami sleep true false cd tree sort uniq cut jq date env type test "
+    "for while if do then gh curl open kill ps lsof"
 )
 _CHECK_STEPS = txt.wordset(
     "test tests build lint check fmt format compile dev start serve deploy migrate vet typecheck "

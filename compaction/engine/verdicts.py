@@ -26,7 +26,14 @@ from typing import Literal, TypedDict
 
 from compaction.engine import text as txt
 from compaction.engine.fact_index import ContextIndex, name_words
-from compaction.engine.facts import Fact, canon_path, is_summary, looks_like_file, prompt_prose
+from compaction.engine.facts import (
+    READ_COMMANDS,
+    Fact,
+    canon_path,
+    is_summary,
+    looks_like_file,
+    prompt_prose,
+)
 from compaction.engine.messages import Message, ToolResultBlock, ToolUseBlock, block_text
 from compaction.engine.summarizers import file_actions
 
@@ -226,10 +233,6 @@ def _file_inside(index: ContextIndex, folder: str, files: Sequence[str]) -> str 
 
 # --- needed again ---------------------------------------------------------------------------------
 
-_READ_COMMANDS = txt.wordset(
-    "cat head tail less more sed awk grep rg ag wc ls find bat nl file stat diff"
-)
-
 
 @dataclass(frozen=True)
 class _Action:
@@ -242,7 +245,7 @@ class _Action:
 
 def _command_how(command: str) -> How:
     words = command.strip().split()
-    return "reread" if words and words[0].rsplit("/", 1)[-1] in _READ_COMMANDS else "rerun"
+    return "reread" if words and words[0].rsplit("/", 1)[-1] in READ_COMMANDS else "rerun"
 
 
 def _failed_ids(messages: Sequence[Message]) -> set[str]:

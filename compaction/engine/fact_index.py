@@ -376,18 +376,15 @@ class ContextIndex:
         return self._by_word
 
     def phrase_line(self, phrase: str) -> str | None:
-        """The line holding ``phrase``'s words in order, however spaced (``mise run test``)."""
+        """The context around ``phrase``'s words in order, however spaced (``mise run test``),
+        for the evidence; None when no stretch of the context holds them."""
         if self._flat is None:
             self._flat = " ".join(self.folded.split())
         wanted = " ".join(phrase.casefold().split())
         at = self._flat.find(wanted)
         if at < 0:
             return None
-        return (
-            self._line(wanted.split()[0])
-            if " " not in wanted
-            else _clip_line(self._flat[max(0, at - 60) : at + len(wanted) + 60])
-        )
+        return _clip_line(self._flat[max(0, at - 60) : at + len(wanted) + 60])
 
     def line_with_words(self, words: frozenset[str]) -> str | None:
         """The first prose line holding every one of ``words`` (stemmed, as

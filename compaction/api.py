@@ -98,7 +98,7 @@ def _compaction_out(event: Any) -> CompactionOut:
         ]
         if span
         else [],
-        facts=[_fact_out(item) for item in selectors.span_retention(span)] if span else [],
+        facts=[_fact_out(item) for item in selectors.span_facts(span)] if span else [],
         verdict=VerdictOut(status=span.verdict.status, label=span.verdict.label) if span else None,
         compaction_call=CompactionCallOut(**cost.call.to_dict()) if cost.call else None,
         compaction_call_note=cost.note,
@@ -106,11 +106,12 @@ def _compaction_out(event: Any) -> CompactionOut:
 
 
 def _fact_out(item: RetentionItemDict) -> FactOut:
-    again = item.get("needed_again")
+    """One of ``selectors.span_facts``: its verdict and need already read, old rows too."""
+    again = item["needed_again"]
     return FactOut(
         kind="file" if item["kind"] == "path" else item["kind"],
         text=masking.text_mask(item["text"]),
-        verdict=item.get("verdict") or ("kept" if item["kept"] else "lost"),
+        verdict=item["verdict"],
         needed_again=NeededAgainOut(seq=again["seq"], how=again["how"]) if again else None,
         evidence=masking.text_mask(item["evidence"]),
     )

@@ -83,3 +83,25 @@ def celery_worker(
         stdout=output,
         stderr=output,
     )
+
+
+def django_on_scratch_sqlite(prefix: str) -> Path:
+    """Set Django up in this process on a new SQLite database in a temporary folder, with an
+    in-memory broker, and migrate it; the folder is returned (a benchmark that reads its
+    figures through the product's own models, with no server)."""
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix=prefix))
+    os.environ.update(
+        DATABASE_URL=f"sqlite:///{scratch / 'db.sqlite3'}",
+        CELERY_BROKER_URL="memory://localhost//",
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return scratch

@@ -16,35 +16,23 @@ harness default alone. Prints one line per compaction and a final JSON line, e.g
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from statistics import median
+
+from _scratch import django_on_scratch_sqlite
 
 ROOT = Path(__file__).resolve().parent.parent
 REALTRACES = ROOT / "benchmarks/data/realtraces"
 
 
 def main() -> None:
-    scratch = Path(tempfile.mkdtemp(prefix="sawtooth-forecast-"))
-    os.environ.update(
-        DATABASE_URL=f"sqlite:///{scratch / 'forecast.sqlite3'}",
-        CELERY_BROKER_URL="memory://localhost//",
-        DJANGO_SETTINGS_MODULE="config.settings",
-    )
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
+    django_on_scratch_sqlite("sawtooth-forecast-")
     from compaction import forecasts, pipeline, selectors
     from compaction.engine import forecast as engine
     from sessions.importers import claude_code
     from sessions.models import AgentSession, CompactionEvent, Project
 
-    call_command("migrate", verbosity=0)
     manifest = json.loads((REALTRACES / "manifest.json").read_text())
     paths = [
         REALTRACES / e["file"]

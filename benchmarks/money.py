@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
+
+from _scratch import django_on_scratch_sqlite
 
 ROOT = Path(__file__).resolve().parent.parent
 REALTRACES = ROOT / "benchmarks/data/realtraces"
@@ -125,23 +125,11 @@ def _harness(manifest: list[dict[str, Any]], path: Path) -> str:
 
 
 def main() -> None:
-    scratch = Path(tempfile.mkdtemp(prefix="sawtooth-money-"))
-    os.environ.update(
-        DATABASE_URL=f"sqlite:///{scratch / 'money.sqlite3'}",
-        CELERY_BROKER_URL="memory://localhost//",
-        DJANGO_SETTINGS_MODULE="config.settings",
-    )
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
+    django_on_scratch_sqlite("sawtooth-money-")
     from compaction import selectors
     from sessions.importers import claude_code
     from sessions.models import AgentSession, Project
 
-    call_command("migrate", verbosity=0)
     errors: list[float] = []
     ours_total = theirs_total = 0.0
     files = 0

@@ -229,6 +229,60 @@ def score(selected: Sequence[Mapping[str, Any]], verbose: bool = False) -> dict[
     return scores
 
 
+# --- labels from the product's verdict feedback -------------------------------------------
+
+
+def feedback_label(mark: Mapping[str, Any]) -> str | None:
+    """What one exported mark says the fact was, in the five words: the verdict when marked
+    right, what the member said it should be when marked wrong; a wrong "lost" without it
+    reads as "mentioned" (not lost: all the lost figures need), anything else as unknown."""
+    said = str(mark.get("kind"))
+    if mark.get("mark") == "right":
+        return said
+    should_be = mark.get("should_be")
+    if isinstance(should_be, str) and should_be:
+        return should_be
+    return "mentioned" if said == "lost" else None
+
+
+def feedback_join(cases_: Sequence[dict[str, Any]], paths: Sequence[Path]) -> dict[str, int]:
+    """Add each fact mark of the exports at ``paths`` that names one of ``cases_``'
+    compactions (by the transcript's session id and the boundary's seq) to that case's
+    labels, unless the case already labels that text. Counts of what became of them."""
+    by_compaction = {}
+    for case in cases_:
+        t = _transcript(REALTRACES / case["transcript"])
+        by_compaction[(t.session_id or "", t.compactions[case["compaction"]].seq)] = case
+    counts = {"joined": 0, "known": 0, "unjoined": 0, "unknown": 0}
+    for path in paths:
+        for mark in load(path):
+            if mark.get("kind") == "alert" or mark.get("mark") not in ("right", "wrong"):
+                continue
+            label = feedback_label(mark)
+            found = by_compaction.get((str(mark.get("session")), mark.get("seq")))
+            if label is None or found is None:
+                counts["unknown" if label is None else "unjoined"] += 1
+                continue
+            case = found
+            text = str(mark.get("fact", ""))
+            if any(_norm(f["text"]) == _norm(text) for f in case["facts"]):
+                counts["known"] += 1
+                continue
+            words = str(mark.get("verdict", "")).split()
+            case["facts"].append(
+                {
+                    "kind": words[1] if len(words) > 1 else "",
+                    "text": text,
+                    "label": label,
+                    "needed_again": None,
+                    "note": str(mark.get("note", "")),
+                    "source": "feedback",
+                }
+            )
+            counts["joined"] += 1
+    return counts
+
+
 def _flat(prefix: str, figures: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
     for key, value in figures.items():
         yield f"{prefix}_{key}", value
@@ -238,10 +292,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--split", choices=("heldout", "tuning", "all"), default="all")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument(
+        "--feedback",
+        type=Path,
+        action="append",
+        default=[],
+        help="the product's verdict feedback export (JSON Lines) as more labels",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     every = cases()
     out: dict[str, Any] = {}
+    if args.feedback:
+        out.update(_flat("feedback", feedback_join(every, args.feedback)))
     for split in ("tuning", "heldout"):
         if args.split not in (split, "all"):
             continue

@@ -21,7 +21,8 @@ class FeedbackKindOut(Schema):
     kind: str = Field(
         ...,
         description="lost, kept or alert (members' marks), then personal_data (the privacy "
-        "review's confirm / false positive, one per place)",
+        "review's confirm / false positive, one per place), then paraphrased, mentioned and "
+        "reloaded (members' marks on those verdicts)",
     )
     marked: int
     right: int
@@ -47,10 +48,12 @@ def feedback_summary(request: KeyRequest) -> FeedbackSummary:
 
 
 EXPORT_LINE = (
-    'One JSON object a line: {"kind": "lost"|"kept"|"alert", "session": external id, '
-    '"seq": the compaction\'s seq (an alert\'s first compaction or call, or null), "fact": '
-    'the fact\'s text or the alert\'s title (masked), "verdict": what the product said ("lost '
-    'constraint", or the alert\'s rule), "mark": "right"|"wrong", "note": text}.'
+    'One JSON object a line: {"kind": "lost"|"kept"|"paraphrased"|"mentioned"|"reloaded"|"alert", '
+    '"session": external id, "seq": the compaction\'s seq (an alert\'s first compaction or '
+    'call, or null), "fact": the fact\'s text or the alert\'s title (masked), "verdict": what '
+    'the product said ("lost constraint", or the alert\'s rule), "mark": "right"|"wrong", '
+    '"note": text, "should_be": on a wrong mark of a fact, the verdict the member says is '
+    "right, else null}."
 )
 
 

@@ -83,12 +83,25 @@ class SavedFilter(models.Model):
 
 
 class VerdictKind(models.TextChoices):
-    """What the product said that a mark judges: a fact lost or kept by a compaction, or an
-    alert raised."""
+    """What the product said that a mark judges: one of a fact's five verdicts (DESIGN.md,
+    "Verdicts"), or an alert raised."""
 
     LOST = "lost", "Lost"
     KEPT = "kept", "Kept"
     ALERT = "alert", "Alert"
+    PARAPHRASED = "paraphrased", "Paraphrased"
+    MENTIONED = "mentioned", "Mentioned"
+    RELOADED = "reloaded", "Reloaded"
+
+
+class FactVerdict(models.TextChoices):
+    """What a "wrong" mark on a fact may say the verdict should have been."""
+
+    KEPT = "kept", "kept"
+    PARAPHRASED = "paraphrased", "paraphrased"
+    LOST = "lost", "lost"
+    MENTIONED = "mentioned", "mentioned (only pasted or named)"
+    RELOADED = "reloaded", "reloaded (the harness puts it back)"
 
 
 class Mark(models.TextChoices):
@@ -108,7 +121,7 @@ class VerdictMark(models.Model):
     """
 
     session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="+")
-    kind = models.CharField(max_length=5, choices=VerdictKind.choices)
+    kind = models.CharField(max_length=12, choices=VerdictKind.choices)
     seq = models.PositiveIntegerField(null=True, blank=True, help_text="The compaction's seq.")
     fact = models.TextField(blank=True, help_text="The fact's text, as the analysis gave it.")
     fact_kind = models.CharField(max_length=20, blank=True)
@@ -120,6 +133,12 @@ class VerdictMark(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     mark = models.CharField(max_length=5, choices=Mark.choices)
+    should_be = models.CharField(
+        max_length=12,
+        choices=FactVerdict.choices,
+        blank=True,
+        help_text="On a wrong mark of a fact: the verdict the member says is right.",
+    )
     note = models.TextField(blank=True, max_length=limits.FEEDBACK_NOTE_MAX)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 from urllib.parse import parse_qsl, urlencode
@@ -21,7 +21,7 @@ from privacy import masking
 from privacy.detect import pii
 from privacy.models import FINDING_PLACE, Finding, FindingStatus
 from sessions.models import AgentSession, Membership, Project
-from team.models import Comment, Mark, SavedFilter, VerdictKind, VerdictMark
+from team.models import Comment, FactVerdict, Mark, SavedFilter, VerdictKind, VerdictMark
 
 # The list's own parameters; anything else in a saved query string is dropped.
 FILTER_KEYS = (
@@ -104,12 +104,24 @@ class VerdictMarks:
     action: str
     fact_key: str = ""
     review: Review | None = None
+    should_be: str = ""  # the reader's own wrong mark: the verdict it says is right
+
+    @property
+    def should_be_choices(self) -> list[tuple[str, str]]:
+        """What a wrong mark may say the verdict should have been: the other four."""
+        return [(v, label) for v, label in FactVerdict.choices if v != self.verdict]
 
 
 def _counts(marks: Sequence[VerdictMark], user: Any) -> tuple[int, int, VerdictMark | None]:
     right = sum(1 for m in marks if m.mark == Mark.RIGHT)
     mine = next((m for m in marks if m.author_id == getattr(user, "pk", None)), None)
     return right, len(marks) - right, mine
+
+
+def item_verdict(item: Mapping[str, Any]) -> VerdictKind:
+    """A stored fact's verdict: one of the five, or kept / lost for items stored before them."""
+    verdict = item.get("verdict") or ("kept" if item.get("kept") else "lost")
+    return VerdictKind(verdict)
 
 
 def fact_marks_for(
@@ -129,7 +141,7 @@ def fact_marks_for(
     rows: list[VerdictMarks | None] = []
     for item in retention:
         key = fact_key(str(item["text"]))
-        verdict = VerdictKind.KEPT if item["kept"] else VerdictKind.LOST
+        verdict = item_verdict(item)
         right, wrong, mine = _counts(stored.get((key, verdict), []), user)
         rows.append(
             VerdictMarks(
@@ -141,6 +153,7 @@ def fact_marks_for(
                 note=mine.note if mine else "",
                 action=action if can_mark else "",
                 fact_key=key,
+                should_be=mine.should_be if mine else "",
             )
         )
     return rows
@@ -207,6 +220,9 @@ def _row(kind: str, right: int, wrong: int) -> PrecisionRow:
 
 # The kinds the summary lists, in order; "personal_data" is the privacy review's decisions.
 SUMMARY_KINDS = (VerdictKind.LOST, VerdictKind.KEPT, VerdictKind.ALERT)
+# The verdicts added with the five (DESIGN.md, "Verdicts"), listed after the review's row so
+# the first four items stay where they were.
+LATER_KINDS = (VerdictKind.PARAPHRASED, VerdictKind.MENTIONED, VerdictKind.RELOADED)
 PERSONAL_DATA = "personal_data"
 
 
@@ -240,6 +256,7 @@ def feedback_summary(*, project: Project) -> list[PrecisionRow]:
             review[FindingStatus.FALSE_POSITIVE],
         )
     )
+    rows += [_row(kind, *counted.get(kind, (0, 0))) for kind in LATER_KINDS]
     return rows
 
 
@@ -254,7 +271,9 @@ class FeedbackRecord(TypedDict):
     """One line of the feedback export (DESIGN.md): what ``benchmarks/retention.py
     --feedback`` reads. ``verdict`` is what the product said: for a fact its verdict and the
     fact's kind ("lost constraint"), for an alert its rule; ``fact`` is the fact's text or
-    the alert's title, masked like every page shows it."""
+    the alert's title, masked like every page shows it. ``should_be``: on a wrong mark of a
+    fact, the verdict the member says is right (else null), so each line is a label in the
+    five words."""
 
     kind: str
     session: str
@@ -263,6 +282,7 @@ class FeedbackRecord(TypedDict):
     verdict: str
     mark: str
     note: str
+    should_be: str | None
 
 
 def _alert_seq(alert: Alert) -> int | None:
@@ -285,6 +305,7 @@ def feedback_record(mark: VerdictMark) -> FeedbackRecord:
         verdict=verdict,
         mark=mark.mark,
         note=masking.text_mask(mark.note),
+        should_be=mark.should_be or None,
     )
 
 

@@ -29,7 +29,15 @@ from sessions import limits
 from sessions.errors import BadRequest, NotFound
 from sessions.models import AgentSession, Membership, Project, Role
 from team import selectors
-from team.models import Comment, CommentRevision, Mark, SavedFilter, VerdictKind, VerdictMark
+from team.models import (
+    Comment,
+    CommentRevision,
+    FactVerdict,
+    Mark,
+    SavedFilter,
+    VerdictKind,
+    VerdictMark,
+)
 
 # ---- comments ---------------------------------------------------------------------------
 
@@ -83,9 +91,30 @@ def _note(note: str | None) -> str | None:
     return limits.text_check(note.strip(), limit=limits.FEEDBACK_NOTE_MAX, field="note")
 
 
+def _should_be(should_be: str | None, *, mark: str, verdict: str) -> str | None:
+    """The verdict a wrong mark says is right: one of the five, not the one marked wrong, and
+    only on a wrong mark ("" takes it back; None keeps what the mark has)."""
+    if should_be is None:
+        return "" if mark != Mark.WRONG else None
+    if should_be == "":
+        return ""
+    if should_be not in FactVerdict.values:
+        raise BadRequest(f"should_be: {should_be!r} is not one of {', '.join(FactVerdict.values)}")
+    if mark != Mark.WRONG:
+        raise BadRequest("should_be: only a wrong mark says what the verdict should have been")
+    if should_be == verdict:
+        raise BadRequest(f"should_be: the verdict marked wrong is already {str(verdict)!r}")
+    return should_be
+
+
 @transaction.atomic
 def _mark_store(
-    *, where: dict[str, Any], fields: dict[str, Any], mark: str, note: str | None
+    *,
+    where: dict[str, Any],
+    fields: dict[str, Any],
+    mark: str,
+    note: str | None,
+    should_be: str | None = None,
 ) -> VerdictMark | None:
     """Set, change or clear the one mark ``where`` names (its author among the keys)."""
     if mark == CLEAR:
@@ -94,6 +123,8 @@ def _mark_store(
     values = {**fields, "mark": mark, "updated_at": timezone.now()}
     if note is not None:
         values["note"] = note
+    if should_be is not None:
+        values["should_be"] = should_be
     existing = VerdictMark.objects.select_for_update().filter(**where).first()
     if existing is None:
         try:
@@ -108,13 +139,22 @@ def _mark_store(
 
 
 def fact_mark_set(
-    *, span: CompactionSpan, fact_key: str, author: Any, mark: str, note: str | None = None
+    *,
+    span: CompactionSpan,
+    fact_key: str,
+    author: Any,
+    mark: str,
+    note: str | None = None,
+    should_be: str | None = None,
 ) -> VerdictMark | None:
-    """The author's mark on the verdict (lost or kept) of one fact of an observed compaction.
+    """The author's mark on the verdict (one of the five) of one fact of an observed
+    compaction.
 
     ``fact_key`` is the fact's keyed hash (``selectors.fact_key``), so no fact text travels in
     a form. ``mark`` is right, wrong, or clear (removes the mark); ``note`` None keeps the
-    note the mark has. The verdict recorded is the one the compaction gives now.
+    note the mark has. ``should_be``, on a wrong mark, names the verdict the author says is
+    right (None keeps it; a right mark drops it). The verdict recorded is the one the
+    compaction gives now.
     """
     if span.origin != SpanOrigin.OBSERVED:
         raise BadRequest("span: only an observed compaction's verdicts take marks")
@@ -129,6 +169,7 @@ def fact_mark_set(
     )
     if item is None:
         raise NotFound("fact: no such fact in this compaction")
+    verdict = selectors.item_verdict(item)
     return _mark_store(
         where={
             "author": author,
@@ -138,12 +179,13 @@ def fact_mark_set(
             "alert": None,
         },
         fields={
-            "kind": VerdictKind.KEPT if item["kept"] else VerdictKind.LOST,
+            "kind": verdict,
             "fact": str(item["text"]),
             "fact_kind": str(item["kind"])[:20],
         },
         mark=mark,
         note=note,
+        should_be=_should_be(should_be, mark=mark, verdict=verdict) if mark != CLEAR else None,
     )
 
 

@@ -130,6 +130,7 @@ def fact_mark(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
             author=request.user,
             mark=request.POST.get("mark", ""),
             note=request.POST.get("note"),
+            should_be=request.POST.get("should_be"),
         )
     except NotFound:
         raise Http404("No such fact in this compaction") from None

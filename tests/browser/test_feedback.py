@@ -45,14 +45,20 @@ def test_right_then_wrong_then_taken_back_with_a_note_on_the_compaction_page(
     expect(box.get_by_role("button", name="Right")).to_have_attribute("aria-pressed", "false")
     assert VerdictMark.objects.get().mark == "wrong"
 
-    box.get_by_text("Note", exact=True).click()
+    box.get_by_text("What it should be, and why", exact=True).click()
+    box.get_by_label("It should be").select_option("paraphrased")
     box.get_by_label("Note on your mark").fill("the summary keeps it as 'public API stays'")
     with page.expect_response(lambda r: "/feedback/" in r.url and r.status == 200):
-        box.get_by_role("button", name="Save note").click()
+        box.get_by_role("button", name="Save").click()
     expect(box.get_by_label("Note on your mark")).to_have_value(
         "the summary keeps it as 'public API stays'"
     )
-    assert VerdictMark.objects.get().note == "the summary keeps it as 'public API stays'"
+    expect(box.get_by_label("It should be")).to_have_value("paraphrased")
+    saved = VerdictMark.objects.get()
+    assert (saved.note, saved.should_be) == (
+        "the summary keeps it as 'public API stays'",
+        "paraphrased",
+    )
 
     box.get_by_role("button", name="Wrong").click()  # my own mark again: taken back
     expect(box.get_by_role("button", name="Wrong")).to_have_attribute("aria-pressed", "false")

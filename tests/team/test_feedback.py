@@ -127,6 +127,80 @@ def test_bad_marks_and_long_notes_and_unknown_facts_are_refused(span, engineer):
     assert not VerdictMark.objects.exists()
 
 
+def test_a_wrong_mark_says_what_the_verdict_should_have_been(span, engineer):
+    """The five verdicts reach feedback: a wrong mark names the right one, so each mark is a
+    label in the benchmark's words; a right mark drops it, and nonsense is refused."""
+    lost = services.fact_mark_set(
+        span=span,
+        fact_key=key(CONSTRAINT),
+        author=engineer,
+        mark="wrong",
+        should_be="paraphrased",
+    )
+    assert (lost.kind, lost.mark, lost.should_be) == ("lost", "wrong", "paraphrased")
+    # a second click without should_be (the buttons) keeps it; the note form may change it
+    services.fact_mark_set(span=span, fact_key=key(CONSTRAINT), author=engineer, mark="wrong")
+    assert VerdictMark.objects.get().should_be == "paraphrased"
+    services.fact_mark_set(
+        span=span, fact_key=key(CONSTRAINT), author=engineer, mark="wrong", should_be="mentioned"
+    )
+    assert VerdictMark.objects.get().should_be == "mentioned"
+    services.fact_mark_set(span=span, fact_key=key(CONSTRAINT), author=engineer, mark="right")
+    assert VerdictMark.objects.get().should_be == ""
+    for should_be, problem in (
+        ("maybe", "should_be: 'maybe' is not one of kept, paraphrased, lost, mentioned"),
+        ("lost", "should_be: the verdict marked wrong is already 'lost'"),
+    ):
+        with pytest.raises(BadRequest, match=problem):
+            services.fact_mark_set(
+                span=span,
+                fact_key=key(CONSTRAINT),
+                author=engineer,
+                mark="wrong",
+                should_be=should_be,
+            )
+    with pytest.raises(BadRequest, match="only a wrong mark"):
+        services.fact_mark_set(
+            span=span, fact_key=key(CONSTRAINT), author=engineer, mark="right", should_be="kept"
+        )
+    assert VerdictMark.objects.get().mark == "right"  # nothing stored by a refused mark
+
+
+def test_marks_on_the_other_verdicts_are_counted_apart(client: Client, span, project, engineer):
+    """A fact the analysis called "mentioned" is marked as such, and the summary counts it on
+    its own row, not as kept or lost."""
+    retention = list(span.retention)
+    item = next(i for i in retention if i["text"] == KEPT_TASK)
+    item.update(verdict="mentioned", kept=True)
+    CompactionSpan.objects.filter(pk=span.pk).update(retention=retention)
+    span.refresh_from_db()
+    mark = services.fact_mark_set(
+        span=span, fact_key=key(KEPT_TASK), author=engineer, mark="wrong", should_be="lost"
+    )
+    assert (mark.kind, mark.should_be) == ("mentioned", "lost")
+    (vm,) = selectors.fact_marks_for(span=span, retention=[item], user=engineer, can_mark=True)
+    assert (vm.verdict, vm.wrong, vm.should_be) == ("mentioned", 1, "lost")
+    assert "mentioned" not in [v for v, _ in vm.should_be_choices]
+    items = client.get(
+        "/api/v1/feedback/summary", HTTP_AUTHORIZATION=f"Bearer {make_key(project)}"
+    ).json()["items"]
+    by_kind = {i["kind"]: i for i in items}
+    assert by_kind["mentioned"] == {
+        "kind": "mentioned",
+        "marked": 1,
+        "right": 0,
+        "wrong": 1,
+        "precision": 0.0,
+    }
+    assert by_kind["kept"]["marked"] == 0
+    (line,) = list(selectors.feedback_records(project=project))
+    assert (line["kind"], line["verdict"], line["should_be"]) == (
+        "mentioned",
+        "mentioned task",
+        "lost",
+    )
+
+
 def test_a_mark_lives_through_a_new_analysis(client: Client, session, span, engineer):
     services.fact_mark_set(span=span, fact_key=key(CONSTRAINT), author=engineer, mark="wrong")
     # a new analysis that writes the compaction's span afresh, under a new row id
@@ -293,7 +367,7 @@ def test_the_export_has_exactly_the_design_keys_and_is_masked_for_every_reader(
     assert api["Content-Type"] == "application/x-ndjson"
     assert _lines(api.content) == page_lines
     assert [set(line) for line in page_lines] == [
-        {"kind", "session", "seq", "fact", "verdict", "mark", "note"}
+        {"kind", "session", "seq", "fact", "verdict", "mark", "note", "should_be"}
     ] * 3
     probe, task, on_alert = page_lines
     assert probe == {
@@ -304,6 +378,7 @@ def test_the_export_has_exactly_the_design_keys_and_is_masked_for_every_reader(
         "verdict": "lost probe",
         "mark": "right",
         "note": "CPF [cpf ***.***.***-79] gone",
+        "should_be": None,
     }
     assert (task["kind"], task["verdict"], task["mark"], task["fact"]) == (
         "kept",
@@ -325,7 +400,15 @@ def test_the_summary_api_gives_precision_per_verdict_kind(client: Client, span, 
     assert empty == {
         "items": [
             {"kind": k, "marked": 0, "right": 0, "wrong": 0, "precision": None}
-            for k in ("lost", "kept", "alert", "personal_data")
+            for k in (
+                "lost",
+                "kept",
+                "alert",
+                "personal_data",
+                "paraphrased",
+                "mentioned",
+                "reloaded",
+            )
         ]
     }
     other = make_user(project=project, role=Role.ENGINEER)

@@ -258,7 +258,8 @@ _NAME = re.compile(r"\w[./_:\\\-]\w|[a-z][A-Z]")
 
 def _middle_names(middle: str) -> list[str]:
     found: dict[str, None] = {}
-    for run in _RUN.findall(middle):
+    # Each distinct run once, in the order it first appears: a tool's output repeats its words.
+    for run in dict.fromkeys(_RUN.findall(middle)):
         if run.isdigit() or (run.isalpha() and (run.islower() or run.istitle())):
             continue
         name = run.strip(".:-")

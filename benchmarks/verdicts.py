@@ -1,13 +1,15 @@
 """Benchmark: the five verdicts of the product on real compactions, against labels read by hand.
 
-Run: ``.venv/bin/python benchmarks/verdicts.py [--split heldout|tuning|all] [--verbose]``.
+Run: ``.venv/bin/python benchmarks/verdicts.py [--split heldout|tuning|all] [--verbose]
+[--feedback FILE ...]``.
 The last line printed is JSON with the held-out figures (the split nobody tuned on):
 ``{"heldout_cases": ..., "heldout_precision_lost": ..., "heldout_recall_lost": ...,
 "heldout_precision_lost_needed_again": ..., "heldout_precision_kept": ..., "seconds": ...}``,
 each precision with its 90 % interval (Wilson) and its counts.
 
 The labels (``benchmarks/data/verdict_labels.jsonl``, one compaction a line) name a real
-Claude Code transcript under ``benchmarks/data/realtraces/`` (its SOURCES.md gives each file's
+Claude Code transcript or Codex rollout (``rollout-*.jsonl``, its ``compacted`` lines with the
+summary Codex wrote) under ``benchmarks/data/realtraces/`` (its SOURCES.md gives each file's
 origin and licence), the compaction's index in the file, and each fact a reader found in the
 history since the previous compaction: its kind, its text, one of the five verdicts of
 DESIGN.md (``kept``, ``paraphrased``, ``lost``, ``mentioned``, ``reloaded``) and, for a lost
@@ -47,9 +49,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from compaction.engine import codex, unpack
 from compaction.engine.analysis import analyse
-from compaction.engine.claude_code import Transcript, parse_transcript
+from compaction.engine.claude_code import parse_transcript
 from compaction.engine.evals import RetentionItem
+from compaction.engine.messages import Message, ObservedCompaction
 
 DATA = Path(__file__).resolve().parent / "data"
 LABELS = DATA / "verdict_labels.jsonl"
@@ -109,15 +113,45 @@ def cases() -> list[dict[str, Any]]:
     return out
 
 
+@dataclass(frozen=True)
+class Session:
+    """What the benchmark reads of one labelled file, whichever harness wrote it."""
+
+    session_id: str | None
+    harness: str  # as the product names it: "claude-code", "codex"
+    messages: tuple[Message, ...]
+    compactions: tuple[ObservedCompaction, ...]
+
+
+def _codex(path: Path) -> Session:
+    """A Codex rollout: its messages, and each ``compacted`` line that kept a summary."""
+    rollout = codex.parse_rollout_bytes(unpack.read_unpacked(path, max_bytes=1 << 30))
+    compactions = tuple(
+        ObservedCompaction(
+            seq=c.seq,
+            trigger=c.trigger,
+            strategy="server_compaction" if c.remote else "summarize",
+            tokens_before=c.tokens_before,
+            tokens_after=c.tokens_after,
+            summary=c.summary,
+        )
+        for c in rollout.compactions
+    )
+    return Session(rollout.session_id, "codex", tuple(rollout.messages), compactions)
+
+
 @functools.cache
-def _transcript(path: Path) -> Transcript:
-    return parse_transcript(path)
+def _transcript(path: Path) -> Session:
+    if "rollout-" in path.name:
+        return _codex(path)
+    t = parse_transcript(path)
+    return Session(t.session_id, "claude-code", t.messages, t.compactions)
 
 
 @functools.cache
 def _reports(path: Path) -> tuple[tuple[RetentionItem, ...], ...]:
     t = _transcript(path)
-    spans = analyse(t.messages, t.compactions, harness="claude-code").spans
+    spans = analyse(t.messages, t.compactions, harness=t.harness).spans
     return tuple(s.retention.items for s in spans)
 
 
@@ -293,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", choices=("heldout", "tuning", "all"), default="all")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument(
-        "--feedback",
+        "--feedback",  # the product's export: its marks join the cases of their compactions
         type=Path,
         action="append",
         default=[],

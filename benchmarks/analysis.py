@@ -130,7 +130,10 @@ def main() -> None:
             seconds = time.perf_counter() - started
             if profiler:
                 profiler.disable()
-                pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
+                stats = pstats.Stats(profiler, stream=sys.stderr)
+                stats.sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(30)
+                if os.environ.get("PROFILE_CALLERS"):
+                    stats.print_callers(os.environ["PROFILE_CALLERS"])
             spans = CompactionSpan.objects.filter(session=session).count()
             assert spans == len(compactions), (spans, len(compactions))
             ingest(project, external_id, messages[cut:], [])

@@ -413,6 +413,15 @@ class ContextIndex:
             end = min(end, start + 200)
         return _clip_line(source[start:end])
 
+    def line_naming(self, name: str) -> str | None:
+        """The line that names ``name`` alone (``package.json``), not as the end of a longer
+        path (``packages/api/package.json`` names another file)."""
+        key = name.casefold()
+        raw = self.names.get(key)
+        if raw is None or "/" + key in raw:
+            return None
+        return self._line(raw)
+
     def check(self, fact: Fact, *, root: str | None = None) -> Verdict:
         if fact.kind == "path":
             return self.check_path(fact.text, root=root)

@@ -68,7 +68,13 @@ _HARNESS_PREFIXES = (
     "[request interrupted by user",
     "caveat: the messages below were generated",
     "read the output file to retrieve the result",
+    "full transcript available at:",  # after a background agent's task-notification
 )
+# Prompts the harness writes around text the agent wrote: Claude Code sends the plan the
+# agent drafted in plan mode, once approved, as "Implement the following plan:". Its lines
+# describe the design ("recovery never derives IPNS names"); they are no rules the user set,
+# and the harness keeps the plan file itself.
+_AGENT_WRITTEN_PROMPTS = ("implement the following plan:",)
 # Summaries spliced in by a compaction: a source of rules and files, never the task.
 _SUMMARY_PREFIXES = (
     "this session is being continued from a previous conversation",
@@ -95,6 +101,31 @@ def prompt_prose(message: Message) -> str:
         if not line.strip().casefold().startswith(_HARNESS_PREFIXES)
     ]
     return "\n".join(lines).strip()
+
+
+# Instructions a launcher puts before the user's words (Conductor's <system_instruction>):
+# rules the agent was given, but not the task the user asked for.
+_LAUNCHER_TAGS = ("system_instruction", "system-instruction")
+
+
+def _asked(prose: str) -> str:
+    r"""``prose`` without a launcher's instruction elements: where the user's request is.
+
+    >>> _asked("<system_instruction>You are in Conductor.</system_instruction>\nFix the bug.")
+    '\nFix the bug.'
+    """
+    for tag in _LAUNCHER_TAGS:
+        opening, closing = f"<{tag}>", f"</{tag}>"
+        if opening not in prose:
+            continue
+        parts, at = [], 0  # one pass: each element cut once (linear in the text)
+        while (start := prose.find(opening, at)) >= 0:
+            parts.append(prose[at:start])
+            end = prose.find(closing, start)
+            at = len(prose) if end < 0 else end + len(closing)
+        parts.append(prose[at:])
+        prose = "".join(parts)
+    return prose
 
 
 def is_summary(prose: str) -> bool:
@@ -576,9 +607,11 @@ def message_facts(message: Message) -> MessageFacts:
         return MessageFacts(interrupted=True) if interrupted else _NO_FACTS
     summary = is_summary(prose)
     found = _summary_facts(prose) if summary else _prose_facts(prose)
+    if not summary and prose[:100].casefold().lstrip().startswith(_AGENT_WRITTEN_PROMPTS):
+        found = tuple((kind, text) for kind, text in found if kind != "constraint")
     origin: FactOrigin = "summary" if summary else "said"
     facts = tuple(Fact(kind, text, message.seq, origin) for kind, text in found)
-    task = None if summary else Fact("task", _first_sentence(said(prose)), message.seq)
+    task = None if summary else Fact("task", _first_sentence(said(_asked(prose))), message.seq)
     return MessageFacts(
         task=task if task and task.text else None, facts=facts, interrupted=interrupted
     )

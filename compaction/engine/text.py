@@ -17,8 +17,18 @@ _EDGE_PUNCT = " \t\n\"'`\u201c\u201d\u2018\u2019\u00ab\u00bb()[]{}<>*_-\u2013\u2
 # Portuguese "não" in "eu não sei" are not taken for rules. Word boundaries keep "only" out
 # of "commonly".
 _STRONG_CUES = re.compile(
-    r"\b(do not|don't|dont|never|must|must not|mustn't|should not|shouldn't|"
-    r"nunca|jamais|proibido|proibida|é proibido)\b",
+    r"\b(must|must not|mustn't|should not|shouldn't|proibido|proibida|é proibido)\b",
+    re.IGNORECASE,
+)
+# "do not", "never", "nunca" instruct when they open the clause, after a filler or "you" / "we"
+# ("Never push to main", "and please don't touch auth", "you never commit"): later in a clause
+# they describe ("helper methods never called", "recovery never derives the key", "I don't
+# think so").
+_NEGATIVE_CUES = re.compile(
+    r"^(?:(?:please|and|but|also|so|just|then|now|ok|okay|remember|e|mas|também|tambem|"
+    r"então|entao|por favor)[,!]?\s+){0,4}"
+    r"(?:(?:you|we|você|voce|vocês|voces)\s+(?:should\s+|must\s+)?)?"
+    r"(do not|don't|dont|never|nunca|jamais)\b",
     re.IGNORECASE,
 )
 _WEAK_CUES = re.compile(
@@ -42,7 +52,7 @@ def _is_rule(clause: str) -> bool:
     clause = clause.strip().lstrip("-*\u2022>\"'`\u201c\u2018 ")
     if clause.endswith("?"):
         return False  # a question asks, it does not set a rule
-    if _STRONG_CUES.search(clause):
+    if _STRONG_CUES.search(clause) or _NEGATIVE_CUES.search(clause):
         return True
     weak = _WEAK_CUES.search(clause)
     if weak is None:

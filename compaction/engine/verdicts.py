@@ -210,6 +210,10 @@ def verdict_of(
         inside = _file_inside(index, canon_path(fact.text), files)
         if inside is not None:
             return Checked("kept", inside)
+    elif fact.kind == "path":
+        alone = _only_file_of_its_name(index, canon_path(fact.text), files)
+        if alone is not None:
+            return Checked("kept", alone)
     if fact.kind in ("path", "identifier"):
         line = paraphrase_line(index, fact.text)
         if line is not None:
@@ -229,6 +233,16 @@ def _file_inside(index: ContextIndex, folder: str, files: Sequence[str]) -> str 
         if found.kept:
             return found.evidence
     return None
+
+
+def _only_file_of_its_name(index: ContextIndex, path: str, files: Sequence[str]) -> str | None:
+    """The line naming ``path`` by its bare name ("package.json", "index.js") when it is the
+    only file of that name the session used: a name too common to stand for a file in
+    general stands for the one this session had."""
+    name = path.rsplit("/", 1)[-1]
+    if "/" not in path or sum(1 for f in set(files) if f.rsplit("/", 1)[-1] == name) != 1:
+        return None
+    return index.line_naming(name)
 
 
 # --- needed again ---------------------------------------------------------------------------------
@@ -272,8 +286,10 @@ def _actions(later: Sequence[Message]) -> list[_Action]:
                 how: How = "reedit"
             elif isinstance(command, str) and not done:
                 how = _command_how(command)
-            else:
+            elif done:
                 how = "reread"
+            else:
+                continue  # a subagent's prompt, an issue tracker's text: no use of the fact here
             paths = tuple(canon_path(p) for _, p in done)
             out.append(_Action(m.seq, how, paths, block_text(use).casefold(), use.id in failed))
     return out
@@ -321,8 +337,12 @@ def _file_use(
 
 
 def _name_use(name: str, actions: Sequence[_Action]) -> NeededAgain | None:
+    """The first call that looks the name up again or runs it: a search, a read, a command.
+    Code the agent writes with it shows it still knew the name, not that it had to find it."""
     pattern = re.compile(r"(?<![\w-])" + re.escape(name.casefold()) + r"(?![\w-])")
     for action in actions:
+        if action.how == "reedit":
+            continue
         if name.casefold() in action.text and pattern.search(action.text):
             return NeededAgain(action.seq, action.how)
     return None

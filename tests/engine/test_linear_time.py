@@ -34,6 +34,10 @@ WORST_CASES = [
     "基a" * 500_000,
     "x@y." * 250_000,
     "    a(" * 166_666,
+    "<system_instruction></system_instruction>" * 24_000,
+    "<system_instruction>" * 50_000,
+    "never " * 166_666,
+    "please and " * 90_000,
 ]
 
 SCRIPT = textwrap.dedent(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from compaction.engine.facts import Fact
+from compaction.engine import text as txt
+from compaction.engine.fact_index import ContextIndex
+from compaction.engine.facts import Fact, message_facts
 from compaction.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compaction.engine.verdicts import NeededAgain, is_reloaded, needed_again
+from compaction.engine.verdicts import NeededAgain, is_reloaded, needed_again, verdict_of
 
 
 def call(seq: int, tool_id: str, name: str, **args: str) -> Message:
@@ -66,3 +68,87 @@ def test_what_each_harness_puts_back_itself_is_reloaded_only_for_that_harness():
     assert not is_reloaded("/home/u/p/AGENTS.md", "claude-code:2.1")
     assert is_reloaded("/Users/u/.claude/plans/witty-spinning-cake.md", "claude-code")
     assert not is_reloaded("docs/plans/rollout.md", "claude-code")
+
+
+# --- what the tuning half of benchmarks/verdicts.py taught (each a case that failed before) ---
+
+
+def test_a_mention_in_a_subagents_prompt_or_an_issue_is_no_reread():
+    """Only a call that reads, edits or runs shows the need: a Task prompt or an issue
+    tracker's text naming the file is the agent delegating or reporting."""
+    later = [
+        call(40, "t", "Task", prompt="Review lib/billing.py for races"),
+        call(41, "m", "mcp__linear__update_issue", description="see lib/billing.py"),
+    ]
+    assert needed_again([Fact("path", "/p/lib/billing.py")], later) == [None]
+    later.append(call(42, "r", "Read", file_path="/p/lib/billing.py"))
+    assert needed_again([Fact("path", "/p/lib/billing.py")], later) == [NeededAgain(42, "reread")]
+
+
+def test_a_name_written_into_new_code_is_not_a_name_looked_up_again():
+    edit = call(
+        50, "e", "Edit", file_path="/p/ui.swift", old_string="x", new_string="FitTodayColor.a"
+    )
+    assert needed_again([Fact("identifier", "FitTodayColor")], [edit]) == [None]
+    grep = call(51, "g", "Grep", pattern="FitTodayColor", path="/p")
+    assert needed_again([Fact("identifier", "FitTodayColor")], [edit, grep]) == [
+        NeededAgain(51, "reread")
+    ]
+
+
+def _verdict(path: str, summary: str, files: list[str]) -> str:
+    fact = Fact("path", path, origin="tool")
+    return verdict_of(fact, ContextIndex(summary), acted=None, files=files).verdict
+
+
+def test_a_common_file_name_alone_keeps_the_one_file_of_that_name_the_session_used():
+    pkg = "/u/proj/napoli/package.json"
+    assert _verdict(pkg, "- **`package.json`** (read only)", [pkg]) == "kept"
+    # two package.json files: the bare name does not say which
+    two = [pkg, "/u/proj/napoli/web/package.json"]
+    assert _verdict(pkg, "- **`package.json`** (read only)", two) == "lost"
+    # the summary names another file of that name: not this one
+    assert _verdict(pkg, "edited packages/api/package.json", [pkg]) == "lost"
+
+
+def test_rules_come_from_instructions_not_from_descriptions():
+    rules = txt.constraint_sentences(
+        "Never push to main. And please don't touch auth. You must not log tokens. "
+        "I don't think the reviewer made commits. ~350 lines of helper methods never called. "
+        "Recovery reads the pointer directly, never deriving names."
+    )
+    assert rules == [
+        "Never push to main.",
+        "And please don't touch auth.",
+        "You must not log tokens.",
+    ]
+
+
+def _facts(text: str) -> tuple[str | None, list[tuple[str, str]]]:
+    found = message_facts(Message(0, "user", (TextBlock(text),)))
+    return (found.task.text if found.task else None), [(f.kind, f.text) for f in found.facts]
+
+
+def test_an_approved_plan_is_the_agents_text_and_sets_no_rules():
+    task, facts = _facts(
+        "Implement the following plan:\n\n# Plan: random keys\n\n"
+        "- recovery never derives IPNS names\n- Do not reuse the HKDF path"
+    )
+    assert task == "Implement the following plan:"
+    assert [f for f in facts if f[0] == "constraint"] == []
+
+
+def test_a_launchers_preamble_gives_rules_but_not_the_task_and_a_notice_is_no_task():
+    task, facts = _facts(
+        "<system_instruction>\nYou are working inside Conductor, a Mac app.\n"
+        "Never force-push the workspace branch.\n</system_instruction>\n\n"
+        "do you have access to the skill-creator skill? if so load it"
+    )
+    assert task is not None
+    assert task.startswith("do you have access to the skill-creator skill")
+    assert ("constraint", "Never force-push the workspace branch.") in facts
+    task, _ = _facts(
+        "<task-notification>\n<task-id>ae3</task-id>\n</task-notification>\n"
+        "Full transcript available at: /private/tmp/claude-501/tasks/ae3.output"
+    )
+    assert task is None

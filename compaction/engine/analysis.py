@@ -542,7 +542,7 @@ class EarlierRetention:
 
 # Part of every span's inputs key: bump it when the retention rules change, so that results
 # computed under the old rules are not reused.
-RETENTION_RULES_VERSION = "2026-12-06"
+RETENTION_RULES_VERSION = "2026-12-06b"
 
 
 def span_inputs_key(

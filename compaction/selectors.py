@@ -18,7 +18,7 @@ from compaction.engine import replay as replay_engine
 from compaction.engine.analysis import WindowSource, window_for
 from compaction.engine.evals import RetentionItemDict
 from compaction.engine.experiments import PolicyRow, policy_key
-from compaction.engine.messages import NOT_A_MODEL, is_prompt, message_from_wire
+from compaction.engine.messages import NOT_A_MODEL, is_prompt, message_from_wire, usage_from_wire
 from compaction.engine.names import Stage, Unit
 from compaction.engine.replay import TotalsDict
 from compaction.engine.session_replay import ReplayEvals
@@ -39,7 +39,14 @@ from compaction.models import (
     SpanOrigin,
 )
 from sessions.errors import NotFound
-from sessions.models import AgentSession, CompactionEvent, Message, MessageRole, Project
+from sessions.models import (
+    AgentSession,
+    CompactionEvent,
+    Message,
+    MessageRole,
+    Project,
+    message_usage,
+)
 
 
 @dataclass(frozen=True)
@@ -155,6 +162,113 @@ def summary_call_cost(event: CompactionEvent) -> Cost:
     model = raw.get("model") if isinstance(raw.get("model"), str) else None
     on = _day(raw.get("finished_at")) or _day(raw.get("started_at"))
     return _priced(pricing.counts_from_wire(raw.get("usage")), model or event.session.model, on)
+
+
+def _summary_call(event: CompactionEvent) -> pricing.PricedCall | None:
+    """The logged call that wrote the event's summary, as the money module prices it."""
+    raw = (event.kept or {}).get("compaction_call")
+    if summary_call_from_record(raw) is None or not isinstance(raw, dict):
+        return None
+    model = raw.get("model") if isinstance(raw.get("model"), str) else None
+    counts = pricing.counts_from_wire(raw.get("usage"))
+    on = _day(raw.get("finished_at")) or _day(raw.get("started_at"))
+    return pricing.PricedCall(
+        model or event.session.model or None, pricing.TokenCounts(), counts, on=on
+    )
+
+
+def _responses(session: AgentSession) -> list[pricing.Response]:
+    """The session's model calls in seq order, each with what it was charged (None: no usage,
+    or 0 in and 0 out), its model and its date."""
+    rows = (
+        Message.objects.filter(session=session, role=MessageRole.ASSISTANT)
+        .exclude(model__in=NOT_A_MODEL)
+        .order_by("seq")
+        .values_list(
+            "seq",
+            "model",
+            "timestamp",
+            "input_tokens",
+            "output_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+            "iterations",
+            "cache_creation_1h_input_tokens",
+        )
+    )
+    started = session.started_at.astimezone(UTC).date() if session.started_at else None
+    out = []
+    for seq, model, moment, *columns in rows:
+        usage = message_usage(*columns)
+        counts = pricing.counts_of(usage_from_wire(usage)) if usage is not None else None
+        on = moment.astimezone(UTC).date() if moment else started
+        out.append(pricing.Response(seq, model or session.model or None, counts, on))
+    return out
+
+
+def compaction_prices(
+    session: AgentSession, events: Sequence[CompactionEvent] | None = None
+) -> dict[int, pricing.CompactionPrice | None]:
+    """The price of each observed compaction (by event pk): its summary call, the cache
+    re-write after it and the rework its lost facts caused, beside the tokens it saved
+    (``pricing.compaction_prices``, :data:`pricing.PRICE_RULE`)."""
+    found = list(events) if events is not None else list(observed_compactions(session))
+    if not found:
+        return {}
+    boundaries = []
+    for event in found:
+        span: CompactionSpan | None = getattr(event, "span", None)
+        after = span.tokens_after if span is not None else event.tokens_after
+        needed = tuple(
+            int(item["needed_again"]["seq"])
+            for item in (span_facts(span) if span is not None else [])
+            if item["needed_again"] is not None
+        )
+        boundaries.append(
+            pricing.Boundary(
+                seq=event.seq,
+                tokens_before=compaction_tokens_before(event, span).tokens,
+                tokens_after=after,
+                summary_call=_summary_call(event),
+                needed_again=needed,
+            )
+        )
+    table = pricing.price_table(settings.MODEL_PRICES)
+    prices = pricing.compaction_prices(_responses(session), boundaries, table)
+    return {event.pk: price for event, price in zip(found, prices, strict=True)}
+
+
+@dataclass(frozen=True)
+class PricesTotal:
+    """The price of a session's compactions, summed (the priced ones), for its header."""
+
+    total_usd: float
+    summary_calls_usd: float
+    cache_rewrite_usd: float
+    rework_usd: float
+    tokens_saved: int
+    tokens_saved_usd: float
+    priced: int  # compactions with a price
+    compactions: int
+
+
+def compaction_prices_total(
+    prices: Mapping[int, pricing.CompactionPrice | None],
+) -> PricesTotal | None:
+    """None when no compaction of the session has a price."""
+    known = [p for p in prices.values() if p is not None]
+    if not known:
+        return None
+    return PricesTotal(
+        total_usd=round(sum(p.total_usd for p in known), 6),
+        summary_calls_usd=round(sum(p.summary_call_usd or 0.0 for p in known), 6),
+        cache_rewrite_usd=round(sum(p.cache_rewrite_usd for p in known), 6),
+        rework_usd=round(sum(p.rework_usd or 0.0 for p in known), 6),
+        tokens_saved=sum(p.tokens_saved or 0 for p in known),
+        tokens_saved_usd=round(sum(p.saved_usd or 0.0 for p in known), 6),
+        priced=len(known),
+        compactions=len(prices),
+    )
 
 
 @dataclass(frozen=True)

@@ -190,6 +190,13 @@ def replay_out(run: ReplayRun) -> ReplayOut:
                 unpriced_calls=money.unpriced_calls,
                 unpriced_models=[masking.text_mask(m) for m in money.unpriced_models],
                 rule=selectors.MONEY_RULE,
+                rewrite_usd=money.rewrite_usd,
+                observed_rewrite_usd=money.observed_rewrite_usd,
+                compactions_usd=money.compactions_usd,
+                observed_compactions_usd=money.observed_compactions_usd,
+                full_usd=money.full_usd,
+                observed_full_usd=money.observed_full_usd,
+                full_rule=selectors.FULL_RULE,
             )
         out.evals = masking.json_mask(run.evals)
         out.spans = [

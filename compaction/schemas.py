@@ -268,6 +268,23 @@ class ReplayCostOut(Schema):
     unpriced_calls: int
     unpriced_models: list[str]
     rule: str
+    rewrite_usd: float | None = Field(
+        None,
+        description="The replay's compactions' cache re-writes (each new prefix written "
+        "again, at its write rate less the read rate)",
+    )
+    observed_rewrite_usd: float | None = Field(None, description="The same for the observed run")
+    compactions_usd: float | None = Field(
+        None,
+        description="The full price of the replay's compactions: summarizer_usd + "
+        "rewrite_usd; rework is not observable in a replay",
+    )
+    observed_compactions_usd: float | None = Field(
+        None, description="The observed run's summary calls (by the replay rule) + its re-writes"
+    )
+    full_usd: float | None = Field(None, description="usd + rewrite_usd: what the advice weighs")
+    observed_full_usd: float | None = Field(None, description="observed_usd + observed_rewrite_usd")
+    full_rule: str = ""
 
 
 class ReplayOut(Schema):

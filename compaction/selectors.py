@@ -239,6 +239,30 @@ def compaction_prices(
 
 
 @dataclass(frozen=True)
+class SpanPrice:
+    """What the compaction page shows of a span's price: an observed one's from its calls
+    (``price``), a replayed one's cache re-write as modelled (its rework is not observable)."""
+
+    price: pricing.CompactionPrice | None
+    replayed: bool = False
+    replay_rewrite_usd: float | None = None
+    rewrite_tokens: int | None = None
+
+
+def span_price(span: CompactionSpan) -> SpanPrice:
+    """The price of the compaction a span shows."""
+    session = span.session
+    if span.replay_id is not None:
+        table = pricing.price_table(settings.MODEL_PRICES)
+        price = pricing.price_for(session.model or None, table, _session_day(session))
+        usd = _rewrites([span], price, _writes_one_hour(session))
+        return SpanPrice(None, True, usd, span.tokens_after)
+    if span.event_id is None:
+        return SpanPrice(None)
+    return SpanPrice(compaction_prices(session).get(span.event_id))
+
+
+@dataclass(frozen=True)
 class PricesTotal:
     """The price of a session's compactions, summed (the priced ones), for its header."""
 
@@ -612,6 +636,8 @@ def replay_evals(run: ReplayRun) -> ReplayEvals | None:
 
 MONEY_RULE = pricing.REPLAY_RULE
 BILLED_RULE = pricing.BILLED_RULE
+FULL_RULE = pricing.FULL_RULE
+PRICE_RULE = pricing.PRICE_RULE
 
 
 @dataclass(frozen=True)
@@ -625,12 +651,45 @@ class ReplayMoney:
     summarizer_usd: float
     unpriced_calls: int
     unpriced_models: tuple[str, ...]
+    # The full price of each run's compactions (DESIGN.md "Money and sizes"): its summary
+    # calls, and each compaction's new prefix written to the cache again (modelled the same
+    # way for both runs, :func:`pricing.modelled_rewrites_usd`); rework is not observable in
+    # a replay. None where the session's model has no price.
+    rewrite_usd: float | None = None
+    observed_rewrite_usd: float | None = None
+    observed_summary_calls_usd: float = 0.0
 
     @property
     def saved_usd(self) -> float | None:
         if self.usd is None or self.observed_usd is None:
             return None
         return round(self.observed_usd - self.usd, 6)
+
+    @property
+    def compactions_usd(self) -> float | None:
+        """The replay's compactions: its summarizer's calls and its cache re-writes."""
+        if self.rewrite_usd is None:
+            return None
+        return round(self.summarizer_usd + self.rewrite_usd, 6)
+
+    @property
+    def observed_compactions_usd(self) -> float | None:
+        if self.observed_rewrite_usd is None:
+            return None
+        return round(self.observed_summary_calls_usd + self.observed_rewrite_usd, 6)
+
+    @property
+    def full_usd(self) -> float | None:
+        """The replay rule's figure plus the cache re-writes: what the advice weighs."""
+        if self.usd is None or self.rewrite_usd is None:
+            return None
+        return round(self.usd + self.rewrite_usd, 6)
+
+    @property
+    def observed_full_usd(self) -> float | None:
+        if self.observed_usd is None or self.observed_rewrite_usd is None:
+            return None
+        return round(self.observed_usd + self.observed_rewrite_usd, 6)
 
 
 def _calls_by_seq(session: AgentSession) -> dict[int, tuple[str | None, int]]:
@@ -678,19 +737,66 @@ def replay_money(run: ReplayRun, analysis: SessionAnalysis | None) -> ReplayMone
     replayed = pricing.costs([*_curve_calls(replay_curve(run), calls, default), *summarizer], table)
     before = pricing.costs(observed, table)
     unpriced = sorted({m.model for m in (*replayed.by_model, *before.by_model) if m.usd is None})
+    summaries = [
+        pricing.replay_rule_call(default, c.context_tokens, c.output_tokens)
+        for c in summary_calls(session)
+    ]
+    price = pricing.price_for(default, table, _session_day(session))
+    one_hour = _writes_one_hour(session)
     return ReplayMoney(
         usd=replayed.usd if replayed.priced and not replayed.unpriced_calls else None,
         observed_usd=before.usd if before.priced and not before.unpriced_calls else None,
         summarizer_usd=replayed.compaction_usd,
         unpriced_calls=replayed.unpriced_calls + before.unpriced_calls,
         unpriced_models=tuple(unpriced),
+        rewrite_usd=_rewrites(replay_spans(run), price, one_hour),
+        observed_rewrite_usd=_rewrites(observed_spans(session), price, one_hour),
+        observed_summary_calls_usd=pricing.costs(summaries, table).usd,
     )
 
 
-def experiment_money(experiment: Experiment) -> dict[str, float | None]:
-    """Money saved per policy row (its ``label``), summed over its finished runs; None when a
-    run of it has calls of a model with no price."""
+def _session_day(session: AgentSession) -> date | None:
+    return session.started_at.astimezone(UTC).date() if session.started_at else None
+
+
+def _writes_one_hour(session: AgentSession) -> bool:
+    """Whether the session's cache writes went mostly to the 1-hour cache (Claude Code on a
+    subscription): a modelled re-write is priced at the rate the session used."""
+    found = Message.objects.filter(session=session).aggregate(
+        w=Sum("cache_creation_input_tokens"), h=Sum("cache_creation_1h_input_tokens")
+    )
+    return (found["h"] or 0) * 2 > (found["w"] or 0) > 0
+
+
+def _rewrites(
+    spans: Iterable[CompactionSpan], price: pricing.Price | None, one_hour: bool
+) -> float | None:
+    """Each compaction's new prefix (its context after) written to the cache again."""
+    if price is None:
+        return None
+    prefixes = [s.tokens_after for s in spans if s.tokens_after is not None]
+    return pricing.modelled_rewrites_usd(prefixes, price, one_hour=one_hour)
+
+
+def _add(so_far: float | None, part: float | None) -> float | None:
+    return None if so_far is None or part is None else round(so_far + part, 6)
+
+
+@dataclass(frozen=True)
+class PolicyMoney:
+    """One policy row's money over its finished runs; None when a run of it has calls of a
+    model with no price."""
+
+    saved_usd: float | None  # observed minus replayed, each with its compactions' re-writes
+    compactions_usd: float | None  # the policy's summary calls and cache re-writes
+
+
+def experiment_money(experiment: Experiment) -> dict[str, PolicyMoney]:
+    """Money per policy row (its ``label``), summed over its finished runs: the saving the
+    advice weighs (the replay rule plus each run's cache re-writes, ``full_usd``) and the
+    full price of the policy's compactions (rework is not observable in a replay)."""
     saved: dict[str, float | None] = {}
+    spent: dict[str, float | None] = {}
     analyses: dict[int, SessionAnalysis | None] = {}
     runs = experiment.runs.filter(status=ReplayStatus.DONE).select_related("session")
     for run in runs:
@@ -698,10 +804,12 @@ def experiment_money(experiment: Experiment) -> dict[str, float | None]:
             analyses[run.session_id] = analysis_for(run.session)
         money = replay_money(run, analyses[run.session_id])
         label = policy_key(run.policy)
-        so_far = saved.get(label, 0.0)
-        part = money.saved_usd if money is not None else None
-        saved[label] = None if so_far is None or part is None else round(so_far + part, 6)
-    return saved
+        part = None
+        if money is not None and money.full_usd is not None and money.observed_full_usd is not None:
+            part = round(money.observed_full_usd - money.full_usd, 6)
+        saved[label] = _add(saved.get(label, 0.0), part)
+        spent[label] = _add(spent.get(label, 0.0), money.compactions_usd if money else None)
+    return {label: PolicyMoney(saved[label], spent[label]) for label in saved}
 
 
 @dataclass(frozen=True)

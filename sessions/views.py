@@ -184,6 +184,7 @@ def _live_context(request: HttpRequest, session: AgentSession) -> dict[str, Any]
     """What the top of the session page shows: the part that is drawn again as it grows."""
     analysis = compaction_selectors.analysis_for(session)
     spans = list(compaction_selectors.observed_spans(session).select_related("event"))
+    prices = compaction_selectors.compaction_prices(session)
     figure = charts.token_curve(
         compaction_selectors.analysis_curve(analysis),
         spans=[compaction_selectors.span_marker(span) for span in spans],
@@ -198,6 +199,9 @@ def _live_context(request: HttpRequest, session: AgentSession) -> dict[str, Any]
         "cost": compaction_selectors.session_cost(session),
         "billed_rule": compaction_selectors.BILLED_RULE,
         "spans": spans,
+        "span_rows": [(span, prices.get(span.event_id)) for span in spans],
+        "prices_total": compaction_selectors.compaction_prices_total(prices),
+        "price_rule": compaction_selectors.PRICE_RULE,
         "figure": figure,
         "point_count": len(analysis.curve) if analysis else 0,
         "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),

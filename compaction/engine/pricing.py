@@ -415,6 +415,13 @@ PRICE_RULE = (
     "rate they would have been read at"
 )
 
+FULL_LABEL = "replay rule + re-writes"
+FULL_RULE = (
+    "the replay rule, summary calls included, plus the full price of each run's compactions: "
+    "every new prefix written to the cache again at its write rate less the read rate "
+    "(rework is not observable in a replay); what the advice weighs"
+)
+
 
 @dataclass(frozen=True)
 class Response:

@@ -7,44 +7,28 @@ cache read 0.3, 5-minute write 3.75, 1-hour write 6) and imports none of the pri
 
 from __future__ import annotations
 
-import copy
-from typing import Any
-
 import pytest
 from django.test import Client
 
-from compaction import pipeline, selectors
+from compaction import selectors
 from compaction.engine import pricing
-from tests.factories import coding_session_messages, make_key, make_project, make_session
+from tests.factories import (
+    PRICED_AFTER,
+    PRICED_BEFORE,
+    PRICED_FIRST_AFTER,
+    PRICED_REREAD,
+    PRICED_SUMMARY_CALL,
+    coding_session_messages,
+    make_key,
+    make_priced_session,
+    make_project,
+    make_session,
+)
 
 pytestmark = pytest.mark.django_db
 
-SONNET = "claude-sonnet-4-5-20250929"
 IN, OUT, READ, WRITE_5M, WRITE_1H = 3.0, 15.0, 0.3, 3.75, 6.0
-BEFORE, AFTER = 40_000, 8_000
-
-# (input, output, cache read, cache write, of which 1-hour) of each call after the boundary
-FIRST_AFTER = (10, 40, 3_000, 9_000, 6_000)  # seq 25: writes the new prefix (more than AFTER)
-REREAD = (10, 40, 12_000, 500, 0)  # seq 29: reads billing/module_1.py again
-OTHER = (10, 20, 12_500, 0, 0)  # seq 27 and 31
-SUMMARY_CALL = (38_000, 1_200, 0, 0, 0)
-LAST_BEFORE = (10, 20, BEFORE - 10, 0, 0)  # seq 23: the context the compaction fired at
-
-
-def _usage(counts: tuple[int, int, int, int, int]) -> dict[str, Any]:
-    i, o, r, w, h = counts
-    usage: dict[str, Any] = {
-        "input_tokens": i,
-        "output_tokens": o,
-        "cache_read_input_tokens": r,
-        "cache_creation_input_tokens": w,
-    }
-    if h:
-        usage["cache_creation"] = {
-            "ephemeral_5m_input_tokens": w - h,
-            "ephemeral_1h_input_tokens": h,
-        }
-    return usage
+BEFORE, AFTER = PRICED_BEFORE, PRICED_AFTER
 
 
 def _by_hand(counts: tuple[int, int, int, int, int]) -> float:
@@ -52,55 +36,24 @@ def _by_hand(counts: tuple[int, int, int, int, int]) -> float:
     return (i * IN + o * OUT + r * READ + (w - h) * WRITE_5M + h * WRITE_1H) / 1e6
 
 
-def priced_session(project):
-    """make_reread_session's run (compacted at seq 24, module_1 read again at 29), every call
-    of Sonnet with usage, and the call that wrote the summary logged."""
-    messages = coding_session_messages(turns=8)
-    messages[29]["content"][1]["input"] = {"path": "billing/module_1.py"}
-    for m in messages:
-        m["timestamp"] = "2026-03-02T10:00:00Z"
-        if m["role"] == "assistant":
-            m["model"] = SONNET
-    for seq, counts in {23: LAST_BEFORE, 25: FIRST_AFTER, 27: OTHER, 29: REREAD, 31: OTHER}.items():
-        messages[seq]["usage"] = _usage(counts)
-    call = {"usage": _usage(SUMMARY_CALL), "model": SONNET, "finished_at": "2026-03-02T10:00:00Z"}
-    session = make_session(
-        project,
-        external_id="priced",
-        session={"model": SONNET},
-        messages=messages,
-        compactions=[
-            {
-                "seq": 24,
-                "trigger": "auto",
-                "tokens_before": BEFORE,
-                "tokens_after": AFTER,
-                "summary": "Goal: migrate billing to API v2. Files: billing/module_0.py",
-                "replaced": {"from_seq": 0, "to_seq": 19},
-                "kept": {"compaction_call": copy.deepcopy(call)},
-            }
-        ],
-    )
-    pipeline.session_analyse(session_id=session.pk)
-    return session
-
-
 def test_the_price_of_a_compaction_is_within_one_percent_of_the_hand_computation(
     client: Client,
 ):
     project = make_project()
-    priced_session(project)
+    make_priced_session(project)
     auth = {"Authorization": f"Bearer {make_key(project)}"}
     [event] = client.get("/api/v1/sessions/priced/compactions", headers=auth).json()
     price = event["price"]
 
-    summary = _by_hand(SUMMARY_CALL)  # 38,000 x 3 + 1,200 x 15 = $0.132
+    summary = _by_hand(PRICED_SUMMARY_CALL)  # 38,000 x 3 + 1,200 x 15 = $0.132
+    assert PRICED_FIRST_AFTER[3:] == (9_000, 6_000)
     # the first call wrote 9,000 tokens; the new prefix is 8,000: 6,000 of them to the
     # 1-hour cache (counted first), 2,000 to the 5-minute one, each less a cache read
     rewrite = (6_000 * (WRITE_1H - READ) + 2_000 * (WRITE_5M - READ)) / 1e6
-    rework = _by_hand(REREAD)  # the call at #29, whole
+    rework = _by_hand(PRICED_REREAD)  # the call at #29, whole
     saved_tokens = (BEFORE - AFTER) * 4  # calls 25, 27, 29, 31 until the session's end
-    assert price["rework_seqs"] == [29] and price["rework_calls"] == 1
+    assert price["rework_seqs"] == [29]
+    assert price["rework_calls"] == 1
     assert price["tokens_saved"] == saved_tokens
     for key, hand in (
         ("summary_call_usd", summary),
@@ -130,12 +83,14 @@ def test_a_compaction_whose_next_call_has_no_usage_has_no_price(client: Client):
 
 
 def test_the_session_total_sums_its_compactions_prices():
-    session = priced_session(make_project())
+    session = make_priced_session(make_project())
     prices = selectors.compaction_prices(session)
     total = selectors.compaction_prices_total(prices)
     [price] = prices.values()
-    assert total is not None and price is not None
-    assert total.total_usd == price.total_usd and total.compactions == 1
+    assert total is not None
+    assert price is not None
+    assert total.total_usd == price.total_usd
+    assert total.compactions == 1
 
 
 def test_the_calls_until_the_next_compaction_bound_the_saving_and_the_rework():
@@ -152,14 +107,19 @@ def test_the_calls_until_the_next_compaction_bound_the_saving_and_the_rework():
         ],
         table,
     )
-    assert first is not None and second is not None
-    assert first.calls_after == 3 and first.tokens_saved == 4_000 * 3  # calls 2, 3, 4
+    assert first is not None
+    assert second is not None
+    assert first.calls_after == 3
+    assert first.tokens_saved == 4_000 * 3
     assert first.rework_seqs == (3,)  # #7 is after the next compaction: not this one's
-    assert second.calls_after == 2 and second.tokens_saved == 2_500 * 2
+    assert second.calls_after == 2
+    assert second.tokens_saved == 2_500 * 2
     replayed = pricing.compaction_prices(
         calls,
         [pricing.Boundary(2, 5_000, 1_000, needed_again=(3,))],
         table,
         rework_observable=False,
     )[0]
-    assert replayed is not None and replayed.rework_usd is None and replayed.rework_calls == 0
+    assert replayed is not None
+    assert replayed.rework_usd is None
+    assert replayed.rework_calls == 0

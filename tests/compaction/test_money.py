@@ -254,8 +254,10 @@ def test_the_experiment_table_gives_the_money_each_policy_saved(client: Client) 
     assert "Money saved</abbr>" in page
     # the saving the advice weighs: each run's cache re-writes added to the replay rule
     for money in (tight, loose):
-        assert money.full_usd is not None and money.observed_full_usd is not None
-        assert money.rewrite_usd is not None and money.observed_rewrite_usd is not None
+        assert money.full_usd is not None
+        assert money.observed_full_usd is not None
+        assert money.rewrite_usd is not None
+        assert money.observed_rewrite_usd is not None
         assert money.full_usd == pytest.approx(money.usd + money.rewrite_usd)
     tight_saved = tight.observed_full_usd - tight.full_usd
     loose_saved = loose.observed_full_usd - loose.full_usd

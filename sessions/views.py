@@ -199,7 +199,7 @@ def _live_context(request: HttpRequest, session: AgentSession) -> dict[str, Any]
         "cost": compaction_selectors.session_cost(session),
         "billed_rule": compaction_selectors.BILLED_RULE,
         "spans": spans,
-        "span_rows": [(span, prices.get(span.event_id)) for span in spans],
+        "span_rows": [(span, prices.get(span.event_id or 0)) for span in spans],
         "prices_total": compaction_selectors.compaction_prices_total(prices),
         "price_rule": compaction_selectors.PRICE_RULE,
         "figure": figure,

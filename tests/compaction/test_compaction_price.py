@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from compaction import selectors
+from compaction import pipeline, selectors, services
 from compaction.engine import pricing
+from compaction.models import CompactionSpan
 from tests.factories import (
     PRICED_AFTER,
     PRICED_BEFORE,
@@ -23,6 +24,7 @@ from tests.factories import (
     make_priced_session,
     make_project,
     make_session,
+    make_user,
 )
 
 pytestmark = pytest.mark.django_db
@@ -123,3 +125,29 @@ def test_the_calls_until_the_next_compaction_bound_the_saving_and_the_rework():
     assert replayed is not None
     assert replayed.rework_usd is None
     assert replayed.rework_calls == 0
+
+
+def test_a_replay_prices_its_compactions_and_the_advice_weighs_them(client: Client):
+    project = make_project()
+    session = make_priced_session(project)
+    run = services.replay_run_start(
+        session=session, policy={"soft_limit": 6000, "hard_limit": 9000}
+    )
+    pipeline.replay_run_execute(run_id=run.pk)
+    auth = {"Authorization": f"Bearer {make_key(project)}"}
+    cost = client.get(f"/api/v1/replays/{run.pk}", headers=auth).json()["cost"]
+    spans = list(CompactionSpan.objects.filter(replay=run).exclude(tokens_after=None))
+    assert spans
+    # the session wrote most of its cache for an hour: each new prefix at the 1-hour rate
+    by_hand = sum(s.tokens_after * (WRITE_1H - READ) for s in spans) / 1e6
+    assert cost["rewrite_usd"] == pytest.approx(by_hand, rel=0.01)
+    assert cost["compactions_usd"] == pytest.approx(cost["summarizer_usd"] + by_hand, rel=0.01)
+    assert cost["full_usd"] == pytest.approx(cost["usd"] + by_hand, rel=0.01)
+    observed = AFTER * (WRITE_1H - READ) / 1e6  # the one observed compaction, modelled alike
+    assert cost["observed_rewrite_usd"] == pytest.approx(observed, rel=0.01)
+    client.force_login(make_user(project=project))
+    page = client.get(f"/replays/{run.pk}/compactions/{spans[0].seq}/").content.decode()
+    assert "not observable in a replay" in page
+    replay_page = client.get(f"/replays/{run.pk}/").content.decode()
+    assert "Price of the compactions" in replay_page
+    assert f"${cost['compactions_usd']:,.2f}" in replay_page

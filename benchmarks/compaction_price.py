@@ -4,7 +4,7 @@ the rework its lost facts caused, against what the tokens it saved would have co
 
 Imports every transcript into a scratch SQLite database, analyses each session as the worker
 does (verdicts and ``needed_again`` included), and reads the product's price of each compaction
-(``compaction.selectors.compaction_prices``: the figures ``GET /compactions`` gives as
+(``compaction.prices.compaction_prices``: the figures ``GET /compactions`` gives as
 ``price``). Prints one line per session with compactions, and a final JSON line, e.g.
 {"sessions": 9, "compactions": 12, "priced_compactions": 12, "total_usd": ...,
 "rewrite_share_of_savings_pct": ..., "rework_share_of_savings_pct": ..., "seconds": ...}.
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--verbose", action="store_true", help="one line per compaction too")
     args = parser.parse_args(argv)
     django_on_scratch_sqlite("sawtooth-price-")
-    from compaction import pipeline, selectors
+    from compaction import pipeline, prices, selectors
     from sessions.importers import claude_code
     from sessions.models import AgentSession, Message, Project
 
@@ -69,16 +69,16 @@ def main(argv: list[str] | None = None) -> None:
         events = list(selectors.observed_compactions(session))
         if not events:
             continue
-        prices = selectors.compaction_prices(session, events)
+        found = prices.compaction_prices(session, events)
         compactions += len(events)
-        total = selectors.compaction_prices_total(prices)
+        total = prices.compaction_prices_total(found)
         if total is None:
             print(f"{session.external_id}: {len(events)} compactions, none priced", file=sys.stderr)
             continue
         measured += 1
         priced += total.priced
         for event in events:
-            price = prices[event.pk]
+            price = found[event.pk]
             if price is None:
                 continue
             sums["summary_calls_logged"] += price.summary_call_usd is not None

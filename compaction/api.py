@@ -8,7 +8,7 @@ from typing import Any
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
-from compaction import advice, forecasts, selectors, services
+from compaction import advice, forecasts, prices, selectors, services
 from compaction.engine import pricing
 from compaction.engine.evals import RetentionItemDict
 from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
@@ -146,8 +146,8 @@ def session_compactions(
     events = list(selectors.observed_compactions(session)[page.offset : page.offset + page.limit])
     # the calls until the next compaction: priced with the page's events and the one after
     following = list(selectors.observed_compactions(session)[page.offset + page.limit :][:1])
-    prices = selectors.compaction_prices(session, [*events, *following])
-    return [_compaction_out(e, prices.get(e.pk)) for e in events]
+    priced = prices.compaction_prices(session, [*events, *following])
+    return [_compaction_out(e, priced.get(e.pk)) for e in events]
 
 
 @router.post(

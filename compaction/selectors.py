@@ -17,8 +17,8 @@ from compaction.engine import pricing
 from compaction.engine import replay as replay_engine
 from compaction.engine.analysis import WindowSource, window_for
 from compaction.engine.evals import RetentionItemDict
-from compaction.engine.experiments import PolicyRow, policy_key
-from compaction.engine.messages import NOT_A_MODEL, is_prompt, message_from_wire, usage_from_wire
+from compaction.engine.experiments import PolicyRow
+from compaction.engine.messages import NOT_A_MODEL, is_prompt, message_from_wire
 from compaction.engine.names import Stage, Unit
 from compaction.engine.replay import TotalsDict
 from compaction.engine.session_replay import ReplayEvals
@@ -33,7 +33,6 @@ from compaction.models import (
     CompactionSpan,
     Experiment,
     ReplayRun,
-    ReplayStatus,
     RetiredSpan,
     SessionAnalysis,
     SpanOrigin,
@@ -45,7 +44,6 @@ from sessions.models import (
     Message,
     MessageRole,
     Project,
-    message_usage,
 )
 
 
@@ -160,139 +158,8 @@ def summary_call_cost(event: CompactionEvent) -> Cost:
     if not isinstance(raw, dict):
         return Cost(None, None, "no summary call in the trace")
     model = raw.get("model") if isinstance(raw.get("model"), str) else None
-    on = _day(raw.get("finished_at")) or _day(raw.get("started_at"))
+    on = day_of(raw.get("finished_at")) or day_of(raw.get("started_at"))
     return _priced(pricing.counts_from_wire(raw.get("usage")), model or event.session.model, on)
-
-
-def _summary_call(event: CompactionEvent) -> pricing.PricedCall | None:
-    """The logged call that wrote the event's summary, as the money module prices it."""
-    raw = (event.kept or {}).get("compaction_call")
-    if summary_call_from_record(raw) is None or not isinstance(raw, dict):
-        return None
-    model = raw.get("model") if isinstance(raw.get("model"), str) else None
-    counts = pricing.counts_from_wire(raw.get("usage"))
-    on = _day(raw.get("finished_at")) or _day(raw.get("started_at"))
-    return pricing.PricedCall(
-        model or event.session.model or None, pricing.TokenCounts(), counts, on=on
-    )
-
-
-def _responses(session: AgentSession) -> list[pricing.Response]:
-    """The session's model calls in seq order, each with what it was charged (None: no usage,
-    or 0 in and 0 out), its model and its date."""
-    rows = (
-        Message.objects.filter(session=session, role=MessageRole.ASSISTANT)
-        .exclude(model__in=NOT_A_MODEL)
-        .order_by("seq")
-        .values_list(
-            "seq",
-            "model",
-            "timestamp",
-            "input_tokens",
-            "output_tokens",
-            "cache_read_input_tokens",
-            "cache_creation_input_tokens",
-            "iterations",
-            "cache_creation_1h_input_tokens",
-        )
-    )
-    started = session.started_at.astimezone(UTC).date() if session.started_at else None
-    out = []
-    for seq, model, moment, *columns in rows:
-        usage = message_usage(*columns)
-        counts = pricing.counts_of(usage_from_wire(usage)) if usage is not None else None
-        on = moment.astimezone(UTC).date() if moment else started
-        out.append(pricing.Response(seq, model or session.model or None, counts, on))
-    return out
-
-
-def compaction_prices(
-    session: AgentSession, events: Sequence[CompactionEvent] | None = None
-) -> dict[int, pricing.CompactionPrice | None]:
-    """The price of each observed compaction (by event pk): its summary call, the cache
-    re-write after it and the rework its lost facts caused, beside the tokens it saved
-    (``pricing.compaction_prices``, :data:`pricing.PRICE_RULE`)."""
-    found = list(events) if events is not None else list(observed_compactions(session))
-    if not found:
-        return {}
-    boundaries = []
-    for event in found:
-        span: CompactionSpan | None = getattr(event, "span", None)
-        after = span.tokens_after if span is not None else event.tokens_after
-        needed = tuple(
-            int(item["needed_again"]["seq"])
-            for item in (span_facts(span) if span is not None else [])
-            if item["needed_again"] is not None
-        )
-        boundaries.append(
-            pricing.Boundary(
-                seq=event.seq,
-                tokens_before=compaction_tokens_before(event, span).tokens,
-                tokens_after=after,
-                summary_call=_summary_call(event),
-                needed_again=needed,
-            )
-        )
-    table = pricing.price_table(settings.MODEL_PRICES)
-    prices = pricing.compaction_prices(_responses(session), boundaries, table)
-    return {event.pk: price for event, price in zip(found, prices, strict=True)}
-
-
-@dataclass(frozen=True)
-class SpanPrice:
-    """What the compaction page shows of a span's price: an observed one's from its calls
-    (``price``), a replayed one's cache re-write as modelled (its rework is not observable)."""
-
-    price: pricing.CompactionPrice | None
-    replayed: bool = False
-    replay_rewrite_usd: float | None = None
-    rewrite_tokens: int | None = None
-
-
-def span_price(span: CompactionSpan) -> SpanPrice:
-    """The price of the compaction a span shows."""
-    session = span.session
-    if span.replay_id is not None:
-        table = pricing.price_table(settings.MODEL_PRICES)
-        price = pricing.price_for(session.model or None, table, _session_day(session))
-        usd = _rewrites([span], price, _writes_one_hour(session))
-        return SpanPrice(None, True, usd, span.tokens_after)
-    if span.event_id is None:
-        return SpanPrice(None)
-    return SpanPrice(compaction_prices(session).get(span.event_id))
-
-
-@dataclass(frozen=True)
-class PricesTotal:
-    """The price of a session's compactions, summed (the priced ones), for its header."""
-
-    total_usd: float
-    summary_calls_usd: float
-    cache_rewrite_usd: float
-    rework_usd: float
-    tokens_saved: int
-    tokens_saved_usd: float
-    priced: int  # compactions with a price
-    compactions: int
-
-
-def compaction_prices_total(
-    prices: Mapping[int, pricing.CompactionPrice | None],
-) -> PricesTotal | None:
-    """None when no compaction of the session has a price."""
-    known = [p for p in prices.values() if p is not None]
-    if not known:
-        return None
-    return PricesTotal(
-        total_usd=round(sum(p.total_usd for p in known), 6),
-        summary_calls_usd=round(sum(p.summary_call_usd or 0.0 for p in known), 6),
-        cache_rewrite_usd=round(sum(p.cache_rewrite_usd for p in known), 6),
-        rework_usd=round(sum(p.rework_usd or 0.0 for p in known), 6),
-        tokens_saved=sum(p.tokens_saved or 0 for p in known),
-        tokens_saved_usd=round(sum(p.saved_usd or 0.0 for p in known), 6),
-        priced=len(known),
-        compactions=len(prices),
-    )
 
 
 @dataclass(frozen=True)
@@ -369,7 +236,7 @@ def _counts(row: Mapping[str, Any]) -> pricing.TokenCounts:
     )
 
 
-def _day(raw: Any) -> date | None:
+def day_of(raw: Any) -> date | None:
     """The date of an ISO timestamp as traces write it, or None."""
     if not isinstance(raw, str) or not raw:
         return None
@@ -428,7 +295,7 @@ def _own_calls(sessions: Sequence[AgentSession]) -> dict[int, list[pricing.Price
             continue
         model = raw.get("model") if isinstance(raw.get("model"), str) else None
         counts = pricing.counts_from_wire(raw.get("usage"))
-        on = _day(raw.get("finished_at")) or _day(raw.get("started_at")) or started[session_id]
+        on = day_of(raw.get("finished_at")) or day_of(raw.get("started_at")) or started[session_id]
         calls[session_id].append(
             pricing.PricedCall(model or model_of[session_id], pricing.TokenCounts(), counts, on=on)
         )
@@ -637,7 +504,6 @@ def replay_evals(run: ReplayRun) -> ReplayEvals | None:
 MONEY_RULE = pricing.REPLAY_RULE
 BILLED_RULE = pricing.BILLED_RULE
 FULL_RULE = pricing.FULL_RULE
-PRICE_RULE = pricing.PRICE_RULE
 
 
 @dataclass(frozen=True)
@@ -668,28 +534,24 @@ class ReplayMoney:
     @property
     def compactions_usd(self) -> float | None:
         """The replay's compactions: its summarizer's calls and its cache re-writes."""
-        if self.rewrite_usd is None:
-            return None
-        return round(self.summarizer_usd + self.rewrite_usd, 6)
+        return _plus(self.summarizer_usd, self.rewrite_usd)
 
     @property
     def observed_compactions_usd(self) -> float | None:
-        if self.observed_rewrite_usd is None:
-            return None
-        return round(self.observed_summary_calls_usd + self.observed_rewrite_usd, 6)
+        return _plus(self.observed_summary_calls_usd, self.observed_rewrite_usd)
 
     @property
     def full_usd(self) -> float | None:
         """The replay rule's figure plus the cache re-writes: what the advice weighs."""
-        if self.usd is None or self.rewrite_usd is None:
-            return None
-        return round(self.usd + self.rewrite_usd, 6)
+        return _plus(self.usd, self.rewrite_usd)
 
     @property
     def observed_full_usd(self) -> float | None:
-        if self.observed_usd is None or self.observed_rewrite_usd is None:
-            return None
-        return round(self.observed_usd + self.observed_rewrite_usd, 6)
+        return _plus(self.observed_usd, self.observed_rewrite_usd)
+
+
+def _plus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else round(a + b, 6)
 
 
 def _calls_by_seq(session: AgentSession) -> dict[int, tuple[str | None, int]]:
@@ -741,25 +603,25 @@ def replay_money(run: ReplayRun, analysis: SessionAnalysis | None) -> ReplayMone
         pricing.replay_rule_call(default, c.context_tokens, c.output_tokens)
         for c in summary_calls(session)
     ]
-    price = pricing.price_for(default, table, _session_day(session))
-    one_hour = _writes_one_hour(session)
+    price = pricing.price_for(default, table, session_day(session))
+    one_hour = writes_one_hour(session)
     return ReplayMoney(
         usd=replayed.usd if replayed.priced and not replayed.unpriced_calls else None,
         observed_usd=before.usd if before.priced and not before.unpriced_calls else None,
         summarizer_usd=replayed.compaction_usd,
         unpriced_calls=replayed.unpriced_calls + before.unpriced_calls,
         unpriced_models=tuple(unpriced),
-        rewrite_usd=_rewrites(replay_spans(run), price, one_hour),
-        observed_rewrite_usd=_rewrites(observed_spans(session), price, one_hour),
+        rewrite_usd=modelled_rewrites(replay_spans(run), price, one_hour),
+        observed_rewrite_usd=modelled_rewrites(observed_spans(session), price, one_hour),
         observed_summary_calls_usd=pricing.costs(summaries, table).usd,
     )
 
 
-def _session_day(session: AgentSession) -> date | None:
+def session_day(session: AgentSession) -> date | None:
     return session.started_at.astimezone(UTC).date() if session.started_at else None
 
 
-def _writes_one_hour(session: AgentSession) -> bool:
+def writes_one_hour(session: AgentSession) -> bool:
     """Whether the session's cache writes went mostly to the 1-hour cache (Claude Code on a
     subscription): a modelled re-write is priced at the rate the session used."""
     found = Message.objects.filter(session=session).aggregate(
@@ -768,7 +630,7 @@ def _writes_one_hour(session: AgentSession) -> bool:
     return (found["h"] or 0) * 2 > (found["w"] or 0) > 0
 
 
-def _rewrites(
+def modelled_rewrites(
     spans: Iterable[CompactionSpan], price: pricing.Price | None, one_hour: bool
 ) -> float | None:
     """Each compaction's new prefix (its context after) written to the cache again."""
@@ -776,40 +638,6 @@ def _rewrites(
         return None
     prefixes = [s.tokens_after for s in spans if s.tokens_after is not None]
     return pricing.modelled_rewrites_usd(prefixes, price, one_hour=one_hour)
-
-
-def _add(so_far: float | None, part: float | None) -> float | None:
-    return None if so_far is None or part is None else round(so_far + part, 6)
-
-
-@dataclass(frozen=True)
-class PolicyMoney:
-    """One policy row's money over its finished runs; None when a run of it has calls of a
-    model with no price."""
-
-    saved_usd: float | None  # observed minus replayed, each with its compactions' re-writes
-    compactions_usd: float | None  # the policy's summary calls and cache re-writes
-
-
-def experiment_money(experiment: Experiment) -> dict[str, PolicyMoney]:
-    """Money per policy row (its ``label``), summed over its finished runs: the saving the
-    advice weighs (the replay rule plus each run's cache re-writes, ``full_usd``) and the
-    full price of the policy's compactions (rework is not observable in a replay)."""
-    saved: dict[str, float | None] = {}
-    spent: dict[str, float | None] = {}
-    analyses: dict[int, SessionAnalysis | None] = {}
-    runs = experiment.runs.filter(status=ReplayStatus.DONE).select_related("session")
-    for run in runs:
-        if run.session_id not in analyses:
-            analyses[run.session_id] = analysis_for(run.session)
-        money = replay_money(run, analyses[run.session_id])
-        label = policy_key(run.policy)
-        part = None
-        if money is not None and money.full_usd is not None and money.observed_full_usd is not None:
-            part = round(money.observed_full_usd - money.full_usd, 6)
-        saved[label] = _add(saved.get(label, 0.0), part)
-        spent[label] = _add(spent.get(label, 0.0), money.compactions_usd if money else None)
-    return {label: PolicyMoney(saved[label], spent[label]) for label in saved}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from alerts import selectors as alert_selectors
-from compaction import advice, charts, selectors, services
+from compaction import advice, charts, prices, selectors, services
 from compaction.engine import sections
 from compaction.engine.advice import RETENTION_TOLERANCE
 from compaction.engine.names import Stage, Unit
@@ -150,8 +150,8 @@ def _span_page(
         ),
         "summary_call_note": cost.note if cost else None,
         "summary_call_cost": selectors.summary_call_cost(span.event) if span.event else None,
-        "price": selectors.span_price(span),
-        "price_rule": selectors.PRICE_RULE,
+        "price": prices.span_price(span),
+        "price_rule": prices.PRICE_RULE,
         "history": history,
         "tool_names": session_selectors.tool_names(
             session_id=session.pk, messages=shown + next_messages
@@ -542,7 +542,7 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
         raise Http404("No such experiment in your projects") from None
     runs = list(experiment.runs.select_related("session").order_by("session__external_id", "pk"))
     done = sum(not run.is_active for run in runs)
-    saved = selectors.experiment_money(experiment) if not experiment.is_active else {}
+    saved = prices.experiment_money(experiment) if not experiment.is_active else {}
     billed = selectors.experiment_billed(experiment)
     found = advice.experiment_advice(experiment) if not experiment.is_active else None
     front = {row["label"] for row in found["front"]} if found else set()

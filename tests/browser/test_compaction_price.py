@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from compaction import selectors
+from compaction import prices
 from sessions.models import Project
 from tests.browser.test_every_page import AXE, AXE_RUN, AXE_VIEWS, open_page, overflow, shot
 from tests.factories import make_priced_session
@@ -27,7 +27,7 @@ def test_the_compaction_page_shows_its_price_beside_what_it_saved(
     logged_in: Page, live_server, project: Project
 ) -> None:
     session = make_priced_session(project)
-    [price] = selectors.compaction_prices(session).values()
+    [price] = prices.compaction_prices(session).values()
     assert price is not None
     page = logged_in
     url = f"{live_server.url}/sessions/{session.pk}/compactions/24/"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from compaction import pipeline, selectors, services
+from compaction import pipeline, prices, services
 from compaction.engine import pricing
 from compaction.models import CompactionSpan
 from tests.factories import (
@@ -86,9 +86,9 @@ def test_a_compaction_whose_next_call_has_no_usage_has_no_price(client: Client):
 
 def test_the_session_total_sums_its_compactions_prices():
     session = make_priced_session(make_project())
-    prices = selectors.compaction_prices(session)
-    total = selectors.compaction_prices_total(prices)
-    [price] = prices.values()
+    found = prices.compaction_prices(session)
+    total = prices.compaction_prices_total(found)
+    [price] = found.values()
     assert total is not None
     assert price is not None
     assert total.total_usd == price.total_usd

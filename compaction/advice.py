@@ -2,9 +2,11 @@
 (compaction/engine/advice.py), for an experiment or for a project's recent sessions.
 
 Per session the baseline is the observed run: its money by the same rule as a replay's
-(``selectors.replay_money``), its retention the worst observed span's, overflow from the
-observed curve. A session whose calls have a model without a price is left out (its money is
-unknown), and said so in ``unpriced_sessions``.
+(``selectors.replay_money``'s ``full_usd``: the replay rule, summary calls included, plus each
+compaction's cache re-write, so the advice weighs the full price of a policy's compactions),
+its retention the worst observed span's, overflow from the observed curve. A session whose
+calls have a model without a price is left out (its money is unknown), and said so in
+``unpriced_sessions``.
 
 Nothing is replayed here: the project advice reuses the replays already finished and, when
 none covers the sessions asked for, raises :class:`~sessions.errors.Conflict` saying what to
@@ -65,7 +67,7 @@ def _kinds(spans: Iterable[CompactionSpan]) -> tuple[dict[str, int], dict[str, i
 def _observed(
     session: AgentSession, analysis: SessionAnalysis | None, money: selectors.ReplayMoney | None
 ) -> engine.Outcome | None:
-    if money is None or money.observed_usd is None:
+    if money is None or money.observed_full_usd is None:
         return None
     spans = list(selectors.observed_spans(session))
     window = selectors.session_window(session)[0]
@@ -75,7 +77,7 @@ def _observed(
     return engine.Outcome(
         policy=engine.OBSERVED,
         session=session.external_id,
-        usd=money.observed_usd,
+        usd=money.observed_full_usd,
         retention=min(scores, default=None),
         overflowed=replay_engine.overflow_calls(curve, window) > 0,
         failed_splice=any(s.failed for s in spans),
@@ -88,7 +90,7 @@ def _observed(
 def _replayed(
     run: ReplayRun, label: str, money: selectors.ReplayMoney | None
 ) -> engine.Outcome | None:
-    if money is None or money.usd is None:
+    if money is None or money.full_usd is None:
         return None
     evals = run.evals or {}
     score = evals.get("retention_score")
@@ -96,7 +98,7 @@ def _replayed(
     return engine.Outcome(
         policy=label,
         session=run.session.external_id,
-        usd=money.usd,
+        usd=money.full_usd,
         retention=float(score) if score is not None else None,
         overflowed=int((run.totals or {}).get("overflow_calls") or 0) > 0,
         failed_splice=int(evals.get("failed_splices") or 0) > 0,

@@ -8,7 +8,8 @@ from typing import Any
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
-from compaction import advice, forecasts, selectors, services
+from compaction import advice, forecasts, prices, selectors, services
+from compaction.engine import pricing
 from compaction.engine.evals import RetentionItemDict
 from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
 from compaction.schemas import (
@@ -16,6 +17,7 @@ from compaction.schemas import (
     AdviceParams,
     CompactionCallOut,
     CompactionOut,
+    CompactionPriceOut,
     Curve,
     CurvePointOut,
     ExperimentIn,
@@ -67,7 +69,7 @@ def session_curve(request: KeyRequest, external_id: str) -> Curve:
     )
 
 
-def _compaction_out(event: Any) -> CompactionOut:
+def _compaction_out(event: Any, price: pricing.CompactionPrice | None = None) -> CompactionOut:
     span: CompactionSpan | None = getattr(event, "span", None)
     replaced = (
         Replaced(from_seq=event.replaced_from_seq, to_seq=event.replaced_to_seq)
@@ -102,6 +104,7 @@ def _compaction_out(event: Any) -> CompactionOut:
         verdict=VerdictOut(status=span.verdict.status, label=span.verdict.label) if span else None,
         compaction_call=CompactionCallOut(**cost.call.to_dict()) if cost.call else None,
         compaction_call_note=cost.note,
+        price=CompactionPriceOut(**price.to_dict()) if price is not None else None,
     )
 
 
@@ -140,8 +143,11 @@ def session_compactions(
     session = session_selectors.session_by_external_id(
         project=request.auth, external_id=external_id
     )
-    events = selectors.observed_compactions(session)[page.offset : page.offset + page.limit]
-    return [_compaction_out(e) for e in events]
+    events = list(selectors.observed_compactions(session)[page.offset : page.offset + page.limit])
+    # the calls until the next compaction: priced with the page's events and the one after
+    following = list(selectors.observed_compactions(session)[page.offset + page.limit :][:1])
+    priced = prices.compaction_prices(session, [*events, *following])
+    return [_compaction_out(e, priced.get(e.pk)) for e in events]
 
 
 @router.post(
@@ -184,6 +190,13 @@ def replay_out(run: ReplayRun) -> ReplayOut:
                 unpriced_calls=money.unpriced_calls,
                 unpriced_models=[masking.text_mask(m) for m in money.unpriced_models],
                 rule=selectors.MONEY_RULE,
+                rewrite_usd=money.rewrite_usd,
+                observed_rewrite_usd=money.observed_rewrite_usd,
+                compactions_usd=money.compactions_usd,
+                observed_compactions_usd=money.observed_compactions_usd,
+                full_usd=money.full_usd,
+                observed_full_usd=money.observed_full_usd,
+                full_rule=selectors.FULL_RULE,
             )
         out.evals = masking.json_mask(run.evals)
         out.spans = [

@@ -128,6 +128,37 @@ class FactOut(Schema):
     evidence: str = Field(description="The line that keeps it, or why none does")
 
 
+class CompactionPriceOut(Schema):
+    """The price of one compaction by the billed rule (``compaction/engine/pricing.py``,
+    ``PRICE_RULE``), beside the tokens it saved."""
+
+    summary_call_usd: float | None = Field(
+        description="The call that wrote the summary, as logged; null when the trace holds no "
+        "summary call (then total_usd counts the re-write and the rework only)."
+    )
+    cache_rewrite_usd: float = Field(
+        description="The cache-creation tokens of the first call after the boundary, up to the "
+        "new prefix's size, at their write rate less what reading them from cache would cost."
+    )
+    rework_usd: float | None = Field(
+        description="The full price of the calls the lost facts' needed_again name, each once; "
+        "null in a replay (not observable in a replay)."
+    )
+    total_usd: float = Field(description="summary_call_usd + cache_rewrite_usd + rework_usd.")
+    tokens_saved: int | None = Field(
+        description="(tokens_before - tokens_after) x the model calls until the next compaction "
+        "or the session's end; null when either size is unknown."
+    )
+    rework_calls: int = Field(description="How many distinct calls the rework is.")
+    rework_seqs: list[int] = Field(description="The seqs of those calls.")
+    rewrite_tokens: int = Field(description="The cache-creation tokens counted as re-written.")
+    tokens_saved_usd: float | None = Field(
+        description="What the tokens saved would have cost, read from the cache on each of "
+        "those calls (the saving the price is set against)."
+    )
+    calls_after: int = Field(description="Model calls from the boundary to the next one.")
+
+
 class CompactionOut(Schema):
     seq: int
     trigger: str
@@ -163,6 +194,11 @@ class CompactionOut(Schema):
     )
     compaction_call_note: str | None = Field(
         None, description="Set when the call's logged figures cannot be trusted, and why."
+    )
+    price: CompactionPriceOut | None = Field(
+        None,
+        description="What the compaction cost (summary call, cache re-write, rework) beside "
+        "the tokens it saved; null when the calls around it carry no usage.",
     )
 
 
@@ -232,6 +268,23 @@ class ReplayCostOut(Schema):
     unpriced_calls: int
     unpriced_models: list[str]
     rule: str
+    rewrite_usd: float | None = Field(
+        None,
+        description="The replay's compactions' cache re-writes (each new prefix written "
+        "again, at its write rate less the read rate)",
+    )
+    observed_rewrite_usd: float | None = Field(None, description="The same for the observed run")
+    compactions_usd: float | None = Field(
+        None,
+        description="The full price of the replay's compactions: summarizer_usd + "
+        "rewrite_usd; rework is not observable in a replay",
+    )
+    observed_compactions_usd: float | None = Field(
+        None, description="The observed run's summary calls (by the replay rule) + its re-writes"
+    )
+    full_usd: float | None = Field(None, description="usd + rewrite_usd: what the advice weighs")
+    observed_full_usd: float | None = Field(None, description="observed_usd + observed_rewrite_usd")
+    full_rule: str = ""
 
 
 class ReplayOut(Schema):

@@ -17,7 +17,7 @@ from compaction.engine import pricing
 from compaction.engine import replay as replay_engine
 from compaction.engine.analysis import WindowSource, window_for
 from compaction.engine.evals import RetentionItemDict
-from compaction.engine.experiments import PolicyRow, policy_key
+from compaction.engine.experiments import PolicyRow
 from compaction.engine.messages import NOT_A_MODEL, is_prompt, message_from_wire
 from compaction.engine.names import Stage, Unit
 from compaction.engine.replay import TotalsDict
@@ -33,13 +33,18 @@ from compaction.models import (
     CompactionSpan,
     Experiment,
     ReplayRun,
-    ReplayStatus,
     RetiredSpan,
     SessionAnalysis,
     SpanOrigin,
 )
 from sessions.errors import NotFound
-from sessions.models import AgentSession, CompactionEvent, Message, MessageRole, Project
+from sessions.models import (
+    AgentSession,
+    CompactionEvent,
+    Message,
+    MessageRole,
+    Project,
+)
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,7 @@ def summary_call_cost(event: CompactionEvent) -> Cost:
     if not isinstance(raw, dict):
         return Cost(None, None, "no summary call in the trace")
     model = raw.get("model") if isinstance(raw.get("model"), str) else None
-    on = _day(raw.get("finished_at")) or _day(raw.get("started_at"))
+    on = day_of(raw.get("finished_at")) or day_of(raw.get("started_at"))
     return _priced(pricing.counts_from_wire(raw.get("usage")), model or event.session.model, on)
 
 
@@ -231,7 +236,7 @@ def _counts(row: Mapping[str, Any]) -> pricing.TokenCounts:
     )
 
 
-def _day(raw: Any) -> date | None:
+def day_of(raw: Any) -> date | None:
     """The date of an ISO timestamp as traces write it, or None."""
     if not isinstance(raw, str) or not raw:
         return None
@@ -290,7 +295,7 @@ def _own_calls(sessions: Sequence[AgentSession]) -> dict[int, list[pricing.Price
             continue
         model = raw.get("model") if isinstance(raw.get("model"), str) else None
         counts = pricing.counts_from_wire(raw.get("usage"))
-        on = _day(raw.get("finished_at")) or _day(raw.get("started_at")) or started[session_id]
+        on = day_of(raw.get("finished_at")) or day_of(raw.get("started_at")) or started[session_id]
         calls[session_id].append(
             pricing.PricedCall(model or model_of[session_id], pricing.TokenCounts(), counts, on=on)
         )
@@ -498,6 +503,7 @@ def replay_evals(run: ReplayRun) -> ReplayEvals | None:
 
 MONEY_RULE = pricing.REPLAY_RULE
 BILLED_RULE = pricing.BILLED_RULE
+FULL_RULE = pricing.FULL_RULE
 
 
 @dataclass(frozen=True)
@@ -511,12 +517,41 @@ class ReplayMoney:
     summarizer_usd: float
     unpriced_calls: int
     unpriced_models: tuple[str, ...]
+    # The full price of each run's compactions (DESIGN.md "Money and sizes"): its summary
+    # calls, and each compaction's new prefix written to the cache again (modelled the same
+    # way for both runs, :func:`pricing.modelled_rewrites_usd`); rework is not observable in
+    # a replay. None where the session's model has no price.
+    rewrite_usd: float | None = None
+    observed_rewrite_usd: float | None = None
+    observed_summary_calls_usd: float = 0.0
 
     @property
     def saved_usd(self) -> float | None:
         if self.usd is None or self.observed_usd is None:
             return None
         return round(self.observed_usd - self.usd, 6)
+
+    @property
+    def compactions_usd(self) -> float | None:
+        """The replay's compactions: its summarizer's calls and its cache re-writes."""
+        return _plus(self.summarizer_usd, self.rewrite_usd)
+
+    @property
+    def observed_compactions_usd(self) -> float | None:
+        return _plus(self.observed_summary_calls_usd, self.observed_rewrite_usd)
+
+    @property
+    def full_usd(self) -> float | None:
+        """The replay rule's figure plus the cache re-writes: what the advice weighs."""
+        return _plus(self.usd, self.rewrite_usd)
+
+    @property
+    def observed_full_usd(self) -> float | None:
+        return _plus(self.observed_usd, self.observed_rewrite_usd)
+
+
+def _plus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else round(a + b, 6)
 
 
 def _calls_by_seq(session: AgentSession) -> dict[int, tuple[str | None, int]]:
@@ -564,30 +599,45 @@ def replay_money(run: ReplayRun, analysis: SessionAnalysis | None) -> ReplayMone
     replayed = pricing.costs([*_curve_calls(replay_curve(run), calls, default), *summarizer], table)
     before = pricing.costs(observed, table)
     unpriced = sorted({m.model for m in (*replayed.by_model, *before.by_model) if m.usd is None})
+    summaries = [
+        pricing.replay_rule_call(default, c.context_tokens, c.output_tokens)
+        for c in summary_calls(session)
+    ]
+    price = pricing.price_for(default, table, session_day(session))
+    one_hour = writes_one_hour(session)
     return ReplayMoney(
         usd=replayed.usd if replayed.priced and not replayed.unpriced_calls else None,
         observed_usd=before.usd if before.priced and not before.unpriced_calls else None,
         summarizer_usd=replayed.compaction_usd,
         unpriced_calls=replayed.unpriced_calls + before.unpriced_calls,
         unpriced_models=tuple(unpriced),
+        rewrite_usd=modelled_rewrites(replay_spans(run), price, one_hour),
+        observed_rewrite_usd=modelled_rewrites(observed_spans(session), price, one_hour),
+        observed_summary_calls_usd=pricing.costs(summaries, table).usd,
     )
 
 
-def experiment_money(experiment: Experiment) -> dict[str, float | None]:
-    """Money saved per policy row (its ``label``), summed over its finished runs; None when a
-    run of it has calls of a model with no price."""
-    saved: dict[str, float | None] = {}
-    analyses: dict[int, SessionAnalysis | None] = {}
-    runs = experiment.runs.filter(status=ReplayStatus.DONE).select_related("session")
-    for run in runs:
-        if run.session_id not in analyses:
-            analyses[run.session_id] = analysis_for(run.session)
-        money = replay_money(run, analyses[run.session_id])
-        label = policy_key(run.policy)
-        so_far = saved.get(label, 0.0)
-        part = money.saved_usd if money is not None else None
-        saved[label] = None if so_far is None or part is None else round(so_far + part, 6)
-    return saved
+def session_day(session: AgentSession) -> date | None:
+    return session.started_at.astimezone(UTC).date() if session.started_at else None
+
+
+def writes_one_hour(session: AgentSession) -> bool:
+    """Whether the session's cache writes went mostly to the 1-hour cache (Claude Code on a
+    subscription): a modelled re-write is priced at the rate the session used."""
+    found = Message.objects.filter(session=session).aggregate(
+        w=Sum("cache_creation_input_tokens"), h=Sum("cache_creation_1h_input_tokens")
+    )
+    return (found["h"] or 0) * 2 > (found["w"] or 0) > 0
+
+
+def modelled_rewrites(
+    spans: Iterable[CompactionSpan], price: pricing.Price | None, one_hour: bool
+) -> float | None:
+    """Each compaction's new prefix (its context after) written to the cache again."""
+    if price is None:
+        return None
+    prefixes = [s.tokens_after for s in spans if s.tokens_after is not None]
+    return pricing.modelled_rewrites_usd(prefixes, price, one_hour=one_hour)
 
 
 @dataclass(frozen=True)

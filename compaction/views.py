@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from alerts import selectors as alert_selectors
-from compaction import advice, charts, selectors, services
+from compaction import advice, charts, prices, selectors, services
 from compaction.engine import sections
 from compaction.engine.advice import RETENTION_TOLERANCE
 from compaction.engine.names import Stage, Unit
@@ -150,6 +150,8 @@ def _span_page(
         ),
         "summary_call_note": cost.note if cost else None,
         "summary_call_cost": selectors.summary_call_cost(span.event) if span.event else None,
+        "price": prices.span_price(span),
+        "price_rule": prices.PRICE_RULE,
         "history": history,
         "tool_names": session_selectors.tool_names(
             session_id=session.pk, messages=shown + next_messages
@@ -298,6 +300,14 @@ def _replay_context(run: ReplayRun) -> dict[str, Any]:
         money=money,
         money_delta=-money.saved_usd if money and money.saved_usd is not None else None,
         money_rule=selectors.MONEY_RULE,
+        full_rule=selectors.FULL_RULE,
+        compactions_delta=_difference(
+            money.observed_compactions_usd if money else None,
+            money.compactions_usd if money else None,
+        ),
+        full_delta=_difference(
+            money.observed_full_usd if money else None, money.full_usd if money else None
+        ),
         alert_comparison=alert_selectors.replay_alert_comparison(run),
         summary_pairs=selectors.summary_pairs(
             observed, [s for s in replayed if s.stage != Stage.CLEAR_TOOL_RESULTS]
@@ -318,6 +328,13 @@ def _with_money(rows: list[dict[str, Any]], **usd: float | None) -> list[dict[st
         if row["label"] == BILLED_ROW:
             row.update({f"{side}_usd": value for side, value in usd.items()})
     return rows
+
+
+def _difference(observed: float | None, replayed: float | None) -> float | None:
+    """Replayed minus observed, or None when either is unknown."""
+    if observed is None or replayed is None:
+        return None
+    return round(replayed - observed, 6)
 
 
 def _money_delta(a: selectors.ReplayMoney | None, b: selectors.ReplayMoney | None) -> float | None:
@@ -525,12 +542,19 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
         raise Http404("No such experiment in your projects") from None
     runs = list(experiment.runs.select_related("session").order_by("session__external_id", "pk"))
     done = sum(not run.is_active for run in runs)
-    saved = selectors.experiment_money(experiment) if not experiment.is_active else {}
+    saved = prices.experiment_money(experiment) if not experiment.is_active else {}
     billed = selectors.experiment_billed(experiment)
     found = advice.experiment_advice(experiment) if not experiment.is_active else None
     front = {row["label"] for row in found["front"]} if found else set()
     rows: list[dict[str, Any]] = [
-        {**row, "usd_saved": saved.get(row["label"]), "on_front": row["label"] in front}
+        {
+            **row,
+            "usd_saved": saved[row["label"]].saved_usd if row["label"] in saved else None,
+            "compactions_usd": (
+                saved[row["label"]].compactions_usd if row["label"] in saved else None
+            ),
+            "on_front": row["label"] in front,
+        }
         for row in selectors.experiment_rows(experiment)
     ]
     return {
@@ -557,6 +581,7 @@ def _experiment_context(request: HttpRequest, pk: int) -> dict[str, Any]:
         "tolerance_points": round(RETENTION_TOLERANCE * 100),
         "figure": charts.savings_vs_retention(rows, front=front) if rows else None,
         "money_rule": selectors.MONEY_RULE,
+        "full_rule": selectors.FULL_RULE,
         "unscored": [f"#{n}" for n, r in enumerate(rows, 1) if r.get("retention_score") is None],
     }
 

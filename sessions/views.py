@@ -25,6 +25,7 @@ from django.views.decorators.http import require_http_methods
 from alerts import selectors as alert_selectors
 from compaction import charts
 from compaction import forecasts as compaction_forecasts
+from compaction import prices as compaction_prices
 from compaction import selectors as compaction_selectors
 from compaction.engine.messages import is_prompt, message_from_wire
 from compaction.models import CompactionSpan, SessionAnalysis
@@ -184,6 +185,7 @@ def _live_context(request: HttpRequest, session: AgentSession) -> dict[str, Any]
     """What the top of the session page shows: the part that is drawn again as it grows."""
     analysis = compaction_selectors.analysis_for(session)
     spans = list(compaction_selectors.observed_spans(session).select_related("event"))
+    prices = compaction_prices.compaction_prices(session)
     figure = charts.token_curve(
         compaction_selectors.analysis_curve(analysis),
         spans=[compaction_selectors.span_marker(span) for span in spans],
@@ -198,6 +200,9 @@ def _live_context(request: HttpRequest, session: AgentSession) -> dict[str, Any]
         "cost": compaction_selectors.session_cost(session),
         "billed_rule": compaction_selectors.BILLED_RULE,
         "spans": spans,
+        "span_rows": [(span, prices.get(span.event_id or 0)) for span in spans],
+        "prices_total": compaction_prices.compaction_prices_total(prices),
+        "price_rule": compaction_prices.PRICE_RULE,
         "figure": figure,
         "point_count": len(analysis.curve) if analysis else 0,
         "can_delete": access.has_role(request.user, session.project_id, Role.ADMIN),

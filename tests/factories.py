@@ -183,3 +183,74 @@ def make_reread_session(project: Project, *, external_id: str = "run-reread", pr
             }
         ],
     )
+
+
+PRICED_MODEL = "claude-sonnet-4-5-20250929"
+PRICED_BEFORE, PRICED_AFTER = 40_000, 8_000
+# (input, output, cache read, cache write, of which 1-hour) of the calls around the boundary
+PRICED_LAST_BEFORE = (10, 20, PRICED_BEFORE - 10, 0, 0)  # #23: the context it fired at
+PRICED_FIRST_AFTER = (10, 40, 3_000, 9_000, 6_000)  # #25: writes the new prefix (> AFTER)
+PRICED_REREAD = (10, 40, 12_000, 500, 0)  # #29: reads billing/module_1.py again
+PRICED_OTHER = (10, 20, 12_500, 0, 0)  # #27 and #31
+PRICED_SUMMARY_CALL = (38_000, 1_200, 0, 0, 0)
+
+
+def _priced_usage(counts: tuple[int, int, int, int, int]) -> dict[str, Any]:
+    i, o, r, w, h = counts
+    usage: dict[str, Any] = {
+        "input_tokens": i,
+        "output_tokens": o,
+        "cache_read_input_tokens": r,
+        "cache_creation_input_tokens": w,
+    }
+    if h:
+        usage["cache_creation"] = {
+            "ephemeral_5m_input_tokens": w - h,
+            "ephemeral_1h_input_tokens": h,
+        }
+    return usage
+
+
+def make_priced_session(project: Project, *, external_id: str = "priced") -> AgentSession:
+    """make_reread_session's run (compacted at seq 24, module_1 read again at 29), every call
+    of Sonnet, the calls around the boundary with the usage above, the call that wrote the
+    summary logged; analysed. The price of its compaction is computed by hand in
+    tests/compaction/test_compaction_price.py."""
+    messages = coding_session_messages(turns=8)
+    messages[29]["content"][1]["input"] = {"path": "billing/module_1.py"}
+    for m in messages:
+        m["timestamp"] = "2026-03-02T10:00:00Z"
+        if m["role"] == "assistant":
+            m["model"] = PRICED_MODEL
+    for seq, counts in {
+        23: PRICED_LAST_BEFORE,
+        25: PRICED_FIRST_AFTER,
+        27: PRICED_OTHER,
+        29: PRICED_REREAD,
+        31: PRICED_OTHER,
+    }.items():
+        messages[seq]["usage"] = _priced_usage(counts)
+    call = {
+        "usage": _priced_usage(PRICED_SUMMARY_CALL),
+        "model": PRICED_MODEL,
+        "finished_at": "2026-03-02T10:00:00Z",
+    }
+    session = make_session(
+        project,
+        external_id=external_id,
+        session={"model": PRICED_MODEL},
+        messages=messages,
+        compactions=[
+            {
+                "seq": 24,
+                "trigger": "auto",
+                "tokens_before": PRICED_BEFORE,
+                "tokens_after": PRICED_AFTER,
+                "summary": "Goal: migrate billing to API v2. Files: billing/module_0.py",
+                "replaced": {"from_seq": 0, "to_seq": 19},
+                "kept": {"compaction_call": call},
+            }
+        ],
+    )
+    pipeline.session_analyse(session_id=session.pk)
+    return session

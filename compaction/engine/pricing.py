@@ -20,7 +20,7 @@ cost rather than a guessed one. An entry is one price, or a list of prices each 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -402,3 +402,203 @@ def costs(calls: Iterable[PricedCall], table: Mapping[str, Price]) -> CostBreakd
     )
     usd = sum(m.usd for m in by_model if m.usd is not None)
     return CostBreakdown(round(usd, 6), by_model, round(compaction, 6), unpriced)
+
+
+# --- the price of a compaction (DESIGN.md "Contracts added in the fourth step") -------------
+
+REWORK_NOT_OBSERVABLE = "not observable in a replay"
+PRICE_RULE = (
+    "billed rule: the summary call as logged; the cache re-write = the first call after the "
+    "boundary's cache writes, up to the new prefix's size, at their write rate less the read "
+    "rate; the rework = the full price of each call a lost fact was needed again at, once; "
+    "set against the tokens saved on every call until the next compaction, at the cache-read "
+    "rate they would have been read at"
+)
+
+FULL_LABEL = "replay rule + re-writes"
+FULL_RULE = (
+    "the replay rule, summary calls included, plus the full price of each run's compactions: "
+    "every new prefix written to the cache again at its write rate less the read rate "
+    "(rework is not observable in a replay); what the advice weighs"
+)
+
+
+@dataclass(frozen=True)
+class Response:
+    """One model call as the price of a compaction reads it: its seq, its model and date, and
+    what it was charged for (``None``: the trace reported no usage for it)."""
+
+    seq: int
+    model: str | None
+    counts: TokenCounts | None
+    on: date | None = None
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """One compaction: the seq of the first message after it, the context before and after,
+    its own summary call (``compaction`` counts of a :class:`PricedCall`, or None when the
+    harness did not log one) and the seqs its lost facts were needed again at."""
+
+    seq: int
+    tokens_before: int | None
+    tokens_after: int | None
+    summary_call: PricedCall | None = None
+    needed_again: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class CompactionPrice:
+    """What one compaction cost, beside what it saved (:data:`PRICE_RULE`).
+
+    ``summary_call_usd`` is None when the trace holds no summary call (the total then counts
+    the re-write and the rework only); ``rework_usd`` None in a replay (not observable)."""
+
+    summary_call_usd: float | None
+    cache_rewrite_usd: float
+    rework_usd: float | None
+    tokens_saved: int | None
+    rework_seqs: tuple[int, ...]
+    rewrite_tokens: int
+    saved_usd: float | None  # the tokens saved, at each later call's cache-read rate
+    calls_after: int  # model calls from the boundary to the next compaction or the end
+
+    @property
+    def total_usd(self) -> float:
+        return round(
+            (self.summary_call_usd or 0.0) + self.cache_rewrite_usd + (self.rework_usd or 0.0), 6
+        )
+
+    @property
+    def rework_calls(self) -> int:
+        return len(self.rework_seqs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The API shape (DESIGN.md), plus the seqs, the re-written tokens and the saving."""
+        return {
+            "summary_call_usd": self.summary_call_usd,
+            "cache_rewrite_usd": self.cache_rewrite_usd,
+            "rework_usd": self.rework_usd,
+            "total_usd": self.total_usd,
+            "tokens_saved": self.tokens_saved,
+            "rework_calls": self.rework_calls,
+            "rework_seqs": list(self.rework_seqs),
+            "rewrite_tokens": self.rewrite_tokens,
+            "tokens_saved_usd": self.saved_usd,
+            "calls_after": self.calls_after,
+        }
+
+
+def rewrite_usd(written: int, one_hour: int, price: Price) -> float:
+    """``written`` cache-creation tokens (``one_hour`` of them to the 1-hour cache) at their
+    write rate, less what reading them from the cache would have cost.
+
+    >>> rewrite_usd(1_000_000, 0, Price(3, 15, 0.3, 3.75))
+    3.45
+    """
+    wrote = cost_usd(
+        TokenCounts(cache_creation_input_tokens=written, cache_creation_1h_input_tokens=one_hour),
+        price,
+    )
+    read = cost_usd(TokenCounts(cache_read_input_tokens=written), price)
+    return round(wrote - read, 6)
+
+
+def _first_call_at_or_after(seq: int, calls: Sequence[Response]) -> Response | None:
+    return next((c for c in calls if c.seq >= seq), None)
+
+
+def compaction_prices(
+    calls: Sequence[Response],
+    boundaries: Sequence[Boundary],
+    table: Mapping[str, Price],
+    *,
+    rework_observable: bool = True,
+) -> list[CompactionPrice | None]:
+    """Each compaction's price from the calls around it (``calls`` in seq order), or None when
+    the first call after it reported no usage or has no price.
+
+    The calls until the next compaction are those from its seq to the next larger seq among
+    ``boundaries`` (or the end). A need at a prompt (the user repeating a rule) is the first
+    call after it; each call is priced once, whatever the number of facts it needed again.
+
+    >>> table = {"m": Price(input=3, output=15, cache_read=0.3, cache_write=3.75)}
+    >>> calls = [Response(1, "m", TokenCounts(10, 100, 90_000, 0)),
+    ...          Response(3, "m", TokenCounts(10, 200, 5_000, 20_000)),
+    ...          Response(5, "m", TokenCounts(10, 100, 25_000, 100))]
+    >>> p = compaction_prices(calls, [Boundary(2, 90_010, 25_010, None, (5,))], table)[0]
+    >>> p.cache_rewrite_usd, p.rework_usd, p.tokens_saved, p.rework_calls, p.total_usd
+    (0.069, 0.009405, 130000, 1, 0.078405)
+    """
+    starts = sorted({b.seq for b in boundaries})
+    out: list[CompactionPrice | None] = []
+    for boundary in boundaries:
+        end = next((s for s in starts if s > boundary.seq), None)
+        window = [c for c in calls if c.seq >= boundary.seq and (end is None or c.seq < end)]
+        first = window[0] if window else None
+        first_price = price_for(first.model, table, first.on) if first and first.counts else None
+        if first is None or first.counts is None or first_price is None:
+            out.append(None)
+            continue
+        written = first.counts.cache_creation_input_tokens
+        if boundary.tokens_after is not None:
+            written = min(written, boundary.tokens_after)
+        one_hour = min(first.counts.cache_creation_1h_input_tokens, written)
+        summary: float | None = None
+        if boundary.summary_call is not None:
+            call = boundary.summary_call
+            summary_price = price_for(call.model, table, call.on)
+            if summary_price is not None:
+                summary = cost_usd(call.compaction + call.counts, summary_price)
+        rework_seqs: tuple[int, ...] = ()
+        rework: float | None = None
+        if rework_observable:
+            named = {_first_call_at_or_after(seq, window) for seq in boundary.needed_again}
+            found = sorted((c for c in named if c is not None), key=lambda c: c.seq)
+            rework_seqs = tuple(c.seq for c in found)
+            rework = 0.0
+            for c in found:
+                price = price_for(c.model, table, c.on) if c.counts else None
+                if c.counts is not None and price is not None:
+                    rework += cost_usd(c.counts, price)
+            rework = round(rework, 6)
+        saved_tokens: int | None = None
+        saved_usd: float | None = None
+        if boundary.tokens_before is not None and boundary.tokens_after is not None:
+            dropped = boundary.tokens_before - boundary.tokens_after
+            saved_tokens = dropped * len(window)
+            saved = 0.0
+            for c in window:
+                price = price_for(c.model, table, c.on)
+                if price is not None:
+                    saved += cost_usd(TokenCounts(cache_read_input_tokens=dropped), price)
+            saved_usd = round(saved, 6)
+        out.append(
+            CompactionPrice(
+                summary_call_usd=summary,
+                cache_rewrite_usd=rewrite_usd(written, one_hour, first_price),
+                rework_usd=rework,
+                tokens_saved=saved_tokens,
+                rework_seqs=rework_seqs,
+                rewrite_tokens=written,
+                saved_usd=saved_usd,
+                calls_after=len(window),
+            )
+        )
+    return out
+
+
+def modelled_rewrites_usd(
+    new_prefixes: Iterable[int], price: Price, *, one_hour: bool = False
+) -> float:
+    """The cache re-writes of compactions nobody billed (a replay, or the observed run priced
+    the same way): each new prefix written once at the 5-minute (or 1-hour) write rate, less
+    the read rate.
+
+    >>> modelled_rewrites_usd([1_000_000, 1_000_000], Price(3, 15, 0.3, 3.75))
+    6.9
+    """
+    total = 0.0
+    for tokens in new_prefixes:
+        total += rewrite_usd(max(tokens, 0), max(tokens, 0) if one_hour else 0, price)
+    return round(total, 6)

@@ -50,7 +50,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from compaction.engine import codex, unpack
-from compaction.engine.analysis import analyse
+from compaction.engine.analysis import KEPT_USER_MESSAGES, analyse
 from compaction.engine.claude_code import parse_transcript
 from compaction.engine.evals import RetentionItem
 from compaction.engine.messages import Message, ObservedCompaction
@@ -134,6 +134,7 @@ def _codex(path: Path) -> Session:
             tokens_before=c.tokens_before,
             tokens_after=c.tokens_after,
             summary=c.summary,
+            kept={KEPT_USER_MESSAGES: list(c.kept_user_seqs)} if c.kept_user_seqs else None,
         )
         for c in rollout.compactions
     )

@@ -148,6 +148,11 @@ def calibrated_counter(
     return tokens.calibrate(sample, context_starts=starts)
 
 
+# A compaction's ``kept`` key naming the user messages (seqs) that its harness keeps before
+# the summary (Codex's local compaction).
+KEPT_USER_MESSAGES = "user_messages"
+
+
 def context_after(
     before: Sequence[Message], compaction: ObservedCompaction, summary: Message | None = None
 ) -> list[Message]:
@@ -160,6 +165,9 @@ def context_after(
     ...                           replaced_to=2)
     >>> [m.text for m in context_after(ms, done)]
     ['m0', 'S', 'm3']
+    >>> codex = ObservedCompaction(seq=4, trigger="auto", summary="S", kept={"user_messages": [2]})
+    >>> [m.text for m in context_after(ms, codex)]
+    ['m2', 'S']
     >>> failed = ObservedCompaction(seq=3, trigger="auto", error="prompt too long")
     >>> [m.text for m in context_after(ms[:3], failed)]
     ['m0', 'm1', 'm2']
@@ -175,6 +183,10 @@ def context_after(
         summary = Message(seq=compaction.seq, role="user", content=(TextBlock(compaction.summary),))
     head: list[Message] = []
     tail: list[Message] = []
+    kept_users = (compaction.kept or {}).get(KEPT_USER_MESSAGES) or ()
+    if kept_users:
+        wanted = {seq for seq in kept_users if isinstance(seq, int)}
+        head = [m for m in before if m.seq in wanted and m.role == "user"]
     for m in before:
         # An end of 0 reads as open-ended, as it always has (a known quirk, kept as is).
         if start is not None and m.seq < start:
@@ -542,7 +554,7 @@ class EarlierRetention:
 
 # Part of every span's inputs key: bump it when the retention rules change, so that results
 # computed under the old rules are not reused.
-RETENTION_RULES_VERSION = "2026-12-06b"
+RETENTION_RULES_VERSION = "2026-12-06c"
 
 
 def span_inputs_key(

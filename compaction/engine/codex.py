@@ -69,6 +69,7 @@ from compaction.engine.messages import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    is_prompt,
 )
 from compaction.engine.tokens import context_size
 
@@ -157,6 +158,10 @@ class CodexCompaction:
     trigger_basis: str
     replacement_items: int
     summarizer: SummarizerCall | None
+    # The user messages a local compaction keeps before its summary (their seqs): Codex
+    # rebuilds the history as its session prefix, the user's latest messages (up to
+    # KEPT_USER_TOKENS) and the summary, so what they say is still in the context.
+    kept_user_seqs: tuple[int, ...] = ()
 
     @property
     def grew(self) -> bool:
@@ -200,6 +205,44 @@ class CodexRollout:
     # after it. Everything before is final: more lines only add after it.
     open_messages: int = 0
     open_compactions: int | None = None
+
+
+# Codex's local compaction keeps the user's most recent messages, newest first, up to 20,000
+# tokens counted as 4 bytes each, the last one cut to fit (codex-rs core compact.rs:
+# COMPACT_USER_MESSAGE_MAX_TOKENS, build_compacted_history). Its session prefix (environment
+# context, AGENTS.md) is put back apart, and an earlier summary is not a user message.
+KEPT_USER_TOKENS = 20_000
+_NOT_USER_WORDS = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# agents.md instructions",
+    "another language model started to solve this problem",
+)
+
+
+def kept_user_seqs(messages: Iterable[Message]) -> tuple[int, ...]:
+    """The seqs of the user messages a local compaction after ``messages`` keeps.
+
+    >>> ms = [Message(i, "user", (TextBlock("x" * n),)) for i, n in enumerate((80_000, 8, 40))]
+    >>> kept_user_seqs(ms)
+    (0, 1, 2)
+    >>> kept_user_seqs([*ms, Message(3, "user", (TextBlock("y" * 80_000),))])
+    (3,)
+    """
+    budget = KEPT_USER_TOKENS
+    kept: list[int] = []
+    for message in reversed(list(messages)):
+        if message.role != "user" or not is_prompt(message):
+            continue
+        text = message.text
+        if not text.strip() or text.lstrip()[:60].casefold().startswith(_NOT_USER_WORDS):
+            continue
+        kept.append(message.seq)
+        tokens = -(-len(text.encode("utf-8", "surrogatepass")) // 4)
+        if tokens >= budget:
+            break  # this one is cut to what is left, and nothing older fits
+        budget -= tokens
+    return tuple(reversed(kept))
 
 
 def split_lines(data: bytes) -> list[tuple[int, str]]:
@@ -560,6 +603,7 @@ class _Reader:
                 trigger_basis=basis,
                 replacement_items=len(items),
                 summarizer=summarizer,
+                kept_user_seqs=() if remote else kept_user_seqs(self.out.messages),
             )
         )
         self.waiting_after = len(self.out.compactions) - 1

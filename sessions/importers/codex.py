@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from compaction.engine import codex
+from compaction.engine.analysis import KEPT_USER_MESSAGES
 from compaction.engine.tokens import billed_tokens, context_size
 from sessions import wire
 from sessions.errors import BadRequest
@@ -96,6 +97,8 @@ def compaction_wire(event: codex.CodexCompaction) -> dict[str, Any]:
         kept["codex_estimate_after"] = event.codex_estimate_after
     if event.grew:
         kept["grew"] = True
+    if event.kept_user_seqs:
+        kept[KEPT_USER_MESSAGES] = list(event.kept_user_seqs)
     call = event.summarizer
     if call is not None:
         kept["compaction_call"] = {

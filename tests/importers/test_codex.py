@@ -12,6 +12,7 @@ from django.core.management import call_command
 
 from compaction import pipeline
 from compaction.engine.summary_call import summary_call_from_record
+from compaction.models import CompactionSpan
 from sessions.importers.codex import codex_import
 from sessions.models import AgentSession, CompactionEvent, Message
 from tests.engine.test_codex import (
@@ -355,3 +356,42 @@ def test_an_interrupted_response_is_stored_but_the_analysis_draws_no_point_for_i
         (10_000, False),
         (11_000, False),
     ]
+
+
+def test_a_local_compaction_keeps_the_users_latest_messages_so_their_facts_are_not_lost(
+    tmp_path: Path,
+) -> None:
+    """Codex rebuilds the history as the user's latest messages (up to 20,000 tokens) and the
+    summary: a rule the user wrote is still in the context even when the summary omits it, and
+    a message older than the budget is not."""
+    old_rule = "Never push to main without a review."
+    path = write(
+        tmp_path,
+        meta(),
+        turn(),
+        user(f"{old_rule} Fix the parser."),
+        say("a"),
+        count(100_010, usage(100_000)),
+        user("x" * 90_000),  # 22,500 tokens: the budget ends inside it
+        say("b"),
+        count(150_010, usage(140_000)),
+        user("Keep the public API of billing/api.py unchanged."),
+        say("c"),
+        count(170_020, usage(160_000)),
+        compacted("Goal: fix the parser."),
+        say("d"),
+        count(190_020, usage(20_000)),
+    )
+    codex_import(project=make_project(), paths=[path])
+    (event,) = CompactionEvent.objects.all()
+    prompts = list(
+        Message.objects.filter(session=event.session, role="user")
+        .order_by("seq")
+        .values_list("seq", flat=True)
+    )
+    assert event.kept["user_messages"] == prompts[-2:]  # the long one and the last, not the first
+    pipeline.session_analyse(session_id=event.session_id)
+    span = CompactionSpan.objects.get(session=event.session, replay=None)
+    verdicts = {item["text"]: item["verdict"] for item in span.retention}
+    assert verdicts["Keep the public API of billing/api.py unchanged."] == "kept"
+    assert verdicts[old_rule] == "lost"

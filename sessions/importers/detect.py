@@ -37,7 +37,7 @@ from django.conf import settings
 from compaction.engine import cline as cline_engine
 from compaction.engine import codex as codex_engine
 from compaction.engine import gemini as gemini_engine
-from compaction.engine import unpack
+from compaction.engine import names, unpack
 from sessions.importers import (
     anthropic_logs,
     claude_code,
@@ -411,10 +411,11 @@ def _problem(item: Found) -> str | None:
     if item.format is None:
         return f"not a format Sawtooth reads (looked like {item.looked_like})"
     try:
+        session_id: str | None = None
         if item.format == codex.FORMAT:
-            codex_engine.parse_rollout_bytes(_plain(path))
+            session_id = codex_engine.parse_rollout_bytes(_plain(path)).session_id
         elif item.format == gemini.FORMAT:
-            gemini_engine.parse_chat_bytes(_plain(path))
+            session_id = gemini_engine.parse_chat_bytes(_plain(path)).session_id
         elif item.format == cline.FORMAT:
             ui = path / cline.UI_FILE
             if not ui.is_file():
@@ -437,6 +438,10 @@ def _problem(item: Found) -> str | None:
         return f"not readable ({type(exc).__name__}: {str(exc)[:200]})"
     except Exception as exc:  # a YAML log's parser errors
         return f"not readable ({type(exc).__name__}: {str(exc)[:200]})"
+    # the id each importer checks, checked here too, so the upload is refused at once
+    bad_id = names.path_segment_problem(session_id) if session_id else None
+    if bad_id is not None:
+        return f"session id: {bad_id}; nothing of this file was stored"
     return None
 
 

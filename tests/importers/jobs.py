@@ -4,12 +4,16 @@ read its report through ``GET /api/v1/imports/{job_id}``."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+from django.db import connection
 from django.test import Client
 
 from sessions import import_jobs
-from sessions.models import ImportJob
+from sessions.models import ImportJob, ImportStatus
 
 
 def imported(client: Client, url: str, data: Any, headers: dict[str, str]) -> Any:
@@ -28,3 +32,36 @@ def report_of(response: Any) -> dict[str, Any]:
     assert body["status"] == "done", body
     report: dict[str, Any] = body["report"]
     return report
+
+
+class JobRunner:
+    """Runs queued import jobs in a thread of the test process, as a worker would (the
+    service the task calls): for tests whose client talks to ``live_server``."""
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                queued = ImportJob.objects.filter(status=ImportStatus.QUEUED)
+                for pk in list(queued.values_list("pk", flat=True)):
+                    import_jobs.import_job_run(job_id=pk)
+                self._stop.wait(0.05)
+        finally:
+            connection.close()
+
+    def __enter__(self) -> JobRunner:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+
+@pytest.fixture
+def job_runner() -> Iterator[JobRunner]:
+    with JobRunner() as runner:
+        yield runner

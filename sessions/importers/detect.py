@@ -245,6 +245,16 @@ def sniff(path: Path) -> Found:
             return Found(path, None, refused=str(exc))
         except (OSError, ValueError, RecursionError):
             pass
+        if not whole_ok:
+            # JSON lines whose first record is longer than the first look: that line, read
+            # whole within the record limit, says which format
+            with (
+                contextlib.suppress(OSError, ValueError, RecursionError),
+                reading.trace_open(path) as fh,
+            ):
+                first = json.loads(fh.readline())
+                if isinstance(first, Mapping):
+                    records.append(first)
     if whole_ok:
         found = _document(whole)
         if found is None and isinstance(whole, Mapping):

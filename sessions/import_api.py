@@ -193,7 +193,7 @@ def import_traces(request: KeyRequest) -> Status[Any]:
 
 @router.get(
     "/imports/{job_id}",
-    response={200: JobOut, 202: JobOut, 401: Error, 404: Error, 422: Error},
+    response={200: JobOut, 202: JobOut, 400: Error, 401: Error, 404: Error, 422: Error},
     summary="A background import: its status, progress and, once finished, its report",
     auth=ProjectKey(),
 )

@@ -195,8 +195,9 @@ def _chunks_unpack(job_id: int, folder: Path) -> dict[str, str]:
 
 def import_job_run(*, job_id: int) -> None:
     """Import a queued job's files (a worker's task). Claims the job first, so a duplicate or
-    redelivered task does nothing; re-importing is safe, so a job whose worker died is run
-    again from its chunks (``import_jobs_requeue_abandoned``)."""
+    redelivered task does nothing. Its chunks stay until it finishes, and re-importing is
+    safe, so a job left running by a dead worker can be run again from them (no sweep does
+    that yet: it stays ``running``)."""
     claimed = ImportJob.objects.filter(pk=job_id, status=ImportStatus.QUEUED).update(
         status=ImportStatus.RUNNING,
         started_at=timezone.now(),

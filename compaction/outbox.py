@@ -27,12 +27,13 @@ REPLAY_RUN_EXECUTE = "replay_run_execute"
 REPLAY_RUNS_EXECUTE = "replay_runs_execute"  # an experiment's runs, one task each
 WEBHOOK_DELIVER = "webhook_deliver"
 ALERT_EMAIL_SEND = "alert_email_send"
+IMPORT_JOB_RUN = "import_job_run"  # sessions.tasks.import_job_run: a background import
 # A row its own request has not tried yet is left to that request for this long, so the drain
 # does not race the send right after the commit (a request killed before sending is drained).
 UNTRIED_GRACE = timedelta(seconds=10)
 
 
-def _task(name: str) -> Any:
+def _task(name: str, app_name: str = "compaction") -> Any:
     """A task by its name, ``compaction.tasks.<name>`` (the alerts' tasks, in alerts/tasks.py,
     kept that name): work is sent by name, never by importing the tasks (which import the
     services that write these rows). A web process never loads them, so there it is a
@@ -40,7 +41,7 @@ def _task(name: str) -> Any:
     task itself. The message sent, and its queue (CELERY_TASK_ROUTES, by name), are the same."""
     from config.celery import app
 
-    full_name = f"compaction.tasks.{name}"
+    full_name = f"{app_name}.tasks.{name}"
     return app.tasks[full_name] if full_name in app.tasks else app.signature(full_name)
 
 
@@ -61,6 +62,7 @@ def _senders() -> dict[str, Callable[[list[Any]], object]]:
         REPLAY_RUNS_EXECUTE: lambda args: experiment_fan_out(list(args)),
         WEBHOOK_DELIVER: lambda args: _task(WEBHOOK_DELIVER).delay(*args),
         ALERT_EMAIL_SEND: lambda args: _task(ALERT_EMAIL_SEND).delay(*args),
+        IMPORT_JOB_RUN: lambda args: _task(IMPORT_JOB_RUN, app_name="sessions").delay(*args),
     }
 
 

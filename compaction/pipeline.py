@@ -39,7 +39,7 @@ from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
 from alerts import services as alert_services
-from compaction import fair, liveness, outbox, recovery, services
+from compaction import budget, fair, liveness, outbox, recovery, services
 from compaction.engine import analysis, experiments, session_replay, summarizer_choice, titles
 from compaction.engine.names import EXTERNAL_SUMMARIZERS
 from compaction.engine.strategies import Policy
@@ -281,8 +281,24 @@ def _analysis_run(row: SessionAnalysis, session_id: int, generation: int) -> Ses
     # Beaten for while it runs, so the analysis of a worker that dies is queued again within
     # seconds, and a long one in a live worker never is (compaction/liveness.py).
     running = SessionAnalysis.objects.filter(pk=row.pk, status=AnalysisStatus.RUNNING)
-    with liveness.heartbeat(running):
-        result = _session_analyse_running(row, session_id, generation)
+    size = budget.session_text_bytes(session_id)
+    seconds = budget.budget_seconds(size)
+    try:
+        with liveness.heartbeat(running), budget.budget(seconds):
+            result = _session_analyse_running(row, session_id, generation)
+    except budget.OverBudget as exc:
+        # The slot is freed for the next turn; the session says why it has no analysis.
+        # Deterministic: the same pass would overrun again, so it is not retried.
+        logger.warning("analysis of session %s stopped: %s", session_id, exc)
+        SessionAnalysis.objects.filter(pk=row.pk).update(
+            status=AnalysisStatus.FAILED,
+            error=(
+                f"analysis stopped: {exc} for {size / budget.MIB:.1f} MiB of messages "
+                "(ANALYSIS_BUDGET_SECONDS + ANALYSIS_BUDGET_SECONDS_PER_MB per MiB)"
+            ),
+            finished_at=timezone.now(),
+        )
+        result = None
     # A pass that stored its results sent the next turn with them when a batch had landed
     # meanwhile (_analysis_store). One that stored nothing (it failed, or found the session
     # deleted or its results superseded) sends one if the row is waiting: the turn of the

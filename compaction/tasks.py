@@ -5,12 +5,21 @@ The alerts' tasks (webhook deliveries, the alert e-mail, unmuting) are in alerts
 
 from __future__ import annotations
 
+from django.conf import settings
+
 from compaction import outbox, pipeline, recovery
 from config.celery import TRANSIENT_DB_ERRORS as TRANSIENT
 from config.celery import app
 
 
-@app.task(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=5)
+@app.task(
+    acks_late=True,
+    autoretry_for=TRANSIENT,
+    retry_backoff=True,
+    max_retries=5,
+    # the hard stop behind each pass's budget (compaction/budget.py)
+    time_limit=settings.ANALYSIS_TIME_LIMIT_SECONDS,
+)
 def session_analyse(session_id: int) -> None:
     """A turn of analysis, sent by each request: it analyses the waiting session whose
     project's turn it is (compaction/fair.py), which may be another than ``session_id``."""

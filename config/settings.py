@@ -192,6 +192,17 @@ IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 100 * 1024 * 1024)
 # What a reader holds in memory at once: one JSON line, or one whole JSON document (a Gemini
 # chat, an OTLP dump, a Cline task file). Past it the file is refused with the limit named.
 IMPORT_MAX_RECORD_BYTES = env_int("IMPORT_MAX_RECORD_BYTES", 32 * 1024 * 1024)
+# An import through POST /api/v1/imports counts against INGEST_RATE_LIMIT_PER_MINUTE as one
+# batch per started IMPORT_RATE_BYTES_PER_BATCH of its files (after gzip), not as one request.
+IMPORT_RATE_BYTES_PER_BATCH = env_int("IMPORT_RATE_BYTES_PER_BATCH", 1024 * 1024)
+# The analysis budget of one pass over a session (compaction/budget.py): this many seconds,
+# plus ANALYSIS_BUDGET_SECONDS_PER_MB per MiB of the session's text. A pass past it is ended,
+# the session marked failed with the reason, and the worker's slot freed. 0: no budget.
+ANALYSIS_BUDGET_SECONDS = env_float("ANALYSIS_BUDGET_SECONDS", 120.0)
+ANALYSIS_BUDGET_SECONDS_PER_MB = env_float("ANALYSIS_BUDGET_SECONDS_PER_MB", 30.0)
+# The hard stop behind the budget (Celery's time_limit on the analysis task): past it the
+# pool process running the pass is killed, even inside C code that never returns to Python.
+ANALYSIS_TIME_LIMIT_SECONDS = env_int("ANALYSIS_TIME_LIMIT_SECONDS", 1800)
 # Replay runs a project may have queued or running at once (single replays and experiment
 # runs alike); more get 429 (API) or a form error naming the quota.
 REPLAY_QUOTA_PER_PROJECT = env_int("REPLAY_QUOTA_PER_PROJECT", 200)
@@ -253,6 +264,7 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "sawtooth")
 CELERY_ANALYSIS_QUEUE = env_str("CELERY_ANALYSIS_QUEUE", "analysis")
 CELERY_REPLAYS_QUEUE = env_str("CELERY_REPLAYS_QUEUE", "replays")
 CELERY_WEBHOOKS_QUEUE = env_str("CELERY_WEBHOOKS_QUEUE", "webhooks")
+CELERY_IMPORTS_QUEUE = env_str("CELERY_IMPORTS_QUEUE", "imports")
 CELERY_TASK_QUEUES = {
     name: {"routing_key": name}
     for name in (
@@ -260,6 +272,7 @@ CELERY_TASK_QUEUES = {
         CELERY_ANALYSIS_QUEUE,
         CELERY_REPLAYS_QUEUE,
         CELERY_WEBHOOKS_QUEUE,
+        CELERY_IMPORTS_QUEUE,
     )
 }
 # Tasks are routed and scheduled by name; the alerts' tasks (alerts/tasks.py) kept the names
@@ -269,6 +282,7 @@ CELERY_TASK_ROUTES = {
     "compaction.tasks.replay_run_execute": {"queue": CELERY_REPLAYS_QUEUE},
     "compaction.tasks.stale_findings_rescan": {"queue": CELERY_REPLAYS_QUEUE},
     "compaction.tasks.webhook_deliver": {"queue": CELERY_WEBHOOKS_QUEUE},
+    "sessions.tasks.import_job_run": {"queue": CELERY_IMPORTS_QUEUE},
     "compaction.tasks.alert_email_send": {"queue": CELERY_WEBHOOKS_QUEUE},
 }
 # A request must not hang on a broker that is down: the outbox row is committed already and

@@ -52,13 +52,17 @@ def key_authenticate(request: HttpRequest) -> Project:
     return project
 
 
-def ingest_rate_check(*, project: Project, request: HttpRequest | None = None) -> None:
-    """Count one upload against the project's per-minute allowance; 429 once it is spent.
+def ingest_rate_check(
+    *, project: Project, request: HttpRequest | None = None, units: int = 1, what: str = ""
+) -> None:
+    """Count ``units`` (one upload) against the project's per-minute allowance; 429 once it is
+    spent.
 
     The count lives in Django's cache, so with ``CACHE_URL=redis://...`` every web process
     shares it; the embedded default (local memory) counts per process. When the shared cache
     is down the upload is not refused for it: this process counts alone (sessions.counters),
     and marks ``request`` so the response says so (``X-Sawtooth-Degraded: rate-limit``).
+    An import counts by its size as well (``import_units``): ``what`` then says why.
     """
     limit = settings.INGEST_RATE_LIMIT_PER_MINUTE
     if limit <= 0:
@@ -66,16 +70,27 @@ def ingest_rate_check(*, project: Project, request: HttpRequest | None = None) -
     now = time.time()
     window = int(now // 60)
     count = counters.count_incr(
-        f"ingest-rate:{project.pk}:{window}", timeout=120, what="the ingest rate limit"
+        f"ingest-rate:{project.pk}:{window}", timeout=120, what="the ingest rate limit", by=units
     )
     if not count.shared:
         counters.degraded_mark(request, DEGRADED_RATE_LIMIT)
     if count.value > limit:
         retry_after = max(1, int((window + 1) * 60 - now))
         raise TooManyRequests(
-            f"rate limit: {limit} batches per minute for this project; retry in {retry_after}s",
+            f"rate limit: {limit} batches per minute for this project{what}; "
+            f"retry in {retry_after}s",
             retry_after=retry_after,
         )
+
+
+def import_units(size_bytes: int) -> int:
+    """What an import of ``size_bytes`` (after every gzip layer) counts against the allowance,
+    beyond the one its request counted at the door: one batch per started
+    IMPORT_RATE_BYTES_PER_BATCH (1 MiB), so 100 MiB cost what 100 batches of events do:
+    1 byte to 1 MiB adds nothing, 1 MiB and a byte adds one.
+    """
+    per = max(1, settings.IMPORT_RATE_BYTES_PER_BATCH)
+    return max(0, -(-size_bytes // per) - 1)
 
 
 def ingest_authorize(request: HttpRequest) -> Project:

@@ -73,27 +73,27 @@ def _shared_failed(location: str, exc: Exception, what: str) -> None:
         )
 
 
-def _incr(store: BaseCache, key: str, timeout: int) -> int:
+def _incr(store: BaseCache, key: str, timeout: int, by: int = 1) -> int:
     store.add(key, 0, timeout=timeout)
     try:
-        return int(store.incr(key))
+        return int(store.incr(key, by))
     except ValueError:  # expired between add and incr
-        store.set(key, 1, timeout=timeout)
-        return 1
+        store.set(key, by, timeout=timeout)
+        return by
 
 
-def count_incr(key: str, *, timeout: int, what: str) -> Count:
-    """Add one to the counter ``key`` (created for ``timeout`` seconds) and return it.
+def count_incr(key: str, *, timeout: int, what: str, by: int = 1) -> Count:
+    """Add ``by`` (one) to the counter ``key`` (created for ``timeout`` seconds) and return it.
 
     ``what`` names the limit in the outage warning ("ingest rate limit").
     """
     location = _location()
     if _shared_usable(location):
         try:
-            return Count(_incr(cache, key, timeout), shared=True)
+            return Count(_incr(cache, key, timeout, by), shared=True)
         except CACHE_ERRORS as exc:
             _shared_failed(location, exc, what)
-    return Count(_incr(_fallback, key, timeout), shared=False)
+    return Count(_incr(_fallback, key, timeout, by), shared=False)
 
 
 def count_read(key: str, *, what: str) -> Count:

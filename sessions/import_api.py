@@ -1,8 +1,11 @@
-"""Upload endpoints under /api/v1/imports/: files users already have, imported in place.
+"""Upload endpoints under /api/v1/imports/: files users already have.
 
-The import runs in the request (it streams, chunk by chunk, through ``events_ingest``) and
-the answer is the import report. Registered on the API in ``config/api.py``; an upload comes
-in through ``auth.ProjectKey(ingest=True)`` (a valid key, then the project's ingest allowance).
+``POST /imports`` (any format) checks the upload in the request and imports it in a worker
+(sessions/import_jobs.py): 202 ``{job_id}``, then ``GET /imports/{job_id}``.
+``POST /imports/claude-code`` imports in the request (it streams, chunk by chunk, through
+``events_ingest``) and answers the import report, as it always has. Registered on the API
+in ``config/api.py``; an upload comes in through ``auth.ProjectKey(ingest=True)`` (a valid
+key, then the project's ingest allowance).
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from ninja import Router, Schema, Status
 
-from sessions import wire
-from sessions.auth import KeyRequest, ProjectKey
-from sessions.errors import BadRequest, Unprocessable
+from sessions import import_jobs, wire
+from sessions.auth import KeyRequest, ProjectKey, import_units, ingest_rate_check
+from sessions.errors import BadRequest, NotFound, Unprocessable
 from sessions.importers import claude_code, detect
 from sessions.importers.report import ImportReport
 from sessions.models import Project
@@ -27,11 +30,6 @@ from sessions.schemas import Error
 router = Router(tags=["imports"])
 
 _CHUNK = 1024 * 1024
-LOOSE_CLINE = (
-    "a Cline task is a folder; send its files under a form field named by the task id, so the "
-    "task keeps its id"
-)
-UPLOAD_NAME_MAX = 200  # a file's name, or the form field naming a Cline task's folder
 
 
 class ImportOut(Schema):
@@ -123,90 +121,40 @@ def import_claude_code(request: KeyRequest) -> Status[Any]:
     return Status(200, ImportOut(**report.to_dict()))
 
 
-def _upload_path(folder: Path, field: str, name: str, index: int, taken: set[str]) -> Path:
-    """Where an uploaded file is kept: its name, in a folder named by its form field when the
-    field is not ``file`` (a Cline task is a folder: both its files are sent under a field
-    named by the task id), both reduced to plain names so nothing is written outside
-    ``folder``; gzip is undone on the way in, so ``.gz`` leaves the name."""
-    base = Path(name.replace("\\", "/")).name.strip().removesuffix(".gz")
-    if base in ("", ".", "..") or base.startswith("."):
-        base = f"upload-{index}"
-    parent = Path(field.replace("\\", "/")).name.strip()
-    # Each becomes a name on disk, which the file system caps (255 bytes): refused here with
-    # the limit named, never an OSError (a 500) from the file system.
-    for what, value in (("file name", base), ("form field", parent)):
-        if len(value.encode()) > UPLOAD_NAME_MAX:
-            raise BadRequest(
-                f"{what} {value[:40]!r}...: {len(value)} characters, "
-                f"the limit is {UPLOAD_NAME_MAX} bytes"
-            )
-    if parent in ("file", "files", ".", "..") or parent.startswith("."):
-        parent = ""
-    target = f"{parent}/{base}" if parent else base
-    candidate, n = target, 1
-    while candidate in taken:
-        n += 1
-        candidate = f"{parent}/{n}-{base}" if parent else f"{n}-{base}"
-    taken.add(candidate)
-    path = folder / candidate
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def uploads_import(
     *, project: Project, files: Sequence[tuple[str, UploadedFile[bytes]]]
 ) -> ImportReport:
-    """Save uploaded files (``(form field, file)``) in a folder of their own, find each one's
-    format and import it: the one path of ``POST /api/v1/imports`` and the web upload. A file
-    too large (after gzip is undone) stops everything with a 413, and a file that cannot be
-    read with a 422 naming it, before anything is stored."""
+    """Check uploaded files (``(form field, file)``) and import them in this request: the web
+    upload form's path (``POST /api/v1/imports`` checks alike, then imports in a worker)."""
     with tempfile.TemporaryDirectory(prefix="sawtooth-import-") as tmp:
-        folder = Path(tmp)
-        taken: set[str] = set()
-        paths: list[Path] = []
-        shown: dict[str, str] = {}  # saved path -> the name the client sent (``.gz`` kept)
-        for index, (field, upload) in enumerate(files, start=1):
-            path = _upload_path(folder, field, upload.name or "", index, taken)
-            sent = Path((upload.name or "").replace("\\", "/")).name or path.name
-            if path.name != sent.removesuffix(".gz"):
-                sent = path.name
-            relative = str(path.relative_to(folder))
-            shown[relative] = str(Path(relative).with_name(sent))
-            limited = wire.bounded_chunks(
-                upload.chunks(_CHUNK),
-                max_bytes=settings.IMPORT_MAX_BYTES,
-                max_line=settings.IMPORT_MAX_RECORD_BYTES,
-                where=f"file {sent}",
-            )
-            with path.open("wb") as out:
-                for chunk in limited:
-                    out.write(chunk)
-            paths.append(path)
-        tasks = sorted({p.parent for p in paths if p.parent != folder})
-        loose_cline = [p for p in paths if p.parent == folder and p.name in detect.CLINE_FILES]
-        for path in loose_cline:
-            paths.remove(path)
-        targets = [*tasks, *(p for p in paths if p.parent == folder)]
-        # Every file is read before any is stored: one that cannot be read refuses the upload
-        # whole (422 naming it), so a client never has half an upload to find and resend.
-        refused = [(str(path), LOOSE_CLINE) for path in loose_cline] + detect.traces_check(targets)
-        if refused:
-            named = []
-            for raw, why in refused:
-                relative = str(Path(raw).relative_to(folder))
-                named.append(f"{shown.get(relative, relative)}: {why}")
-            raise Unprocessable("; ".join(named) + "; nothing of this upload was stored")
-        report = detect.traces_import(project=project, paths=targets)
-        report = report_relative(report, folder)
-    for file in report.files:
-        file.path = shown.get(file.path, file.path)
-    return report
+        checked = import_jobs.uploads_check(folder=Path(tmp), files=files)
+        report = detect.traces_import(project=project, paths=checked.targets)
+        return import_jobs.report_named(report, checked.folder, checked.shown)
+
+
+class JobAccepted(Schema):
+    job_id: str
+
+
+class JobProgress(Schema):
+    fraction: float
+    files_done: int
+    files_total: int
+    bytes: int
+
+
+class JobOut(Schema):
+    job_id: str
+    status: str
+    progress: JobProgress
+    report: ImportOut | None
+    error: str
 
 
 @router.post(
     "/imports",
-    response={200: ImportOut, 400: Error, 401: Error, 413: Error, 422: Error, 429: Error},
-    summary="Import traces of any format the product reads (multipart files)",
+    response={202: JobAccepted, 400: Error, 401: Error, 413: Error, 422: Error, 429: Error},
+    summary="Import traces of any format the product reads (multipart files), in the background",
     auth=ProjectKey(ingest=True),
 )
 def import_traces(request: KeyRequest) -> Status[Any]:
@@ -214,10 +162,12 @@ def import_traces(request: KeyRequest) -> Status[Any]:
     CLI, Cline (a task's ``ui_messages.json`` and ``api_conversation_history.json`` sent under
     a field named by the task id), OTLP JSON, Anthropic logs, SWE-agent/OpenHands
     trajectories. Each file's format is found by its content and every file is read before
-    any is stored: a file that cannot be read answers 422 naming it, and nothing of the upload
-    is stored. The answer reports per file what was imported, and what was skipped and why
-    (``unknown_types``: record types the reader does not know, skipped and counted).
-    Re-sending is safe."""
+    the answer: a file that cannot be read answers 422 naming it, and nothing of the upload
+    is stored. A readable upload is imported by a worker: the answer is 202 ``{job_id}``, and
+    ``GET /api/v1/imports/{job_id}`` reports its progress and, once done, what was imported
+    per file and what was skipped and why (``unknown_types``: record types the reader does
+    not know, skipped and counted). The upload counts against the project's allowance by its
+    size: one batch per started MiB after gzip is undone. Re-sending is safe."""
     if request.content_type != "multipart/form-data":
         raise BadRequest("body: send the files as multipart/form-data parts")
     files: list[tuple[str, UploadedFile[bytes]]] = [
@@ -225,9 +175,40 @@ def import_traces(request: KeyRequest) -> Status[Any]:
     ]
     if not files:
         raise BadRequest("file: required, one or more trace files as multipart parts")
-    report = uploads_import(project=request.auth, files=files)
-    problems = [f for f in report.files if f.error]
-    if problems and not report.sessions:
-        # what only the import itself could find (a trajectory's), with nothing stored
-        raise Unprocessable("; ".join(f"{f.path}: {f.error}" for f in problems))
-    return Status(200, ImportOut(**report.to_dict()))
+    with tempfile.TemporaryDirectory(prefix="sawtooth-import-") as tmp:
+        checked = import_jobs.uploads_check(folder=Path(tmp), files=files)
+        units = import_units(checked.size_bytes)
+        if units:
+            mib = checked.size_bytes / (1024 * 1024)
+            ingest_rate_check(
+                project=request.auth,
+                request=request,
+                units=units,
+                what=f" (this import of {mib:.1f} MiB counts as {units + 1} batches, "
+                "one per started MiB; nothing of it was stored)",
+            )
+        job = import_jobs.import_job_create(project=request.auth, checked=checked)
+    return Status(202, JobAccepted(job_id=str(job.public_id)))
+
+
+@router.get(
+    "/imports/{job_id}",
+    response={200: JobOut, 202: JobOut, 400: Error, 401: Error, 404: Error, 422: Error},
+    summary="A background import: its status, progress and, once finished, its report",
+    auth=ProjectKey(),
+)
+def import_job(request: KeyRequest, job_id: str, wait: float = 0) -> Status[Any]:
+    """``status`` is ``queued``, ``running``, ``done`` or ``failed`` (every file refused:
+    ``error`` names each); ``progress`` counts files (a Cline task folder is one). 200 once
+    finished, with ``report``; 202 while it is not. ``?wait=SECONDS`` (at most 30) holds the
+    answer until the job finishes or the time is up."""
+    if not 0 <= wait <= import_jobs.WAIT_MAX_SECONDS:
+        raise Unprocessable(
+            f"wait: {wait:g} seconds; it must be from 0 to {import_jobs.WAIT_MAX_SECONDS}"
+        )
+    job = import_jobs.import_job_find(project=request.auth, job_id=job_id)
+    if job is None:
+        raise NotFound(f"import job {job_id[:80]!r}: not found in this project")
+    if wait:
+        job = import_jobs.import_job_wait(job=job, seconds=wait)
+    return Status(200 if job.finished else 202, import_jobs.job_answer(job))

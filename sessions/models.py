@@ -319,3 +319,65 @@ class Probe(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id}#{self.seq}: {self.text[:40]}"
+
+
+class ImportStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class ImportJob(models.Model):
+    """An upload to ``POST /api/v1/imports``, checked by the web process and imported by a
+    worker (sessions/import_jobs.py). ``public_id`` is the ``job_id`` a client polls; a job
+    is found only through its project, so another project's id reads as not found."""
+
+    public_id = models.UUIDField(unique=True, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
+    status = models.CharField(max_length=10, choices=ImportStatus, default=ImportStatus.QUEUED)
+    files_total = models.PositiveIntegerField(default=0)
+    files_done = models.PositiveIntegerField(default=0)
+    size_bytes = models.BigIntegerField(default=0)  # after every gzip layer is undone
+    report = models.JSONField(default=dict, blank=True)  # ImportReport.to_dict() once done
+    error = models.TextField(blank=True, default="")
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"import {self.public_id} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (ImportStatus.DONE, ImportStatus.FAILED)
+
+    @property
+    def progress(self) -> float:
+        if self.status == ImportStatus.DONE:
+            return 1.0
+        return round(self.files_done / self.files_total, 3) if self.files_total else 0.0
+
+
+class ImportChunk(models.Model):
+    """One MiB of one uploaded file (already inflated), kept until its job is imported: the
+    database is the one store every web and worker process shares in either setup."""
+
+    job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="chunks")
+    path = models.CharField(max_length=500)  # relative: "<task id>/ui_messages.json", "a.jsonl"
+    shown = models.CharField(max_length=500)  # the name the client sent (".gz" kept)
+    seq = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "path", "seq"], name="import_chunk_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.path} #{self.seq}"

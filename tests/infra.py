@@ -195,13 +195,20 @@ def app_env(*, database_url: str, broker_url: str, prefix: str, **extra: str) ->
         "CELERY_ANALYSIS_QUEUE": f"{prefix}.analysis",
         "CELERY_REPLAYS_QUEUE": f"{prefix}.replays",
         "CELERY_WEBHOOKS_QUEUE": f"{prefix}.webhooks",
+        "CELERY_IMPORTS_QUEUE": f"{prefix}.imports",
         "SAWTOOTH_VAR_DIR": extra.pop("SAWTOOTH_VAR_DIR", str(ROOT / "var")),
         **extra,
     }
 
 
 def all_queues(prefix: str) -> list[str]:
-    return [prefix, f"{prefix}.analysis", f"{prefix}.replays", f"{prefix}.webhooks"]
+    return [
+        prefix,
+        f"{prefix}.analysis",
+        f"{prefix}.replays",
+        f"{prefix}.webhooks",
+        f"{prefix}.imports",
+    ]
 
 
 def celery_worker(

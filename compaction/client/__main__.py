@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from compaction.client import watch
-from compaction.client.transport import Backoff, GiveUp, Reply, post_with_retries, send
+from compaction.client.transport import (
+    Backoff,
+    GiveUp,
+    Reply,
+    job_wait,
+    post_with_retries,
+    send,
+)
 from compaction.engine.claude_code import transcript_groups
 
 IMPORT_PATH = "/api/v1/imports/claude-code"
@@ -103,7 +110,11 @@ def upload(
                 timeout=600,
             )
 
-        return post_with_retries(once, backoff=backoff).json()
+        answer = post_with_retries(once, backoff=backoff).json()
+    if path == ANY_IMPORT_PATH and isinstance(answer, dict) and "job_id" in answer:
+        # imported in the background: wait for its report (GET ...?wait=30)
+        return job_wait(url, str(answer["job_id"]), key=key, backoff=backoff)
+    return answer
 
 
 def main(argv: Sequence[str] | None = None) -> int:

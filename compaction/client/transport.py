@@ -87,6 +87,31 @@ def send(
         return Reply(exc.code, exc.read(), retry_after_seconds(exc.headers.get("Retry-After")))
 
 
+def get(url: str, *, key: str, timeout: float = 60.0) -> Reply:
+    """One GET; network errors raise OSError, HTTP errors come back as a Reply."""
+    headers = {"Authorization": f"Bearer {key}", "User-Agent": USER_AGENT}
+    request = urllib.request.Request(url, headers=headers, method="GET")  # noqa: S310
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+            return Reply(response.status, response.read())
+    except urllib.error.HTTPError as exc:
+        return Reply(exc.code, exc.read(), retry_after_seconds(exc.headers.get("Retry-After")))
+
+
+def job_wait(base_url: str, job_id: str, *, key: str, backoff: Backoff, wait: int = 30) -> Any:
+    """The report of a background import (``POST /api/v1/imports`` answered 202 ``{job_id}``):
+    ``GET /api/v1/imports/{job_id}?wait=30`` until it is finished. A failed job (every file
+    refused) raises GiveUp with its error."""
+    url = f"{base_url.rstrip('/')}/api/v1/imports/{job_id}?wait={wait}"
+    while True:
+        reply = post_with_retries(lambda: get(url, key=key, timeout=wait + 30), backoff=backoff)
+        body = reply.json()
+        if reply.status == 200:
+            if body.get("status") == "failed":
+                raise GiveUp(f"import failed: {body.get('error', '')}", reply)
+            return body.get("report") or {}
+
+
 @dataclass
 class Backoff:
     """Exponential backoff with full jitter, capped; a Retry-After from the server wins."""

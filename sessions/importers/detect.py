@@ -27,7 +27,7 @@ import contextlib
 import json
 import os
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from django.conf import settings
 from compaction.engine import cline as cline_engine
 from compaction.engine import codex as codex_engine
 from compaction.engine import gemini as gemini_engine
-from compaction.engine import unpack
+from compaction.engine import names, unpack
 from sessions.importers import (
     anthropic_logs,
     claude_code,
@@ -245,6 +245,16 @@ def sniff(path: Path) -> Found:
             return Found(path, None, refused=str(exc))
         except (OSError, ValueError, RecursionError):
             pass
+        if not whole_ok:
+            # JSON lines whose first record is longer than the first look: that line, read
+            # whole within the record limit, says which format
+            with (
+                contextlib.suppress(OSError, ValueError, RecursionError),
+                reading.trace_open(path) as fh,
+            ):
+                first = json.loads(fh.readline())
+                if isinstance(first, Mapping):
+                    records.append(first)
     if whole_ok:
         found = _document(whole)
         if found is None and isinstance(whole, Mapping):
@@ -324,52 +334,77 @@ def _otlp_import(project: Project, path: Path, report: ImportReport) -> None:
         report.sessions.setdefault(key, value)
 
 
-def traces_import(*, project: Project, paths: Sequence[str | os.PathLike[str]]) -> ImportReport:
-    """Find each path's format and import it; a path of no known format is reported."""
+def traces_import(
+    *,
+    project: Project,
+    paths: Sequence[str | os.PathLike[str]],
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportReport:
+    """Find each path's format and import it; a path of no known format is reported.
+    ``progress(done, total)`` is told after each file (or each group a reader imports
+    together: a Claude Code session with its subagents)."""
     report = ImportReport()
     found = discover(paths)
+    done = 0
+
+    def step(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None and n:
+            progress(done, len(found))
+
     by_format: dict[str, list[Path]] = {name: [] for name in FORMATS}
     for item in found:
         if item.refused:
             report.file(
                 str(item.path), format="unknown"
             ).error = f"refused: {item.refused}; nothing of this file was stored"
+            step(1)
             continue
         refused = _limits_problem(item)
         if refused is not None:
             report.file(str(item.path), format=item.format or "unknown").error = refused
+            step(1)
             continue
         if item.format is None:
             report.file(
                 str(item.path), format="unknown"
             ).error = f"skipped: not a format Sawtooth reads (looked like {item.looked_like})"
+            step(1)
         else:
             by_format[item.format].append(item.path)
     if by_format[claude_code.FORMAT]:
         claude_code.claude_code_import(
             project=project, paths=by_format[claude_code.FORMAT], report=report
         )
+        step(len(by_format[claude_code.FORMAT]))
     if by_format[codex.FORMAT]:
         codex.codex_import(project=project, paths=by_format[codex.FORMAT], report=report)
+        step(len(by_format[codex.FORMAT]))
     for path in by_format[gemini.FORMAT]:
         try:
             data = reading.trace_read(path)
         except (OSError, EOFError, zlib.error) as exc:
             report.file(str(path), format=gemini.FORMAT).error = f"cannot read ({exc})"
-            continue
-        gemini.import_chat(project=project, path=path, report=report, data=data)
+        else:
+            gemini.import_chat(project=project, path=path, report=report, data=data)
+        step(1)
     for folder in by_format[cline.FORMAT]:
         cline.import_task(project=project, folder=folder, report=report)
+        step(1)
     for path in by_format[otlp.FORMAT]:
         _otlp_import(project, path, report)
+        step(1)
     if by_format[anthropic_logs.FORMAT]:
         anthropic_logs.anthropic_logs_import(
             project=project, paths=by_format[anthropic_logs.FORMAT], report=report
         )
+        step(len(by_format[anthropic_logs.FORMAT]))
     if by_format[trajectories.FORMAT]:
         trajectories.trajectories_import(
             project=project, paths=by_format[trajectories.FORMAT], report=report
         )
+        step(len(by_format[trajectories.FORMAT]))
     return report
 
 
@@ -386,10 +421,11 @@ def _problem(item: Found) -> str | None:
     if item.format is None:
         return f"not a format Sawtooth reads (looked like {item.looked_like})"
     try:
+        session_id: str | None = None
         if item.format == codex.FORMAT:
-            codex_engine.parse_rollout_bytes(_plain(path))
+            session_id = codex_engine.parse_rollout_bytes(_plain(path)).session_id
         elif item.format == gemini.FORMAT:
-            gemini_engine.parse_chat_bytes(_plain(path))
+            session_id = gemini_engine.parse_chat_bytes(_plain(path)).session_id
         elif item.format == cline.FORMAT:
             ui = path / cline.UI_FILE
             if not ui.is_file():
@@ -412,6 +448,10 @@ def _problem(item: Found) -> str | None:
         return f"not readable ({type(exc).__name__}: {str(exc)[:200]})"
     except Exception as exc:  # a YAML log's parser errors
         return f"not readable ({type(exc).__name__}: {str(exc)[:200]})"
+    # the id each importer checks, checked here too, so the upload is refused at once
+    bad_id = names.path_segment_problem(session_id) if session_id else None
+    if bad_id is not None:
+        return f"session id: {bad_id}; nothing of this file was stored"
     return None
 
 

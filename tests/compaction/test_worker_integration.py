@@ -72,6 +72,7 @@ class Worker:
             "CELERY_ANALYSIS_QUEUE": f"{queue}.analysis",
             "CELERY_REPLAYS_QUEUE": f"{queue}.replays",
             "CELERY_WEBHOOKS_QUEUE": f"{queue}.webhooks",
+            "CELERY_IMPORTS_QUEUE": f"{queue}.imports",
             "CELERY_VISIBILITY_TIMEOUT_SECONDS": "2",
             "WORKER_HEARTBEAT_SECONDS": "1",
             "WORKER_DEAD_SECONDS": "2",

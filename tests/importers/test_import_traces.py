@@ -20,6 +20,7 @@ from tests.engine.test_cline import TASK
 from tests.engine.test_gemini import CHECKPOINT, LINES, SINGLE
 from tests.factories import make_key, make_project
 from tests.importers.corpus import CORPUS, SPOTTER
+from tests.importers.jobs import imported, report_of
 
 CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 ROLLOUT = (
@@ -152,9 +153,8 @@ def test_upload_any_formats_together(client: Client, key: str) -> None:
         SimpleUploadedFile(name, (TASK / name).read_bytes())
         for name in ("ui_messages.json", "api_conversation_history.json")
     ]
-    response = client.post(URL, {"file": files, TASK.name: task}, headers=auth(key))
-    assert response.status_code == 200, response.content
-    report = response.json()
+    response = imported(client, URL, {"file": files, TASK.name: task}, auth(key))
+    report = report_of(response)
     assert {s["external_id"] for s in report["sessions"]} == {
         json.loads(SINGLE.read_bytes())["sessionId"],
         "019c8a4c-ed82-79a1-aa28-7738fc5ab61a",
@@ -225,9 +225,8 @@ def test_a_loose_cline_file_is_refused_with_the_way_to_send_it(client: Client, k
 @pytest.mark.django_db
 def test_upload_names_cannot_leave_the_folder(client: Client, key: str) -> None:
     files = [SimpleUploadedFile("../../etc/../x/session-a.json", SINGLE.read_bytes())]
-    response = client.post(URL, {"../..": files}, headers=auth(key))
-    assert response.status_code == 200
-    assert response.json()["files"][0]["path"] == "session-a.json"
+    response = imported(client, URL, {"../..": files}, auth(key))
+    assert report_of(response)["files"][0]["path"] == "session-a.json"
 
 
 @pytest.mark.django_db
@@ -274,11 +273,8 @@ def test_unknown_record_types_are_counted_apart_from_ignored_and_shown(
         b'{"timestamp":"2026-02-23T12:40:24Z","type":"holodeck_state","payload":{}}',
     ]
     data = b"\n".join([lines[0], *extra, *lines[1:]])
-    response = client.post(
-        URL, {"file": [SimpleUploadedFile(ROLLOUT.name, data)]}, headers=auth(key)
-    )
-    assert response.status_code == 200, response.content
-    report = response.json()
+    response = imported(client, URL, {"file": [SimpleUploadedFile(ROLLOUT.name, data)]}, auth(key))
+    report = report_of(response)
     assert report["unknown_types"] == {"holodeck_state": 1}
     (file,) = report["files"]
     assert file["unknown_types"] == {"holodeck_state": 1}
@@ -315,7 +311,6 @@ def test_a_document_longer_than_the_first_look_is_still_found(client: Client, ke
     chat["messages"][0]["content"] = [{"text": "create 2 hello world files " + "x" * 4_700_000}]
     data = json.dumps(chat, indent=2).encode()
     assert len(data) > detect.SNIFF_BYTES
-    response = client.post(URL, {"file": SimpleUploadedFile(SINGLE.name, data)}, headers=auth(key))
-    assert response.status_code == 200, response.content[:300]
-    assert response.json()["files"][0]["format"] == "gemini-cli"
-    assert response.json()["messages"] > 0
+    response = imported(client, URL, {"file": SimpleUploadedFile(SINGLE.name, data)}, auth(key))
+    assert report_of(response)["files"][0]["format"] == "gemini-cli"
+    assert report_of(response)["messages"] > 0

@@ -29,7 +29,20 @@ from tests.engine.test_gemini import FIXTURES as GEMINI
 from tests.engine.test_gemini import LINES
 from tests.factories import make_key, make_project
 from tests.importers.corpus import AUTO, first_write, read_lines
+from tests.importers.jobs import JobRunner
 from tests.importers.test_claude_code import _live_cut, _stored_rows
+
+
+@pytest.fixture(autouse=True)
+def _import_jobs_run(request: pytest.FixtureRequest) -> Any:
+    """Codex and Gemini files go through POST /api/v1/imports, imported in the background:
+    a thread runs the jobs, as the worker does, where the watcher talks to live_server."""
+    if "live_server" not in request.fixturenames:
+        yield None
+        return
+    with JobRunner() as runner:
+        yield runner
+
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBAGENTS = AUTO.parent / AUTO.name.split(".")[0] / "subagents"

@@ -13,6 +13,7 @@ import html
 import json
 import logging
 import re
+import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from urllib.parse import parse_qsl, urljoin, urlsplit
@@ -27,7 +28,8 @@ from config.api import api
 from privacy.log_masking import MaskPersonalData
 from privacy.models import AuditAction, AuditEvent
 from sessions import services
-from sessions.models import Role
+from sessions.importers.report import ImportReport
+from sessions.models import ImportJob, ImportStatus, Role
 from tests.privacy.doors import CPF, EMAIL, EXTERNAL_ID, PHONE, Door, labelled_project, leaks
 
 pytestmark = pytest.mark.django_db
@@ -151,10 +153,26 @@ def test_no_page_shows_a_value_in_clear_to_any_role(client: Client, door: Door, 
     assert not found, f"{len(found)} of {pages} pages show values in clear to a {role}: {found}"
 
 
+def _import_job(door: Door) -> ImportJob:
+    """A finished background import of the labelled session's transcript."""
+    report = ImportReport()
+    report.session(door.session.external_id).messages = 3
+    report.file("transcript.jsonl", format="claude-code").sessions.append(EXTERNAL_ID)
+    return ImportJob.objects.create(
+        project=door.project,
+        public_id=uuid.uuid4(),
+        status=ImportStatus.DONE,
+        files_total=1,
+        files_done=1,
+        report=report.to_dict(),
+    )
+
+
 def api_reads(door: Door) -> list[str]:
     """Every GET operation of the API, its path filled in for the labelled session."""
     ext = door.session.external_id
     fills = {
+        "{job_id}": str(_import_job(door).public_id),
         "{external_id}": ext,
         "{replay_id}": str(door.replay.pk),
         "{experiment_id}": str(door.experiment.pk),

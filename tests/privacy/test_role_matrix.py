@@ -11,6 +11,7 @@ API: the project's key → the answer; no key or a revoked key → 401; another 
 from __future__ import annotations
 
 import itertools
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +29,7 @@ from compaction.models import CompactionSpan, Experiment, ReplayRun, SpanOrigin
 from config.api import api
 from privacy.models import Finding
 from sessions import access, services
-from sessions.models import AgentSession, ApiKey, Membership, Project, Role
+from sessions.models import AgentSession, ApiKey, ImportJob, Membership, Project, Role
 from team import selectors as team_selectors
 from team import services as team_services
 from tests.factories import make_project, make_session, wire_message
@@ -148,6 +149,14 @@ def _alert(w: World) -> int:
     alert = Alert.objects.filter(session=w.session).order_by("pk").first()
     assert alert is not None, "the summary's CPF raises a personal_data alert"
     return alert.pk
+
+
+def _import_job(w: World) -> str:
+    """A queued background import of the world's project (nothing for a worker to do)."""
+    job, _ = ImportJob.objects.get_or_create(
+        project=w.project, defaults={"public_id": uuid.UUID(int=42)}
+    )
+    return str(job.public_id)
 
 
 def _markable_alert(w: World) -> int:
@@ -608,6 +617,8 @@ API_ROUTES: list[tuple[str, str, Callable[[World], str], Any, int, int]] = [
     ("POST", "/imports/claude-code", lambda w: "/api/v1/imports/claude-code", "", 400, 400),
     # Not multipart: past the key check, refused for what it is.
     ("POST", "/imports", lambda w: "/api/v1/imports", "", 400, 400),
+    # Still queued: 202 to its own project's key, not found for another's.
+    ("GET", "/imports/{job_id}", lambda w: f"/api/v1/imports/{_import_job(w)}", None, 202, 404),
     ("POST", "otlp", lambda w: "/v1/traces", {"resourceSpans": []}, 200, 200),
     ("GET", "/alerts", lambda w: "/api/v1/alerts", None, 200, 200),
     ("GET", "/search", lambda w: "/api/v1/search?q=turn", None, 200, 200),

@@ -102,7 +102,11 @@ class Command(BaseCommand):
         with open(worker_log_path, "ab") as worker_log:
             workers = [
                 _worker("work", analysis_queues, worker_log, "--beat", "--schedule", str(schedule)),
-                _worker("announce", [settings.CELERY_WEBHOOKS_QUEUE], worker_log),
+                _worker(
+                    "announce",
+                    [settings.CELERY_WEBHOOKS_QUEUE, settings.CELERY_IMPORTS_QUEUE],
+                    worker_log,
+                ),
             ]
             try:
                 call_command(server, addrport, use_reloader=False, skip_checks=True)

@@ -195,6 +195,9 @@ IMPORT_MAX_RECORD_BYTES = env_int("IMPORT_MAX_RECORD_BYTES", 32 * 1024 * 1024)
 # An import through POST /api/v1/imports counts against INGEST_RATE_LIMIT_PER_MINUTE as one
 # batch per started IMPORT_RATE_BYTES_PER_BATCH of its files (after gzip), not as one request.
 IMPORT_RATE_BYTES_PER_BATCH = env_int("IMPORT_RATE_BYTES_PER_BATCH", 1024 * 1024)
+# A background import whose worker died is run again from its chunks, at most this many runs
+# in all; then it fails with the reason (sessions/import_jobs.py).
+IMPORT_JOB_MAX_ATTEMPTS = env_int("IMPORT_JOB_MAX_ATTEMPTS", 3)
 # The analysis budget of one pass over a session (compaction/budget.py): this many seconds,
 # plus ANALYSIS_BUDGET_SECONDS_PER_MB per MiB of the session's text. A pass past it is ended,
 # the session marked failed with the reason, and the worker's slot freed. 0: no budget.
@@ -321,6 +324,10 @@ CELERY_BEAT_SCHEDULE = {
         # No "expires" to drop the sweeps that wait behind busy workers: with it, a worker
         # stopped mid-task hung in its warm shutdown (Celery 5.7, filesystem broker). The
         # pile is cheap: a sweep with nothing to do is two indexed queries.
+        "schedule": ABANDONED_WORK_REQUEUE_EVERY_SECONDS,
+    },
+    "requeue-abandoned-imports": {
+        "task": "sessions.tasks.import_jobs_requeue_abandoned",
         "schedule": ABANDONED_WORK_REQUEUE_EVERY_SECONDS,
     },
     "requeue-stuck-replays": {

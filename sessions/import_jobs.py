@@ -27,7 +27,7 @@ from typing import Any
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -196,8 +196,8 @@ def _chunks_unpack(job_id: int, folder: Path) -> dict[str, str]:
 def import_job_run(*, job_id: int) -> None:
     """Import a queued job's files (a worker's task). Claims the job first, so a duplicate or
     redelivered task does nothing. Its chunks stay until it finishes, and re-importing is
-    safe, so a job left running by a dead worker can be run again from them (no sweep does
-    that yet: it stays ``running``)."""
+    safe, so a job left running by a dead worker is run again from them
+    (:func:`import_jobs_requeue_abandoned`)."""
     claimed = ImportJob.objects.filter(pk=job_id, status=ImportStatus.QUEUED).update(
         status=ImportStatus.RUNNING,
         started_at=timezone.now(),
@@ -247,6 +247,36 @@ def import_job_run(*, job_id: int) -> None:
             finished_at=timezone.now(),
         )
         ImportChunk.objects.filter(job_id=job_id).delete()
+
+
+def import_jobs_requeue_abandoned() -> int:
+    """Queue again the jobs whose worker stopped beating for them (WORKER_DEAD_SECONDS while
+    the database was reachable: compaction/liveness.py), from the chunks they keep; a job that
+    was run IMPORT_JOB_MAX_ATTEMPTS times fails with the reason, so a file that kills its
+    worker cannot loop. Run by beat with the sweep for abandoned analyses. Returns how many
+    jobs it queued or failed."""
+    abandoned = ImportJob.objects.filter(Q(status=ImportStatus.RUNNING) & liveness.silent())
+    handled = 0
+    for job_id in list(abandoned.values_list("pk", flat=True)):
+        with transaction.atomic():
+            job = abandoned.filter(pk=job_id).select_for_update(skip_locked=True).first()
+            if job is None:
+                continue  # finished meanwhile, or its worker is storing it now
+            if job.attempts >= settings.IMPORT_JOB_MAX_ATTEMPTS:
+                abandoned.filter(pk=job_id).update(
+                    status=ImportStatus.FAILED,
+                    error=(
+                        f"the worker importing it stopped {job.attempts} times; "
+                        "nothing more was tried"
+                    ),
+                    finished_at=timezone.now(),
+                )
+                ImportChunk.objects.filter(job_id=job_id).delete()
+            else:
+                abandoned.filter(pk=job_id).update(status=ImportStatus.QUEUED)
+                outbox.outbox_add(kind=outbox.IMPORT_JOB_RUN, args=[job_id])
+            handled += 1
+    return handled
 
 
 def import_job_find(*, project: Project, job_id: str) -> ImportJob | None:

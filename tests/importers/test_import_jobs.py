@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -179,3 +180,49 @@ def test_a_large_import_counts_by_its_size_against_the_allowance(client: Client)
     assert "nothing of it was stored" in error
     assert not ImportJob.objects.exists()
     assert not AgentSession.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_job_left_running_by_a_dead_worker_runs_again_then_fails_with_the_reason() -> None:
+    """The sweep finds jobs whose worker stopped beating: queued again from their chunks while
+    runs are left, failed with the reason after IMPORT_JOB_MAX_ATTEMPTS; a live one is left."""
+    from datetime import timedelta
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    from compaction.models import OutboxTask
+
+    project = make_project()
+    silent = timezone.now() - timedelta(seconds=settings.WORKER_DEAD_SECONDS + 5)
+
+    def job(attempts: int, beat: Any) -> ImportJob:
+        made = ImportJob.objects.create(
+            public_id=uuid.uuid4(),
+            project=project,
+            status=ImportStatus.RUNNING,
+            attempts=attempts,
+            heartbeat_at=beat,
+            files_total=1,
+        )
+        ImportChunk.objects.create(job=made, path="a.jsonl", shown="a.jsonl", seq=0, data=b"{}")
+        return made
+
+    retried = job(1, silent)
+    spent = job(settings.IMPORT_JOB_MAX_ATTEMPTS, silent)
+    alive = job(1, timezone.now())
+    assert import_jobs.import_jobs_requeue_abandoned() == 2
+    retried.refresh_from_db()
+    spent.refresh_from_db()
+    alive.refresh_from_db()
+    assert retried.status == ImportStatus.QUEUED
+    assert OutboxTask.objects.filter(kind="import_job_run", args=[retried.pk]).exists()
+    assert ImportChunk.objects.filter(job=retried).exists()  # run again from them
+    assert spent.status == ImportStatus.FAILED
+    assert spent.error == (
+        f"the worker importing it stopped {settings.IMPORT_JOB_MAX_ATTEMPTS} times; "
+        "nothing more was tried"
+    )
+    assert not ImportChunk.objects.filter(job=spent).exists()
+    assert alive.status == ImportStatus.RUNNING
+    assert import_jobs.import_jobs_requeue_abandoned() == 0  # nothing left to do

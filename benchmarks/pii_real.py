@@ -256,7 +256,7 @@ def score_sessions(split: str, *, verbose: bool = False) -> dict[str, Any]:
     # reads "n/a", never a missing row.
     labelled_kinds = {
         item["kind"] for s in sessions for item in s["items"] if item["label"] == "finding"
-    }
+    } | set(RECALL_KINDS)
     scan_kinds = {LABEL_KIND.get(kind, kind): kind for kind in counts}
     for kind in sorted(set(scan_kinds) | labelled_kinds):
         c = counts.get(scan_kinds.get(kind, kind), Counter())
@@ -281,7 +281,12 @@ def score_sessions(split: str, *, verbose: bool = False) -> dict[str, Any]:
         ),
         "per_kind": per_kind,
         "recall": {
-            kind: {**dict(c), "recall_pct": _pct(c["found"], c["found"] + c["missed"])}
+            kind: {
+                **dict(c),
+                "recall_pct": _pct(c["found"], c["found"] + c["missed"])
+                if c["found"] + c["missed"]
+                else "n/a",
+            }
             for kind, c in recall.items()
         },
         "worst_false": [

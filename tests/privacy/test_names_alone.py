@@ -7,11 +7,14 @@ until that session finds her; another project knows nothing of her.
 
 from __future__ import annotations
 
+import json
 import signal
 
 import pytest
 from django.test import Client
 
+from alerts import webhooks
+from alerts.models import Alert
 from compaction import pipeline
 from privacy import masking
 from privacy.detect import person_names
@@ -187,3 +190,21 @@ def test_search_pages_mask_each_hit_by_its_own_session(
     body = client.get("/search/?q=novo").content.decode()
     assert "Aqui é a [person_name C***] de <mark>novo" in body  # hers, in her session
     assert "Camila pediu a nota" in body  # another session's: not known to be her
+
+
+@pytest.mark.django_db
+def test_webhook_bodies_mask_her_names_alone_outside_any_request(found: AgentSession) -> None:
+    """A delivery is built by a worker, with no request around it: it takes the alert's own
+    session for its scope."""
+    alert = Alert.objects.create(
+        project=found.project,
+        session=found,
+        rule="lost_constraint",
+        severity="warning",
+        title="Camila asked twice; Figueiredo's order lost",
+        evidence={"lost": ["Camila wants the invoice again"]},
+    )
+    for format in ("json", "slack"):
+        body = json.dumps(webhooks.payload(alert=alert, event="opened", format=format))
+        assert "Camila" not in body and "Figueiredo" not in body, body
+        assert "[person_name C***]" in body

@@ -183,7 +183,8 @@ class NameScope:
                 rows = rows | KnownName.objects.filter(
                     session_id=self.session_id, part=NamePart.FIRST
                 )
-            surnames, firsts = set(), set()
+            surnames: set[str] = set()
+            firsts: set[str] = set()
             for part, digest in rows.values_list("part", "digest").distinct():
                 (surnames if part == NamePart.SURNAME else firsts).add(digest)
             self._parts = frozenset(surnames), frozenset(firsts)

@@ -54,7 +54,7 @@ def key_authenticate(request: HttpRequest) -> Project:
     return project
 
 
-def key_session(request: HttpRequest, external_id: str) -> AgentSession:
+def key_session(request: KeyRequest, external_id: str) -> AgentSession:
     """The key's session ``external_id`` (NotFound otherwise); what the endpoint then shows
     masks the first names found in it too (``masking.names_mask``)."""
     session = selectors.session_by_external_id(project=request.auth, external_id=external_id)

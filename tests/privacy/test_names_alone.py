@@ -110,9 +110,7 @@ def project() -> Project:
 
 @pytest.fixture
 def found(project: Project) -> AgentSession:
-    return _analysed(
-        project, FOUND, "Vou verificar.", FIRST_ALONE, "Rodei o mariaDB de Maria.tsx."
-    )
+    return _analysed(project, FOUND, "Vou verificar.", FIRST_ALONE, "Rodei o mariaDB de Maria.tsx.")
 
 
 @pytest.mark.django_db
@@ -140,7 +138,8 @@ def test_the_session_page_masks_her_first_name_and_surname_alone(
     body = client.get(f"/sessions/{found.pk}/").content.decode()
     assert "Aqui é a [person_name C***] de novo" in body
     assert "Camila" not in body
-    assert "mariaDB" in body and "Maria.tsx" in body  # identifiers, not her
+    assert "mariaDB" in body
+    assert "Maria.tsx" in body
 
 
 @pytest.mark.django_db
@@ -175,10 +174,13 @@ def test_the_api_masks_her_names_alone_in_messages_and_search(
     auth = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
     mine = client.get(f"/api/v1/sessions/{found.external_id}/messages", **auth).content.decode()
     theirs = client.get(f"/api/v1/sessions/{other.external_id}/messages", **auth).content.decode()
-    assert "[person_name C***] de novo" in mine and "Camila" not in mine
-    assert "[person_name F***] saiu errada" in theirs and "Figueiredo" not in theirs
+    assert "[person_name C***] de novo" in mine
+    assert "Camila" not in mine
+    assert "[person_name F***] saiu errada" in theirs
+    assert "Figueiredo" not in theirs
     search = client.get("/api/v1/search?q=nota", **auth).content.decode()
-    assert "[person_name F***]" in search and "Figueiredo" not in search
+    assert "[person_name F***]" in search
+    assert "Figueiredo" not in search
 
 
 @pytest.mark.django_db
@@ -206,5 +208,6 @@ def test_webhook_bodies_mask_her_names_alone_outside_any_request(found: AgentSes
     )
     for format in ("json", "slack"):
         body = json.dumps(webhooks.payload(alert=alert, event="opened", format=format))
-        assert "Camila" not in body and "Figueiredo" not in body, body
+        assert "Camila" not in body, body
+        assert "Figueiredo" not in body, body
         assert "[person_name C***]" in body

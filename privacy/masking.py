@@ -166,29 +166,45 @@ def query_refusal(q: str) -> str | None:
 
 class NameScope:
     """The name parts a door masks: the surnames found in ``project_ids`` and the first names
-    found in ``session_id``, read once, on first use (a page that masks nothing reads none)."""
+    found in ``session_id``. The projects' parts are read in one query, on first use (a page
+    that masks nothing reads none), and serve any of their sessions (``for_session``)."""
 
     def __init__(self, *, project_ids: Iterable[int] | Any, session_id: int | None = None):
         self._project_ids = project_ids  # ids, or a queryset of projects, read lazily
         self.session_id = session_id
         self._parts: tuple[frozenset[str], frozenset[str]] | None = None
+        self._firsts_by_session: dict[int, frozenset[str]] | None = None
+
+    def _load(self) -> None:
+        from privacy.models import KnownName, NamePart  # see _scope: not at import time
+
+        surnames: set[str] = set()
+        firsts: dict[int, set[str]] = {}
+        rows = KnownName.objects.filter(project__in=self._project_ids)
+        for part, session_id, digest in rows.values_list("part", "session_id", "digest"):
+            if part == NamePart.SURNAME:
+                surnames.add(digest)
+            else:
+                firsts.setdefault(session_id, set()).add(digest)
+        self._firsts_by_session = {pk: frozenset(found) for pk, found in firsts.items()}
+        mine = self._firsts_by_session.get(self.session_id or 0, frozenset())
+        self._parts = frozenset(surnames), mine
 
     def parts(self) -> tuple[frozenset[str], frozenset[str]]:
         """(surname digests, first name digests)."""
         if self._parts is None:
-            from privacy.models import KnownName, NamePart  # see _scope: not at import time
+            self._load()
+        return self._parts or (frozenset(), frozenset())
 
-            rows = KnownName.objects.filter(project__in=self._project_ids, part=NamePart.SURNAME)
-            if self.session_id is not None:
-                rows = rows | KnownName.objects.filter(
-                    session_id=self.session_id, part=NamePart.FIRST
-                )
-            surnames: set[str] = set()
-            firsts: set[str] = set()
-            for part, digest in rows.values_list("part", "digest").distinct():
-                (surnames if part == NamePart.SURNAME else firsts).add(digest)
-            self._parts = frozenset(surnames), frozenset(firsts)
-        return self._parts
+    def for_session(self, session_id: int) -> NameScope:
+        """The same projects' surnames with the first names of ``session_id`` (one of them)."""
+        if session_id == self.session_id:
+            return self
+        surnames, _ = self.parts()
+        other = NameScope(project_ids=self._project_ids, session_id=session_id)
+        firsts = (self._firsts_by_session or {}).get(session_id, frozenset())
+        other._parts = surnames, firsts
+        return other
 
     @classmethod
     def known(cls, *, surnames: Iterable[str], firsts: Iterable[str] = ()) -> NameScope:
@@ -246,6 +262,13 @@ def names_mask(text: str, scope: NameScope | None = None) -> str:
         return text
     parts.append(text[position:])
     return "".join(parts)
+
+
+def session_names_mask(text: str, *, session_id: int) -> str:
+    """``text`` of session ``session_id`` (its title in a list of sessions) with the door's
+    surnames and that session's first names masked alone."""
+    scope = _scope.get()
+    return names_mask(text, scope.for_session(session_id)) if scope is not None else text
 
 
 def names_scope_begin(*, project_ids: Iterable[int] | Any) -> contextvars.Token[NameScope | None]:

@@ -211,3 +211,17 @@ def test_webhook_bodies_mask_her_names_alone_outside_any_request(found: AgentSes
         assert "Camila" not in body, body
         assert "Figueiredo" not in body, body
         assert "[person_name C***]" in body
+
+
+@pytest.mark.django_db
+def test_the_session_list_masks_each_title_by_its_own_session(
+    client: Client, project: Project
+) -> None:
+    """A title is its session's first prompt: her first name alone in it is hers once a later
+    message of that session found her, and somebody else's in another session."""
+    hers = _analysed(project, "Camila aqui, pode ver o pedido?", "Vou ver.", FOUND)
+    _analysed(project, "Camila do suporte pediu a nota.")
+    client.force_login(make_user(project=project))
+    body = client.get("/").content.decode()
+    assert "[person_name C***] aqui, pode ver o pedido?" in body, hers.title
+    assert "Camila do suporte pediu a nota." in body

@@ -225,3 +225,22 @@ def test_the_session_list_masks_each_title_by_its_own_session(
     body = client.get("/").content.decode()
     assert "[person_name C***] aqui, pode ver o pedido?" in body, hers.title
     assert "Camila do suporte pediu a nota." in body
+
+
+@pytest.mark.django_db
+def test_the_alert_queue_and_page_mask_her_first_name_by_the_alerts_session(
+    client: Client, project: Project, found: AgentSession
+) -> None:
+    alert = Alert.objects.create(
+        project=project,
+        session=found,
+        rule="lost_constraint",
+        severity="warning",
+        title="Camila asked for the invoice twice",
+        evidence={"items": ["Camila wants the invoice again"], "numbers": {}},
+    )
+    client.force_login(make_user(project=project))
+    for url in ("/alerts/", f"/alerts/{alert.pk}/"):
+        body = client.get(url).content.decode()
+        assert "[person_name C***] asked for the invoice twice" in body, url
+        assert "Camila" not in body, url

@@ -174,6 +174,7 @@ class NameScope:
         self.session_id = session_id
         self._parts: tuple[frozenset[str], frozenset[str]] | None = None
         self._firsts_by_session: dict[int, frozenset[str]] | None = None
+        self._parent: NameScope | None = None  # for_session's: read through it, once
 
     def _load(self) -> None:
         from privacy.models import KnownName, NamePart  # see _scope: not at import time
@@ -192,6 +193,10 @@ class NameScope:
 
     def parts(self) -> tuple[frozenset[str], frozenset[str]]:
         """(surname digests, first name digests)."""
+        if self._parts is None and self._parent is not None:
+            surnames, _ = self._parent.parts()
+            firsts = self._parent._firsts_by_session or {}
+            self._parts = surnames, firsts.get(self.session_id or 0, frozenset())
         if self._parts is None:
             self._load()
         return self._parts or (frozenset(), frozenset())
@@ -200,10 +205,8 @@ class NameScope:
         """The same projects' surnames with the first names of ``session_id`` (one of them)."""
         if session_id == self.session_id:
             return self
-        surnames, _ = self.parts()
         other = NameScope(project_ids=self._project_ids, session_id=session_id)
-        firsts = (self._firsts_by_session or {}).get(session_id, frozenset())
-        other._parts = surnames, firsts
+        other._parent = self
         return other
 
     @classmethod

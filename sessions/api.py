@@ -48,7 +48,7 @@ def _session_out(session: AgentSession, cost: compaction_selectors.SessionCost) 
     window, source = compaction_selectors.session_window(session)
     return SessionOut(
         external_id=session.external_id,
-        title=masking.text_mask(session.title),
+        title=masking.session_names_mask(masking.text_mask(session.title), session_id=session.pk),
         agent=masking.text_mask(session.agent),
         model=masking.text_mask(session.model),
         context_window=window,
@@ -165,7 +165,9 @@ def _search_hit_out(hit: search.SearchHit) -> SearchHitOut:
     return SearchHitOut(
         kind=hit.kind,
         session=hit.session.external_id,
-        session_title=masking.text_mask(hit.session.title),
+        session_title=masking.session_names_mask(
+            masking.text_mask(hit.session.title), session_id=hit.session.pk
+        ),
         seq=hit.seq,
         role=hit.role,
         snippet=snippet,

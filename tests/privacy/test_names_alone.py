@@ -244,3 +244,16 @@ def test_the_alert_queue_and_page_mask_her_first_name_by_the_alerts_session(
         body = client.get(url).content.decode()
         assert "[person_name C***] asked for the invoice twice" in body, url
         assert "Camila" not in body, url
+
+
+@pytest.mark.django_db
+def test_the_api_session_list_masks_each_title_by_its_own_session(
+    client: Client, project: Project
+) -> None:
+    _analysed(project, "Camila aqui, pode ver o pedido?", "Vou ver.", FOUND, external_id="dela")
+    _analysed(project, "Camila do suporte pediu a nota.", external_id="outra")
+    key = make_key(project)
+    body = client.get("/api/v1/sessions", HTTP_AUTHORIZATION=f"Bearer {key}").json()
+    titles = {item["external_id"]: item["title"] for item in body["sessions"]}
+    assert titles["dela"] == "[person_name C***] aqui, pode ver o pedido?"
+    assert titles["outra"] == "Camila do suporte pediu a nota."

@@ -45,12 +45,13 @@ def _scan(text: str) -> tuple[Any, ...]:
     return tuple(sorted(found, key=lambda d: (d.start, d.end)))
 
 
-def text_mask(text: str) -> str:
+def text_mask(text: str, *, read_names: bool = True) -> str:
     """The text with every detected value masked, and the names the door's scope knows; the
-    text itself when nothing is found."""
+    text itself when nothing is found. ``read_names=False``: only names the scope has read
+    already (a log filter never queries the database, which may be what is failing)."""
     detections = _scan(text)
     masked = pii.mask(text, list(detections)) if detections else text
-    return names_mask(masked)
+    return names_mask(masked, read=read_names)
 
 
 def json_mask(value: Any, *, values_clean: bool = False) -> Any:
@@ -201,6 +202,10 @@ class NameScope:
             self._load()
         return self._parts or (frozenset(), frozenset())
 
+    def read(self) -> bool:
+        """Whether the parts are in memory (read, or given)."""
+        return self._parts is not None
+
     def for_session(self, session_id: int) -> NameScope:
         """The same projects' surnames with the first names of ``session_id`` (one of them)."""
         if session_id == self.session_id:
@@ -237,7 +242,7 @@ def name_digest(word: str) -> str:
     return _word_digest(word.lower(), pii_key())
 
 
-def names_mask(text: str, scope: NameScope | None = None) -> str:
+def names_mask(text: str, scope: NameScope | None = None, *, read: bool = True) -> str:
     """``text`` with the name parts of ``scope`` (by default the door's) masked where they stand
     alone: a surname capitalised or in capitals, a first name capitalised as written.
 
@@ -245,7 +250,7 @@ def names_mask(text: str, scope: NameScope | None = None) -> str:
     word it could take for a name.
     """
     scope = scope if scope is not None else _scope.get()
-    if scope is None or not text:
+    if scope is None or not text or (not read and not scope.read()):
         return text
     words = person_names.words_alone(text)
     if not words:

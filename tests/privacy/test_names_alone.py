@@ -8,6 +8,7 @@ until that session finds her; another project knows nothing of her.
 from __future__ import annotations
 
 import json
+import logging
 import signal
 
 import pytest
@@ -18,6 +19,7 @@ from alerts.models import Alert
 from compaction import pipeline
 from privacy import masking
 from privacy.detect import person_names
+from privacy.log_masking import MaskPersonalData
 from privacy.models import KnownName
 from sessions.models import AgentSession, Project
 from tests.factories import make_key, make_project, make_session, make_user, wire_message
@@ -257,3 +259,22 @@ def test_the_api_session_list_masks_each_title_by_its_own_session(
     titles = {item["external_id"]: item["title"] for item in body["sessions"]}
     assert titles["dela"] == "[person_name C***] aqui, pode ver o pedido?"
     assert titles["outra"] == "Camila do suporte pediu a nota."
+
+
+@pytest.mark.django_db
+def test_the_log_filter_never_queries_and_masks_names_a_request_has_read(
+    found: AgentSession, django_assert_num_queries
+) -> None:
+    def logged(message: str) -> str:
+        record = logging.LogRecord("x", logging.WARNING, __file__, 1, message, (), None)
+        MaskPersonalData().filter(record)
+        return record.getMessage()
+
+    token = masking.names_scope_begin(project_ids=[found.project_id])
+    try:
+        with django_assert_num_queries(0):  # the database may be what the line is about
+            assert logged("Figueiredo failed") == "Figueiredo failed"
+        masking.text_mask("Figueiredo")  # the page reads the scope
+        assert logged("Figueiredo failed") == "[person_name F***] failed"
+    finally:
+        masking.names_scope_end(token)

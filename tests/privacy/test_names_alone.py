@@ -17,7 +17,7 @@ from django.test import Client
 from alerts import webhooks
 from alerts.models import Alert
 from compaction import pipeline
-from privacy import masking
+from privacy import masking, subjects
 from privacy.detect import person_names
 from privacy.log_masking import MaskPersonalData
 from privacy.models import KnownName
@@ -278,3 +278,22 @@ def test_the_log_filter_never_queries_and_masks_names_a_request_has_read(
         assert logged("Figueiredo failed") == "[person_name F***] failed"
     finally:
         masking.names_scope_end(token)
+
+
+@pytest.mark.django_db
+def test_a_subjects_excerpts_mask_her_names_alone(project: Project) -> None:
+    session = _analysed(
+        project, FOUND, "Vou verificar.", "Camila de novo: o CPF 530.582.439-79 está certo?"
+    )
+    report = subjects.subject_find(
+        project=project, subject=subjects.subject_parse(identifier="530.582.439-79")
+    )
+    excerpts = [
+        e
+        for s in report["sessions"]
+        if s["session_id"] == session.pk
+        for p in s["places"]
+        for e in p["excerpts"]
+    ]
+    assert any(e.startswith("[person_name C***] de novo") for e in excerpts), excerpts
+    assert not any("Camila" in e for e in excerpts), excerpts

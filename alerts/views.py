@@ -36,6 +36,7 @@ from alerts.models import (
     Webhook,
     WebhookDelivery,
 )
+from privacy import masking
 from sessions import selectors as session_selectors
 from sessions.access import has_role, require_role
 from sessions.errors import BadRequest, Conflict, NotFound
@@ -52,9 +53,12 @@ def _projects(request: HttpRequest) -> Any:
 
 def _alert(request: HttpRequest, pk: int) -> Alert:
     try:
-        return selectors.alert_get(projects=_projects(request), pk=pk)
+        alert = selectors.alert_get(projects=_projects(request), pk=pk)
     except NotFound:
         raise Http404("No such alert in your projects") from None
+    # The page quotes its session: the first names found there are masked alone too.
+    masking.names_scope_enter(project_id=alert.project_id, session_id=alert.session_id)
+    return alert
 
 
 def _back(request: HttpRequest, default: str) -> str:

@@ -235,7 +235,13 @@ def alert_url(alert: Alert) -> str:
 
 def payload(*, alert: Alert, event: str, format: str) -> dict[str, Any]:
     """A delivery's body. A receiver is another system's log: the session's id, the title and
-    the evidence go out masked like on a page; the alert's id and URL say which one it is."""
+    the evidence go out masked like on a page (the names its session found too); the alert's
+    id and URL say which one it is."""
+    with masking.names_scope(project_id=alert.project_id, session_id=alert.session_id):
+        return _payload(alert=alert, event=event, format=format)
+
+
+def _payload(*, alert: Alert, event: str, format: str) -> dict[str, Any]:
     session = masking.text_mask(alert.session.external_id)
     title = masking.text_mask(alert.title)
     if format == WebhookFormat.SLACK:
@@ -357,6 +363,11 @@ def alert_email_send(*, alert_id: int) -> int:
     recipients = found.email_list if found else []
     if not recipients:
         return 0
+    with masking.names_scope(project_id=alert.project_id, session_id=alert.session_id):
+        return _email_send(alert, event, recipients)
+
+
+def _email_send(alert: Alert, event: str, recipients: list[str]) -> int:
     title = masking.text_mask(alert.title)
     return send_mail(
         subject=f"[Sawtooth] {alert.get_severity_display()}: {title}"[:200],

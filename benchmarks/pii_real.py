@@ -28,8 +28,10 @@ its ``SOURCES.md``): an exhaustive ground truth, each value a person's (``findin
 detector, split by repository before any tuning (held out when sha256("owner/name") starts
 with 0-7). Every distinct value the scan reports at level ``finding`` in a session is scored
 once: true when labelled ``finding``, false otherwise (labelled ``info``/``not_personal``, or
-not in the ground truth at all, ``unlabelled``). Precision is given per kind with at least 20
-reported values (counts below that); recall of the labelled real names, e-mails and secrets.
+not in the ground truth at all, ``unlabelled``). Precision per kind (``precision``): a
+percentage and its 90 % Wilson interval where the kind has at least 20 scored findings, the
+counts below that ("4 of 5"), "n/a" where it has none; recall of the labelled real names,
+e-mails and secrets.
 ``--import-labels FILE`` writes the labeller's file into the benchmark's, each value replaced
 by its SHA-256 and a masked form.
 """
@@ -51,7 +53,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from privacy.detect import pii  # noqa: E402 - after the path insert above
+from benchmarks._stats import wilson  # noqa: E402 - after the path insert above
+from privacy.detect import pii  # noqa: E402
 
 SETS = {
     "realtraces": ROOT / "benchmarks" / "data" / "realtraces",
@@ -153,6 +156,25 @@ def _pct(part: int, whole: int) -> float | None:
     return round(100 * part / whole, 2) if whole else None
 
 
+def precision(true: int, findings: int) -> dict[str, Any]:
+    """A kind's precision as the benchmarks report it: a percentage and its 90 % interval only
+    from ``MIN_FOR_PRECISION`` scored findings up; below that the counts alone (``"4 of 5"``);
+    "n/a" when the kind has no finding.
+
+    >>> precision(18, 41)["precision_pct"], precision(4, 5), precision(0, 0)
+    (43.9, {'precision_pct': None, 'counts': '4 of 5'}, {'precision_pct': 'n/a'})
+    """
+    if findings == 0:
+        return {"precision_pct": "n/a"}
+    if findings < MIN_FOR_PRECISION:
+        return {"precision_pct": None, "counts": f"{true} of {findings}"}
+    low, high = wilson(true, findings) or (0.0, 0.0)
+    return {
+        "precision_pct": _pct(true, findings),
+        "ci90_pct": [round(100 * low, 1), round(100 * high, 1)],
+    }
+
+
 def _sha(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
@@ -230,16 +252,22 @@ def score_sessions(split: str, *, verbose: bool = False) -> dict[str, Any]:
                 if verbose and not hit:
                     print(f"missed {session['session']}: {item['kind']} {item['masked']}")
     per_kind: dict[str, dict[str, Any]] = {}
-    for kind, c in sorted(counts.items()):
+    # Every kind the scan reported or the labels hold as a person's: one with no finding
+    # reads "n/a", never a missing row.
+    labelled_kinds = {
+        item["kind"] for s in sessions for item in s["items"] if item["label"] == "finding"
+    } | set(RECALL_KINDS)
+    scan_kinds = {LABEL_KIND.get(kind, kind): kind for kind in counts}
+    for kind in sorted(set(scan_kinds) | labelled_kinds):
+        c = counts.get(scan_kinds.get(kind, kind), Counter())
         total = sum(c.values())
-        row: dict[str, Any] = {
+        per_kind[kind] = {
             "reported": total,
             "true": c["true"],
             "false_labelled": c["info"] + c["not_personal"],
             "false_unlabelled": c["unlabelled"],
+            **precision(c["true"], total),
         }
-        row["precision_pct"] = _pct(c["true"], total) if total >= MIN_FOR_PRECISION else None
-        per_kind[LABEL_KIND.get(kind, kind)] = row
     false.sort(reverse=True)
     if verbose:
         for count, name, what, why in false:
@@ -253,7 +281,12 @@ def score_sessions(split: str, *, verbose: bool = False) -> dict[str, Any]:
         ),
         "per_kind": per_kind,
         "recall": {
-            kind: {**dict(c), "recall_pct": _pct(c["found"], c["found"] + c["missed"])}
+            kind: {
+                **dict(c),
+                "recall_pct": _pct(c["found"], c["found"] + c["missed"])
+                if c["found"] + c["missed"]
+                else "n/a",
+            }
             for kind, c in recall.items()
         },
         "worst_false": [
@@ -311,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
             "findings": tp + fp,
             "true": tp,
             "false": fp,
-            "precision_pct": _pct(tp, tp + fp),
+            **precision(tp, tp + fp),
             "review": c["review_person"] + c["review_not_person"],
             "review_true": c["review_person"],
             "info": c["info_person"] + c["info_not_person"],

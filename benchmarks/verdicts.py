@@ -38,7 +38,6 @@ import argparse
 import functools
 import hashlib
 import json
-import math
 import sys
 import time
 from collections import Counter
@@ -49,6 +48,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks._stats import wilson
 from compaction.engine import codex, unpack
 from compaction.engine.analysis import KEPT_USER_MESSAGES, analyse
 from compaction.engine.claude_code import parse_transcript
@@ -69,7 +69,6 @@ LABELLED_BEFORE = frozenset(
         "yutakobayashidev/repiq",
     }
 )
-Z90 = 1.6449
 KINDS = {"file": "path", "next_step": "task"}
 
 
@@ -78,17 +77,6 @@ def split_of(repo: str) -> str:
     if repo in LABELLED_BEFORE:
         return "tuning"
     return "heldout" if hashlib.sha256(repo.encode()).hexdigest()[0] in "01234567" else "tuning"
-
-
-def wilson(hits: int, n: int) -> tuple[float, float] | None:
-    """The 90 % Wilson interval of hits / n (None when n is 0)."""
-    if n == 0:
-        return None
-    p = hits / n
-    centre = p + Z90**2 / (2 * n)
-    spread = Z90 * math.sqrt(p * (1 - p) / n + Z90**2 / (4 * n * n))
-    scale = 1 + Z90**2 / n
-    return (round((centre - spread) / scale, 3), round((centre + spread) / scale, 3))
 
 
 def load(path: Path) -> list[dict[str, Any]]:

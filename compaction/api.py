@@ -34,6 +34,7 @@ from compaction.schemas import (
     VerdictOut,
 )
 from privacy import masking
+from sessions import auth
 from sessions import selectors as session_selectors
 from sessions.auth import KeyRequest
 from sessions.models import AgentSession, Project
@@ -50,9 +51,7 @@ def _projects(request: KeyRequest) -> Any:
     "/sessions/{external_id}/curve", response={200: Curve, 400: Error, 401: Error, 404: Error}
 )
 def session_curve(request: KeyRequest, external_id: str) -> Curve:
-    session = session_selectors.session_by_external_id(
-        project=request.auth, external_id=external_id
-    )
+    session = auth.key_session(request, external_id)
     analysis = selectors.analysis_for(session)
     billed = selectors.session_billed(session, analysis)
     predicted = forecasts.session_forecast(session, analysis)
@@ -140,9 +139,7 @@ class CompactionPageParams(Schema):
 def session_compactions(
     request: KeyRequest, external_id: str, page: Query[CompactionPageParams]
 ) -> list[CompactionOut]:
-    session = session_selectors.session_by_external_id(
-        project=request.auth, external_id=external_id
-    )
+    session = auth.key_session(request, external_id)
     events = list(selectors.observed_compactions(session)[page.offset : page.offset + page.limit])
     # the calls until the next compaction: priced with the page's events and the one after
     following = list(selectors.observed_compactions(session)[page.offset + page.limit :][:1])
@@ -224,7 +221,9 @@ def replay_out(run: ReplayRun) -> ReplayOut:
 
 @router.get("/replays/{replay_id}", response={200: ReplayOut, 400: Error, 401: Error, 404: Error})
 def replay_get(request: KeyRequest, replay_id: int) -> ReplayOut:
-    return replay_out(selectors.replay_get(projects=_projects(request), pk=replay_id))
+    run = selectors.replay_get(projects=_projects(request), pk=replay_id)
+    masking.names_scope_enter(project_id=run.session.project_id, session_id=run.session_id)
+    return replay_out(run)
 
 
 @router.post("/experiments", response={202: ExperimentOut, 400: Error, 401: Error, 429: Error})

@@ -21,6 +21,7 @@ from compaction.engine.names import Stage, Unit
 from compaction.engine.verdicts import FACT_VERDICTS
 from compaction.forms import ExperimentForm, PolicyForm
 from compaction.models import CompactionSpan, ReplayRun
+from privacy import masking
 from privacy import selectors as privacy_selectors
 from sessions import access
 from sessions import selectors as session_selectors
@@ -254,9 +255,12 @@ def _policy_prefill(request: HttpRequest) -> dict[str, Any]:
 
 def _replay(request: HttpRequest, pk: int) -> ReplayRun:
     try:
-        return selectors.replay_get(projects=_projects(request), pk=pk)
+        run = selectors.replay_get(projects=_projects(request), pk=pk)
     except NotFound:
         raise Http404("No such replay in your projects") from None
+    session = run.session
+    masking.names_scope_enter(project_id=session.project_id, session_id=session.pk)
+    return run
 
 
 def _replay_context(run: ReplayRun) -> dict[str, Any]:

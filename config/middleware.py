@@ -20,7 +20,8 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from sessions import counters
+from privacy import masking
+from sessions import counters, selectors
 
 logger = logging.getLogger(__name__)
 
@@ -71,3 +72,19 @@ class DegradedMiddleware:
         if degraded:
             response[counters.DEGRADED_HEADER] = ", ".join(degraded)
         return response
+
+
+class NameScopeMiddleware:
+    """Each request masks the names its reader's projects found (``privacy.masking``'s name
+    scope): a found person's surname alone anywhere in them. A door that reads one session
+    narrows the scope to it; the scope ends with the request, so nothing of it outlives it."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        token = masking.names_scope_begin(project_ids=selectors.projects_for_user(request.user))
+        try:
+            return self.get_response(request)
+        finally:
+            masking.names_scope_end(token)

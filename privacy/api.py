@@ -6,7 +6,7 @@ from ninja import Router
 
 from privacy import selectors
 from privacy.schemas import FindingList, FindingOut
-from sessions import selectors as session_selectors
+from sessions import auth
 from sessions.auth import KeyRequest
 from sessions.schemas import Error
 
@@ -20,9 +20,7 @@ router = Router(tags=["analysis"])
     operation_id="compaction_api_session_findings",
 )
 def session_findings(request: KeyRequest, external_id: str) -> FindingList:
-    session = session_selectors.session_by_external_id(
-        project=request.auth, external_id=external_id
-    )
+    session = auth.key_session(request, external_id)
     return FindingList(
         items=[
             FindingOut(

@@ -61,6 +61,7 @@ ERASURE_EXEMPT: dict[str, str] = {
     "privacy.Finding.value_hash": "the keyed hash of the value (HMAC), never the value",
     "privacy.Finding.form_hash": "the keyed hash of the value as written (HMAC), never it",
     "privacy.SubjectToken.digest": "the keyed hash of the identifier (HMAC), the index's key",
+    "privacy.KnownName.digest": "the keyed hash of a found name's word (HMAC), never the word",
     "privacy.SubjectRequest.digest": "the keyed hash of the subject: the request's one trace",
     "alerts.Webhook.secret_encrypted": "ciphertext of a random signing secret",
     "compaction.OutboxTask.args": "row ids and task arguments of queued work, no project",
@@ -96,6 +97,7 @@ ERASURE_EXEMPT.update(
             "team.VerdictMark.kind",
             "team.VerdictMark.mark",
             "privacy.Finding.summary_delta",
+            "privacy.KnownName.part",
         ),
         "one of the field's choices: the services store nothing else",
     )

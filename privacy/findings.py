@@ -21,9 +21,9 @@ from django.db.models import QuerySet
 from compaction.engine import alerts as alert_rules
 from compaction.models import CompactionSpan, SessionAnalysis, SpanOrigin
 from privacy import known_clean, masking, message_scan
-from privacy.detect import pii
+from privacy.detect import person_names, pii
 from privacy.message_scan import MessageScan, Scan
-from privacy.models import Finding, FindingStatus, FindingWhere, SummaryDelta
+from privacy.models import Finding, FindingStatus, FindingWhere, KnownName, NamePart, SummaryDelta
 from sessions import search
 from sessions.models import AgentSession, CompactionEvent
 
@@ -96,6 +96,28 @@ def summary_delta(row: Finding, raw_forms: Sequence[tuple[int, str]]) -> str:
     if any(form in ("", row.form_hash) for form in earlier):
         return SummaryDelta.CARRIED
     return SummaryDelta.REWORDED
+
+
+def _known_names(session: AgentSession, detections: Iterable[pii.Detection]) -> list[KnownName]:
+    """The name parts of the persons found for sure (a name at level finding, high confidence:
+    a cue, an author line, a document beside it), by keyed hash: their first names are masked
+    alone in this session, their surnames in the whole project."""
+    rows: dict[tuple[str, str], KnownName] = {}
+    for detection in detections:
+        if detection.kind != "person_name" or detection.level != "finding":
+            continue
+        if detection.confidence != "high":
+            continue
+        parts = person_names.name_parts(detection.value)
+        if parts is None:
+            continue
+        named = [(NamePart.FIRST, parts.first), *((NamePart.SURNAME, w) for w in parts.surnames)]
+        for part, word in named:
+            digest = masking.name_digest(word)
+            rows[(part, digest)] = KnownName(
+                project_id=session.project_id, session=session, part=part, digest=digest
+            )
+    return list(rows.values())
 
 
 def scan_stale(analysis: SessionAnalysis, detector: str = pii.DETECTOR_VERSION) -> bool:
@@ -194,6 +216,20 @@ def session_findings_scan(
         seq=None,
     )
 
+    derived_texts = [
+        *(event.summary for event in events),
+        *(text for _, text in pii.json_strings(session.metadata, "metadata")),
+        session.external_id,
+        session.agent,
+        session.title,
+    ]
+    names = _known_names(
+        session,
+        [
+            *(hit.detection for hit in scanned.hits_after(scanned_up_to)),
+            *(d for text in derived_texts if text for d in scan(text)),
+        ],
+    )
     search.search_texts_store(
         session=session,
         messages={pk: scanned.search_texts[pk] for pk in scanned.pks_after(scanned_up_to)},
@@ -211,10 +247,12 @@ def session_findings_scan(
             )
             _carry_over(message_rows, _decisions(old_rules))
             old_rules.exclude(status=FindingStatus.REDACTED).delete()
+            KnownName.objects.filter(session=session).delete()  # found again by the new rules
         elif locked.pii_scanned_message_pk > scanned_up_to:  # a concurrent pass got there first
             done = locked.pii_scanned_message_pk
             message_rows = [r for r in message_rows if r.message_id and r.message_id > done]
         Finding.objects.bulk_create(message_rows)
+        KnownName.objects.bulk_create(names, ignore_conflicts=True)
 
         derived = Finding.objects.filter(session=session).exclude(where=FindingWhere.MESSAGE)
         decided = _decisions(derived)

@@ -106,6 +106,33 @@ class Finding(models.Model):
         return f"{self.kind} in {self.where} @{self.seq} ({self.status})"
 
 
+class NamePart(models.TextChoices):
+    FIRST = "first", "First name"
+    SURNAME = "surname", "Surname"
+
+
+class KnownName(models.Model):
+    """A part of a person's name the analysis found for sure, by keyed hash only: a surname is
+    masked alone across its project, a first name alone within its session (``masking``'s
+    name scope). ``digest`` is HMAC-SHA256 of the lowercase word under the server secret."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="+")
+    part = models.CharField(max_length=10, choices=NamePart.choices)
+    digest = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "part", "digest"], name="known_name_once_per_session"
+            )
+        ]
+        indexes = [models.Index(fields=["project", "part"], name="known_name_project")]
+
+    def __str__(self) -> str:
+        return f"{self.part} of session {self.session_id}"
+
+
 # --- data-subject requests (LGPD art. 18) ---------------------------------------------------
 
 

@@ -383,7 +383,12 @@ def subject_find(*, project: Project, subject: Subject, excerpts: bool = True) -
     )
     by_session: dict[int, SessionFound] = {}
     totals: Counter[str] = Counter()
+    scopes: dict[int, masking.NameScope] = {}
     for token in tokens:
+        scope = scopes.setdefault(
+            token.session_id,
+            masking.NameScope(project_ids=[project.pk], session_id=token.session_id),
+        )
         found = by_session.setdefault(
             token.session_id,
             SessionFound(
@@ -404,7 +409,9 @@ def subject_find(*, project: Project, subject: Subject, excerpts: bool = True) -
                 event_id=token.event_id,
                 span_id=token.span_id,
                 replay_id=token.replay_id,
-                excerpts=_excerpts(row, subject) if row is not None else [],
+                excerpts=[masking.names_mask(e, scope) for e in _excerpts(row, subject)]
+                if row is not None
+                else [],
             )
         )
         if token.replay_id is not None and token.replay_id not in found["replays"]:

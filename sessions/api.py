@@ -48,7 +48,7 @@ def _session_out(session: AgentSession, cost: compaction_selectors.SessionCost) 
     window, source = compaction_selectors.session_window(session)
     return SessionOut(
         external_id=session.external_id,
-        title=masking.text_mask(session.title),
+        title=masking.session_names_mask(masking.text_mask(session.title), session_id=session.pk),
         agent=masking.text_mask(session.agent),
         model=masking.text_mask(session.model),
         context_window=window,
@@ -118,7 +118,7 @@ def list_sessions(request: KeyRequest, page: Query[PageParams]) -> SessionList:
     "/sessions/{external_id}", response={200: SessionOut, 400: Error, 401: Error, 404: Error}
 )
 def get_session(request: KeyRequest, external_id: str) -> SessionOut:
-    session = selectors.session_by_external_id(project=request.auth, external_id=external_id)
+    session = auth.key_session(request, external_id)
     return _session_out(session, compaction_selectors.session_cost(session))
 
 
@@ -127,7 +127,7 @@ def get_session(request: KeyRequest, external_id: str) -> SessionOut:
     response={200: MessagePage, 400: Error, 401: Error, 404: Error},
 )
 def list_messages(request: KeyRequest, external_id: str, page: Query[PageParams]) -> MessagePage:
-    session = selectors.session_by_external_id(project=request.auth, external_id=external_id)
+    session = auth.key_session(request, external_id)
     messages = selectors.message_page(session=session, offset=page.offset, limit=page.limit)
     clean = known_clean.clean_range(session)
     return MessagePage(
@@ -165,7 +165,9 @@ def _search_hit_out(hit: search.SearchHit) -> SearchHitOut:
     return SearchHitOut(
         kind=hit.kind,
         session=hit.session.external_id,
-        session_title=masking.text_mask(hit.session.title),
+        session_title=masking.session_names_mask(
+            masking.text_mask(hit.session.title), session_id=hit.session.pk
+        ),
         seq=hit.seq,
         role=hit.role,
         snippet=snippet,

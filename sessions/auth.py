@@ -15,9 +15,10 @@ from django.conf import settings
 from django.http import HttpRequest
 from ninja.security import HttpBearer
 
-from sessions import counters, services
+from privacy import masking
+from sessions import counters, selectors, services
 from sessions.errors import TooManyRequests, Unauthorized
-from sessions.models import KEY_PREFIX, Project
+from sessions.models import KEY_PREFIX, AgentSession, Project
 
 UNAUTHORIZED = "Authorization: missing, unknown or revoked project key"
 # X-Sawtooth-Degraded: the allowance was counted by this web process alone (cache down).
@@ -49,7 +50,16 @@ def key_authenticate(request: HttpRequest) -> Project:
     project = services.api_key_authenticate(raw_key=token) if token else None
     if project is None:
         raise Unauthorized(UNAUTHORIZED)
+    masking.names_scope_enter(project_id=project.pk)  # what the key reads masks its names
     return project
+
+
+def key_session(request: KeyRequest, external_id: str) -> AgentSession:
+    """The key's session ``external_id`` (NotFound otherwise); what the endpoint then shows
+    masks the first names found in it too (``masking.names_mask``)."""
+    session = selectors.session_by_external_id(project=request.auth, external_id=external_id)
+    masking.names_scope_enter(project_id=session.project_id, session_id=session.pk)
+    return session
 
 
 def ingest_rate_check(

@@ -439,6 +439,14 @@ def headlines(texts: list[str], q: str) -> list[Segments]:
     return out
 
 
+def _names_masked(texts: list[tuple[AgentSession, str | None]]) -> list[str]:
+    """Each hit's stored text with the names its session's scope knows masked alone (a found
+    person's surname in the project, first name in the session): the index was masked when
+    its message was scanned, before a later message may have found the person."""
+    scopes = masking.name_scopes({session.pk: session for session, _ in texts}.values())
+    return [masking.names_mask(text or "", scopes[session.pk]) for session, text in texts]
+
+
 # --- the three kinds of hit ---------------------------------------------------------------
 
 
@@ -465,7 +473,7 @@ def message_hits(
         .only("pk", "seq", "role", "search_text", "session")
     }
     ordered = [rows[pk] for pk in ids]
-    snippets = headlines([m.search_text or "" for m in ordered], q)
+    snippets = headlines(_names_masked([(m.session, m.search_text) for m in ordered]), q)
     hits = [
         SearchHit("message", m.session, m.seq, m.role, segments)
         for m, segments in zip(ordered, snippets, strict=True)
@@ -481,7 +489,7 @@ def summary_hits(
         _summary_match(q), session__in=sessions.order_by().values("pk")
     ).order_by()
     events = list(matches.select_related("session").order_by("-pk")[offset : offset + limit])
-    snippets = headlines([e.search_text or "" for e in events], q)
+    snippets = headlines(_names_masked([(e.session, e.search_text) for e in events]), q)
     hits = [
         SearchHit("summary", e.session, e.seq, "summary", segments)
         for e, segments in zip(events, snippets, strict=True)
@@ -516,7 +524,7 @@ def session_hits(
     page_ids = ids[offset : offset + limit]
     rows = {s.pk: s for s in AgentSession.objects.filter(pk__in=page_ids).select_related("project")}
     found = [rows[pk] for pk in page_ids]
-    snippets = headlines([s.search_text or "" for s in found], q)
+    snippets = headlines(_names_masked([(s, s.search_text) for s in found]), q)
     hits = [
         SearchHit("session", s, None, "session", segments)
         for s, segments in zip(found, snippets, strict=True)

@@ -240,3 +240,56 @@ def _with_repeats(text: str, found: list[NameSpan]) -> list[NameSpan]:
                 by_start[at] = NameSpan(at, end, canonical, "high")
             at = text.find(name, end)
     return sorted(by_start.values(), key=lambda n: n.start)
+
+
+# --- a found person's names alone, elsewhere -------------------------------------------------
+
+# A word that could be a name alone: capitalised ("Camila") or in capitals ("FIGUEIREDO"),
+# never inside an identifier: not after or before a letter, digit, "_", "-", ".", "/", "@",
+# "#" or "$", and not before "(" or ".x" ("MariaDB", "Maria_id", "Maria.tsx", "Maria()").
+# One class repeated once, behind a one-character look-behind: linear, a start inside a word
+# fails at once.
+_ALONE = re.compile(rf"(?<![\w.\-/@#$])(?:[{_UPPER}][{_LOWER}]+|[{_UPPER}]{{2,}})(?![\w\-(]|\.\w)")
+_PARTICLES = frozenset({"da", "das", "de", "do", "dos", "e", "del", "van", "von", "der", "le"})
+
+
+@dataclass(frozen=True)
+class NameParts:
+    """What a found name lends to other texts: its first name (masked alone within its own
+    session) and its surnames (masked alone across the project), lowercase."""
+
+    first: str
+    surnames: tuple[str, ...]
+
+
+def name_parts(name: str) -> NameParts | None:
+    """The first name and surnames of a found name as written, or None when it has one word.
+    Particles ("da", "de") and words of two letters or fewer are nobody's name alone.
+
+    >>> name_parts("Camila Nogueira Figueiredo")
+    NameParts(first='camila', surnames=('nogueira', 'figueiredo'))
+    >>> name_parts("Ana de Souza"), name_parts("Madonna")
+    (NameParts(first='ana', surnames=('souza',)), None)
+    """
+    words = [w.lower() for w in name.split()]
+    if len(words) < 2:
+        return None
+    surnames = tuple(
+        w for w in words[1:] if len(w) > 2 and w not in _PARTICLES and w not in _NOT_NAME
+    )
+    if len(words[0]) <= 2 or words[0] in _NOT_NAME:
+        return None
+    return NameParts(words[0], surnames)
+
+
+def words_alone(text: str) -> list[tuple[int, int, bool]]:
+    """(start, end, capitalised) of each word of ``text`` that could be a name alone: not
+    inside an identifier. ``capitalised``: written "Camila", not "CAMILA".
+
+    >>> [("Camila", True)] == [(t[s:e], c) for t in ["Camila fixed mariaDB in Maria.tsx"]
+    ...                        for s, e, c in words_alone(t)]
+    True
+    """
+    if text.lower() == text:
+        return []
+    return [(m.start(), m.end(), m.group(0)[1:2].islower()) for m in _ALONE.finditer(text)]

@@ -193,10 +193,19 @@ def masked(text: Any) -> str:
 
 
 @register.filter
+def masked_in(text: Any, session_id: int) -> str:
+    """``masked``, with the first names the text's own session found masked alone too, on a
+    page of many sessions' texts: ``{{ a.title|masked_in:a.session_id }}``."""
+    return masking.session_names_mask(masked(text), session_id=session_id)
+
+
+@register.filter
 def session_label(session: Any) -> str:
     """What a page calls a session: its title, else its external id, masked (both are the
-    client's text: the first prompt, an id that may hold a customer's document)."""
-    return masking.text_mask(session.title or session.external_id)
+    client's text: the first prompt, an id that may hold a customer's document), with the
+    names its session found masked alone too."""
+    masked_text = masking.text_mask(session.title or session.external_id)
+    return masking.session_names_mask(masked_text, session_id=session.pk)
 
 
 @register.inclusion_tag("sessions/_reveal.html", takes_context=True)

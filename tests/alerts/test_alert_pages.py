@@ -58,13 +58,13 @@ def test_the_queue_has_a_fixed_number_of_queries(client, project, django_assert_
         analysed_session(project=project, compactions=THREE)
     login(client, project)
     # session + user, the navigation's roles, count, the page, its span links, two chart
-    # series, the project and assignee drop-downs, the settings links; the same however many
-    # alerts there are.
-    with django_assert_num_queries(11):
+    # series, the project and assignee drop-downs, the settings links, the projects' found
+    # surnames (privacy.masking.NameScope); the same however many alerts there are.
+    with django_assert_num_queries(12):
         client.get("/alerts/")
     for _ in range(3):
         analysed_session(project=project, compactions=THREE)
-    with django_assert_num_queries(11):
+    with django_assert_num_queries(12):
         client.get("/alerts/")
 
 

@@ -9,7 +9,10 @@ The person is Camila Nogueira Figueiredo: her CPF, phone, e-mail and name are in
 external id, agent and metadata, in the first prompt (so the title), in tool inputs and
 results, in a compaction's summary, its ``kept`` field and a failed compaction's error, in a
 probe that the summary loses (so an alert quotes it), in a comment, a saved filter, a reveal's
-reason, webhook deliveries (JSON and Slack) and an alert e-mail.
+reason, webhook deliveries (JSON and Slack) and an alert e-mail. Her first name alone and her
+surname alone are in a later message of the session ("Aqui é a Camila de novo"), and her
+surname alone in a second session of the project (``OTHER_SESSION``): once she is found, the
+first is masked within her session, the second across the project.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ EMAIL = "camila.figueiredo98@gmail.com"
 NAME = "Camila Nogueira Figueiredo"
 EXTERNAL_ID = f"cliente-{CPF}"
 ADDRESS = "Rua das Flores, 1234"
+FIRST_NAME_ALONE = "Aqui é a Camila de novo: o sobrenome na nota fiscal saiu Figueiredo, confira."
+SURNAME_ALONE = "A nota da Figueiredo saiu com o endereço antigo; reemita."
+OTHER_SESSION = "pedido-segunda-via"
 # Secrets: masked at every door for every role, never revealed.
 API_KEY = "sk-ant-api03-" + "Vq3sLw8N" * 11 + "-ZZ"
 DB_PASSWORD = "Fg7#kQz92Lm"
@@ -52,7 +58,7 @@ RAW_FORMS = {
     "cpf": [CPF, "53058243979", "582.439", "58243979", "530.582", "530582"],
     "phone": ["98765-4321", "987654321", "11987654321", "98765"],
     "email": ["figueiredo98", "camila.figueiredo"],
-    "name": ["Nogueira", "Figueiredo"],
+    "name": ["Nogueira", "Figueiredo", "Camila"],
     "address": ["Flores, 1234", "Flores,1234"],
     "secret": ["Vq3sLw8N", "api03-Vq3", DB_PASSWORD, "Fg7%23kQz", "Fg7#kQz", "kQz92Lm"],
 }
@@ -109,6 +115,8 @@ def _conversation() -> list[dict[str, Any]]:
                 if n == 0
                 else f"Use ANTHROPIC_API_KEY={API_KEY} e DATABASE_URL={DATABASE_URL}."
                 if n == 1
+                else FIRST_NAME_ALONE
+                if n == 2
                 else f"Pode verificar de novo? ({n})",
             },
         ]
@@ -202,6 +210,14 @@ def labelled_project(*, name: str = "casa-aurora") -> Door:
         project=project, external_id=EXTERNAL_ID, batch=EventBatch.model_validate(labelled_batch())
     ).session
     pipeline.session_analyse(session_id=session.pk)
+    other = services.events_ingest(
+        project=project,
+        external_id=OTHER_SESSION,
+        batch=EventBatch.model_validate(
+            {"messages": [{"seq": 0, "role": "user", "content": SURNAME_ALONE}]}
+        ),
+    ).session
+    pipeline.session_analyse(session_id=other.pk)
     span = CompactionSpan.objects.filter(session=session, replay=None).order_by("seq").first()
     assert span is not None
 

@@ -441,7 +441,7 @@ def test_rules_on_other_compactions_keep_their_own_alert():
         Compaction(105, tokens_before=150_000, tokens_after=38_000),
         Compaction(109, tokens_before=150_000, tokens_after=38_000),
     )
-    sizes = [30_000, 50_000, 49_500] + [40_000] * 150
+    sizes = [30_000, 50_000, 50_500] + [40_000] * 150
     inputs = SessionInputs(WINDOW, calls(*sizes, start=1), spans)
     found = {f.rule: f for f in evaluate(inputs, Thresholds(repeated_compaction_count=10))}
     assert set(found) == {"compaction_loop", "compaction_thrash"}

@@ -23,6 +23,8 @@ class AlertSettingsForm(forms.ModelForm[AlertSettings]):
     class Meta:
         model = AlertSettings
         fields = [
+            "storm_compactions",
+            "storm_window_minutes",
             "repeated_compaction_count",
             "thrash_compactions",
             "thrash_window_calls",
@@ -31,6 +33,8 @@ class AlertSettingsForm(forms.ModelForm[AlertSettings]):
             "email_recipients",
         ]
         labels = {
+            "storm_compactions": "Storm: K compactions",
+            "storm_window_minutes": "Storm: within W minutes of trace time",
             "repeated_compaction_count": "Repeated compaction: N compactions per session",
             "thrash_compactions": "Thrash: K compactions",
             "thrash_window_calls": "Thrash: within W model calls",
@@ -38,6 +42,8 @@ class AlertSettingsForm(forms.ModelForm[AlertSettings]):
             "email_recipients": "E-mail new and reopened alerts to",
         }
         help_texts = {
+            "storm_compactions": "",
+            "storm_window_minutes": "",
             "repeated_compaction_count": "",
             "thrash_compactions": "",
             "thrash_window_calls": "",

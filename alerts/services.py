@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import DatabaseError, transaction
@@ -19,6 +20,7 @@ from django.utils import timezone
 
 from alerts import selectors, webhooks
 from alerts.models import (
+    ACTIVE_STATES,
     Alert,
     AlertEvent,
     AlertEventKind,
@@ -56,6 +58,12 @@ def alert_inputs(
     )
     if messages is None:
         messages = message_scan.engine_messages(session)
+    compactions = _timed(compactions, messages)
+    compaction_usd = session_usd = None
+    if any(not c.light for c in compactions):
+        cost = compaction_selectors.session_cost(session)
+        if cost.usd is not None:
+            compaction_usd, session_usd = cost.breakdown.compaction_usd, cost.usd
     return engine.SessionInputs(
         context_window=compaction_selectors.session_window(session)[0],
         calls=tuple(
@@ -65,7 +73,37 @@ def alert_inputs(
         compactions=compactions,
         context_length_errors=tuple(engine.context_length_errors(messages)),
         secrets=personal_data.session_secret_hits(session_id=session.pk),
+        compaction_calls_usd=compaction_usd,
+        session_usd=session_usd,
     )
+
+
+def _timed(
+    compactions: tuple[engine.Compaction, ...], messages: Sequence[EngineMessage]
+) -> tuple[engine.Compaction, ...]:
+    """Each compaction with the trace time of the message at its seq (else the last earlier
+    message that has one); none when the trace has no timestamps there."""
+    stamps: list[tuple[int, datetime]] = []
+    for m in messages:
+        moment = _moment(m.timestamp)
+        if moment is not None:
+            stamps.append((m.seq, moment))
+    seqs = [seq for seq, _ in stamps]
+    out = []
+    for c in compactions:
+        i = bisect_right(seqs, c.seq) - 1
+        out.append(dataclasses.replace(c, at=stamps[i][1] if i >= 0 else None))
+    return tuple(out)
+
+
+def _moment(raw: str | None) -> datetime | None:
+    if not raw:
+        return None
+    try:
+        moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _event(
@@ -176,9 +214,34 @@ def alerts_evaluate_session(
     if not findings:
         return []
     with transaction.atomic():
-        return [
+        saved = [
             _finding_save(session=session, finding=f, thresholds_source=source) for f in findings
         ]
+        for alert in saved:
+            _folded_resolve(winner=alert)
+        return saved
+
+
+def _folded_resolve(*, winner: Alert) -> None:
+    """One alert per group of compactions: an active alert of a rule now folded into
+    ``winner`` (an earlier pass opened it, before the storm or the loop showed) is resolved,
+    saying where its evidence went."""
+    folded = winner.evidence.get("also") or []
+    if not folded:
+        return
+    reason = f"Folded into the {winner.rule} alert #{winner.pk}: the same compactions."
+    for alert_id in Alert.objects.filter(
+        session_id=winner.session_id, rule__in=folded, state__in=ACTIVE_STATES
+    ).values_list("pk", flat=True):
+        _change(
+            alert_id=alert_id,
+            actor=None,
+            kind=AlertEventKind.RESOLVED,
+            allowed=ACTIVE_STATES,
+            comment=reason,
+            state=AlertState.RESOLVED,
+            resolution=reason,
+        )
 
 
 # --- lifecycle ---------------------------------------------------------------------------

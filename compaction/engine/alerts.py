@@ -11,7 +11,7 @@ Rules and their default thresholds (:class:`Thresholds`):
   timestamps of the messages at their seqs (6 within 60); skipped when those are missing;
 - ``compaction_loop``: a compaction that leaves the context at or above the threshold that
   triggered it (the lowest context at which the session compacted): the first call after the
-  boundary is already due to compact again, because what no compaction removes (system
+  boundary (and the size the compaction reported, if any) is already due to compact again, because what no compaction removes (system
   prompt, tools, pinned head: the fixed overhead) sits above the threshold;
 - ``compaction_thrash``: K compactions within W model calls (2 within 20);
 - ``failed_splice``: the span verdict (reported error, empty summary, barely shrank);
@@ -322,7 +322,9 @@ def _loop(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
     looping: list[tuple[Compaction, Call]] = []
     for c in compacted:
         i = bisect_left(seqs, c.seq)
-        if i < len(calls) and calls[i].context_tokens >= threshold:
+        # A reported size below the threshold contradicts the call: not counted as a loop.
+        reported_below = c.tokens_after is not None and c.tokens_after < threshold
+        if i < len(calls) and calls[i].context_tokens >= threshold and not reported_below:
             looping.append((c, calls[i]))
     if not looping:
         return None

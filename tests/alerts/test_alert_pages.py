@@ -163,16 +163,19 @@ def test_settings_page_saves_thresholds_and_adds_a_webhook(client, project) -> N
     login(client, project, role=Role.ADMIN)
     url = f"/projects/{project.pk}/settings/"
     assert client.get(url).status_code == 200
-    bad = client.post(url, {"form": "thresholds", "repeated_compaction_count": 0,
+    bad = client.post(url, {"form": "thresholds", "storm_compactions": 6,
+                            "storm_window_minutes": 60, "repeated_compaction_count": 0,
                             "thrash_compactions": 2, "thrash_window_calls": 20,
                             "near_overflow_percent": 95})  # fmt: skip
     assert "Ensure this value is greater than or equal to 1." in bad.content.decode()
-    client.post(url, {"form": "thresholds", "repeated_compaction_count": 5,
+    client.post(url, {"form": "thresholds", "storm_compactions": 4,
+                      "storm_window_minutes": 30, "repeated_compaction_count": 5,
                       "thrash_compactions": 3, "thrash_window_calls": 10,
                       "near_overflow_percent": 90, "disabled_rules": ["near_overflow"],
                       "email_recipients": "a@example.com , b@example.com"})  # fmt: skip
     saved = AlertSettings.objects.get(project=project)
     assert saved.thresholds().repeated_compaction_count == 5
+    assert (saved.thresholds().storm_compactions, saved.thresholds().storm_window_minutes) == (4, 30)
     assert saved.thresholds().near_overflow_fill == 0.9
     assert saved.disabled_rules == ["near_overflow"]
     assert saved.email_list == ["a@example.com", "b@example.com"]

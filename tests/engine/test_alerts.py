@@ -372,20 +372,26 @@ def test_a_storm_is_skipped_without_timestamps():
 
 
 def test_a_loop_fires_when_the_context_after_compacting_is_still_above_the_trigger():
-    # Compacts at 62k, 61k, 61.5k: the overhead (60.5k+) never lets it below the 61k threshold.
+    # Compacts at 62k, 61.8k, 61.5k: the overhead (61.6k) never lets it below 61.5k.
     spans = (
-        Compaction(11, tokens_before=62_000, tokens_after=61_000),
-        Compaction(21, tokens_before=61_000, tokens_after=60_500),
-        Compaction(31, tokens_before=61_500, tokens_after=60_900),
+        Compaction(11, tokens_before=62_000, tokens_after=61_600),
+        Compaction(21, tokens_before=61_800, tokens_after=61_600),
+        Compaction(31, tokens_before=61_500, tokens_after=61_600),
     )
-    sizes = [30_000, 45_000, 55_000, 62_000, 61_500, 61_800, 61_600, 61_900, 61_700, 61_000]
-    inputs = SessionInputs(WINDOW, calls(*sizes, *([61_000] * 5), start=3), spans)
+    sizes = [30_000, 45_000, 55_000, 62_000] + [61_600] * 12
+    inputs = SessionInputs(WINDOW, calls(*sizes, start=3), spans)
     finding = by_rule(inputs, "compaction_loop")
     assert finding.severity == "critical"
-    assert finding.evidence["numbers"]["threshold_tokens"] == 61_000
+    assert finding.evidence["numbers"]["threshold_tokens"] == 61_500
     assert finding.evidence["spans"] == [11, 21, 31]
     assert finding.evidence["calls"] == [11, 21, 31]
-    assert finding.evidence["items"][0].startswith("fixed overhead: ~61,000 tokens")
+    assert finding.evidence["items"][0].startswith("fixed overhead: ~61,600 tokens")
+
+
+def test_a_reported_size_below_the_trigger_contradicts_the_call_and_is_no_loop():
+    spans = (Compaction(11, tokens_before=62_000, tokens_after=20_000),)
+    inputs = SessionInputs(WINDOW, calls(*[62_000] * 10, start=3), spans)
+    assert "compaction_loop" not in rules(inputs)
 
 
 def test_a_compaction_that_frees_the_window_is_no_loop():
@@ -409,7 +415,7 @@ def test_one_alert_per_group_storm_before_loop_before_thrash_before_repeated():
     # Six compactions two calls apart, within minutes, each leaving the context above the
     # trigger: storm, loop, thrash and repeated all fire on them; storm is kept.
     spans = tuple(
-        Compaction(4 * i + 5, tokens_before=61_000, tokens_after=60_800,
+        Compaction(4 * i + 5, tokens_before=61_000, tokens_after=61_000,
                    at=T0 + timedelta(minutes=i))
         for i in range(6)
     )  # fmt: skip
@@ -437,7 +443,7 @@ def test_rules_on_other_compactions_keep_their_own_alert():
     # a loop early (one compaction), and later two compactions a few calls apart that free
     # the window: the thrash is about other compactions, so it is an alert of its own
     spans = (
-        Compaction(5, tokens_before=50_000, tokens_after=49_000),
+        Compaction(5, tokens_before=50_000, tokens_after=50_200),
         Compaction(105, tokens_before=150_000, tokens_after=38_000),
         Compaction(109, tokens_before=150_000, tokens_after=38_000),
     )

@@ -12,7 +12,7 @@ import dataclasses
 import logging
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import DatabaseError, transaction
@@ -242,6 +242,31 @@ def _folded_resolve(*, winner: Alert) -> None:
             state=AlertState.RESOLVED,
             resolution=reason,
         )
+
+
+REEVALUATE_DAYS = 30
+
+
+def alerts_reevaluate_project(*, project_id: int, days: int = REEVALUATE_DAYS) -> int:
+    """Run the alert rules again over the stored analyses of the project's sessions active in
+    the last ``days`` (a threshold changed): no analysis pass, no message scan for personal
+    data; each session as ``alerts_evaluate_session`` judges it. Returns how many were judged.
+    """
+    since = timezone.now() - timedelta(days=days)
+    analyses = (
+        SessionAnalysis.objects.filter(
+            session__project_id=project_id,
+            session__updated_at__gte=since,
+            status=AnalysisStatus.DONE,
+        )
+        .select_related("session__project")
+        .order_by("session_id")
+    )
+    done = 0
+    for analysis in analyses.iterator(chunk_size=200):
+        alerts_evaluate_session(session_id=analysis.session_id, analysis=analysis)
+        done += 1
+    return done
 
 
 # --- lifecycle ---------------------------------------------------------------------------

@@ -27,6 +27,7 @@ REPLAY_RUN_EXECUTE = "replay_run_execute"
 REPLAY_RUNS_EXECUTE = "replay_runs_execute"  # an experiment's runs, one task each
 WEBHOOK_DELIVER = "webhook_deliver"
 ALERT_EMAIL_SEND = "alert_email_send"
+ALERTS_REEVALUATE = "alerts_reevaluate_project"  # a project's rules over stored analyses
 # A row its own request has not tried yet is left to that request for this long, so the drain
 # does not race the send right after the commit (a request killed before sending is drained).
 UNTRIED_GRACE = timedelta(seconds=10)
@@ -61,6 +62,7 @@ def _senders() -> dict[str, Callable[[list[Any]], object]]:
         REPLAY_RUNS_EXECUTE: lambda args: experiment_fan_out(list(args)),
         WEBHOOK_DELIVER: lambda args: _task(WEBHOOK_DELIVER).delay(*args),
         ALERT_EMAIL_SEND: lambda args: _task(ALERT_EMAIL_SEND).delay(*args),
+        ALERTS_REEVALUATE: lambda args: _task(ALERTS_REEVALUATE).delay(*args),
     }
 
 

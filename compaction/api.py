@@ -12,9 +12,9 @@ from compaction import advice, forecasts, selectors, services
 from compaction.engine.evals import RetentionItemDict
 from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
 from compaction.schemas import (
-    AnalysisQueued,
     AdviceOut,
     AdviceParams,
+    AnalysisQueued,
     CompactionCallOut,
     CompactionOut,
     Curve,

@@ -11,8 +11,9 @@ Rules and their default thresholds (:class:`Thresholds`):
   timestamps of the messages at their seqs (6 within 60); skipped when those are missing;
 - ``compaction_loop``: a compaction that leaves the context at or above the threshold that
   triggered it (the lowest context at which the session compacted): the first call after the
-  boundary (and the size the compaction reported, if any) is already due to compact again, because what no compaction removes (system
-  prompt, tools, pinned head: the fixed overhead) sits above the threshold;
+  boundary (and the size the compaction reported, if any) is already due to compact again,
+  because what no compaction removes (system prompt, tools, pinned head: the fixed overhead)
+  sits above the threshold;
 - ``compaction_thrash``: K compactions within W model calls (2 within 20);
 - ``failed_splice``: the span verdict (reported error, empty summary, barely shrank);
 - ``near_overflow``: a call at or above X of the window but not over it (95 %);

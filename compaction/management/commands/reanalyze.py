@@ -28,7 +28,8 @@ def _moment(raw: str, *, end: bool) -> datetime:
     try:
         moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
-        raise CommandError(f"{raw!r}: give a date (2026-11-02) or a time (2026-11-02T10:00Z)") from None
+        hint = "give a date (2026-11-02) or a time (2026-11-02T10:00Z)"
+        raise CommandError(f"{raw!r}: {hint}") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import DatabaseError, transaction
@@ -34,7 +33,7 @@ from privacy import findings as personal_data
 from privacy import masking, message_scan
 from sessions import limits
 from sessions.errors import BadRequest, Conflict
-from sessions.models import AgentSession
+from sessions.models import AgentSession, Message
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +57,7 @@ def alert_inputs(
     )
     if messages is None:
         messages = message_scan.engine_messages(session)
-    compactions = _timed(compactions, messages)
+    compactions = _timed(compactions, session)
     compaction_usd = session_usd = None
     if any(not c.light for c in compactions):
         cost = compaction_selectors.session_cost(session)
@@ -79,31 +78,29 @@ def alert_inputs(
 
 
 def _timed(
-    compactions: tuple[engine.Compaction, ...], messages: Sequence[EngineMessage]
+    compactions: tuple[engine.Compaction, ...], session: AgentSession
 ) -> tuple[engine.Compaction, ...]:
-    """Each compaction with the trace time of the message at its seq (else the last earlier
-    message that has one); none when the trace has no timestamps there."""
-    stamps: list[tuple[int, datetime]] = []
-    for m in messages:
-        moment = _moment(m.timestamp)
-        if moment is not None:
-            stamps.append((m.seq, moment))
-    seqs = [seq for seq, _ in stamps]
+    """Each compaction with the trace time of the message at its seq (else of the last earlier
+    message that has one); none when the trace has no timestamps up to there. One query, and
+    one more per compaction whose own message has no time."""
+    seqs = [c.seq for c in compactions if not c.light]
+    found: dict[int, datetime] = dict(
+        Message.objects.filter(session=session, seq__in=seqs, timestamp__isnull=False)
+        .values_list("seq", "timestamp")
+        .order_by()
+    )
     out = []
     for c in compactions:
-        i = bisect_right(seqs, c.seq) - 1
-        out.append(dataclasses.replace(c, at=stamps[i][1] if i >= 0 else None))
+        at = found.get(c.seq)
+        if at is None and not c.light:
+            at = (
+                Message.objects.filter(session=session, seq__lt=c.seq, timestamp__isnull=False)
+                .order_by("-seq")
+                .values_list("timestamp", flat=True)
+                .first()
+            )
+        out.append(dataclasses.replace(c, at=at) if at is not None else c)
     return tuple(out)
-
-
-def _moment(raw: str | None) -> datetime | None:
-    if not raw:
-        return None
-    try:
-        moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _event(

@@ -59,5 +59,5 @@ def alerts_unmute_expired() -> int:
     retry_backoff=True,
     max_retries=3,
 )
-def alerts_reevaluate_project(project_id: int) -> int:
-    return services.alerts_reevaluate_project(project_id=project_id)
+def alerts_reevaluate_project(project_id: int, rules: list[str] | None = None) -> int:
+    return services.alerts_reevaluate_project(project_id=project_id, rules=rules)

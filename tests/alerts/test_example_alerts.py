@@ -89,7 +89,7 @@ def test_the_storm_alert_names_the_calls_the_folded_rules_and_the_cost() -> None
     assert alert.title == "Compaction storm: 7 compactions within 60 minutes (6 in 16 min)"
     assert alert.evidence["calls"] == [29, 53, 77, 101, 125, 149, 173]
     assert alert.evidence["also"] == ["compaction_thrash", "repeated_compaction"]
-    assert alert.evidence["items"][0] == "@29 +0.0 min: 52,379 -> 11,706 tokens"
+    assert alert.evidence["items"][0] == "@29 +0.0 min: 52,345 -> 11,703 tokens"
     assert alert.evidence["items"][-1].startswith("cost so far: $0.00 in compaction calls, of $")
     assert alert.evidence["thresholds_source"] == "default"
 

@@ -14,6 +14,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from alerts import tasks as alert_tasks
+from alerts.webhooks import THRESHOLD_RULES
 from alerts.models import Alert, AlertSettings
 from compaction import outbox, pipeline
 from compaction.models import AnalysisStatus, OutboxTask, SessionAnalysis
@@ -152,9 +153,9 @@ def test_a_threshold_change_queues_the_rules_over_recent_stored_analyses(
     ):
         with django_capture_on_commit_callbacks(execute=True):
             client.post(f"/projects/{project.pk}/settings/", form)
-        delay.assert_called_once_with(project.pk)
+        delay.assert_called_once_with(project.pk, sorted(THRESHOLD_RULES))
         assert not Alert.objects.filter(project=project).exists()  # not yet: in the background
-        judged = alert_tasks.alerts_reevaluate_project(project.pk)  # what the worker runs
+        judged = alert_tasks.alerts_reevaluate_project(project.pk, sorted(THRESHOLD_RULES))
     assert judged == 1
     assert not full_pass.called  # the rules only, over the stored analysis
     assert list(Alert.objects.filter(project=project).values_list("session", "rule")) == [

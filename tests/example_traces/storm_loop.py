@@ -86,7 +86,7 @@ def compaction_storm(tool_ids: set[str]) -> ExampleSession:
             Call(
                 "read_logs",
                 {"shard": shard, "from": "03:00", "to": "04:00"},
-                _log_shard(rng, shard, 520),
+                _log_shard(rng, shard, 500 + 7 * shard),
                 seconds=4,
             ),
             text=f"Reading shard {shard}.",

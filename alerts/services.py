@@ -88,11 +88,13 @@ def _timed(
     message that has one); none when the trace has no timestamps up to there. One query, and
     one more per compaction whose own message has no time."""
     seqs = [c.seq for c in compactions if not c.light]
-    found: dict[int, datetime] = dict(
-        Message.objects.filter(session=session, seq__in=seqs, timestamp__isnull=False)
+    found: dict[int, datetime] = {
+        seq: at
+        for seq, at in Message.objects.filter(session=session, seq__in=seqs)
         .values_list("seq", "timestamp")
         .order_by()
-    )
+        if at is not None
+    }
     out = []
     for c in compactions:
         at = found.get(c.seq)

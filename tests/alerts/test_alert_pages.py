@@ -175,7 +175,8 @@ def test_settings_page_saves_thresholds_and_adds_a_webhook(client, project) -> N
                       "email_recipients": "a@example.com , b@example.com"})  # fmt: skip
     saved = AlertSettings.objects.get(project=project)
     assert saved.thresholds().repeated_compaction_count == 5
-    assert (saved.thresholds().storm_compactions, saved.thresholds().storm_window_minutes) == (4, 30)
+    storm = (saved.thresholds().storm_compactions, saved.thresholds().storm_window_minutes)
+    assert storm == (4, 30)
     assert saved.thresholds().near_overflow_fill == 0.9
     assert saved.disabled_rules == ["near_overflow"]
     assert saved.email_list == ["a@example.com", "b@example.com"]

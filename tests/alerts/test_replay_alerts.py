@@ -47,8 +47,9 @@ def test_the_rules_judge_the_replay_without_storing_or_sending_anything(session)
     # one alert per group of compactions: the thrash, naming the repeated compactions
     assert set(findings) == {"compaction_thrash"}
     assert findings["compaction_thrash"].evidence["also"] == ["repeated_compaction"]
-    assert "also repeated_compaction: Compacted 4 times in one session" in (
-        findings["compaction_thrash"].evidence["items"]
+    assert (
+        "also repeated_compaction: Compacted 4 times in one session"
+        in (findings["compaction_thrash"].evidence["items"])
     )
     assert findings["compaction_thrash"].evidence["numbers"]["calls_between"] == 4
     assert not Alert.objects.exists()

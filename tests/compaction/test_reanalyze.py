@@ -14,8 +14,8 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from alerts import tasks as alert_tasks
-from alerts.webhooks import THRESHOLD_RULES
 from alerts.models import Alert, AlertSettings
+from alerts.webhooks import THRESHOLD_RULES
 from compaction import outbox, pipeline
 from compaction.models import AnalysisStatus, OutboxTask, SessionAnalysis
 from sessions.models import AgentSession, Role

@@ -57,7 +57,7 @@ def _analysed(http: httpx.Client, external_id: str) -> bool:
     if reply.status_code != 200:
         return False
     body = reply.json()
-    return body["status"] == "done" and body["current"]
+    return bool(body["status"] == "done" and body["current"])
 
 
 def _wait(predicate, timeout: float = 120) -> None:  # type: ignore[no-untyped-def]

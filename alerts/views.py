@@ -238,7 +238,11 @@ def project_settings(request: HttpRequest, pk: int) -> HttpResponse:
         webhooks.alert_settings_save(
             settings_row=form.save(commit=False), changed=form.changed_data, by=request.user
         )
-        flash.success(request, "Alert thresholds saved; they apply from the next analysis.")
+        flash.success(
+            request,
+            "Alert thresholds saved; the sessions active in the last 30 days are being judged "
+            "again by them in the background.",
+        )
         return redirect("alerts:project-settings", project.pk)
     if request.method == "POST" and request.POST.get("form") == "webhook" and hook_form.is_valid():
         data = hook_form.cleaned_data

@@ -51,6 +51,11 @@ class AlertSettingsForm(forms.ModelForm[AlertSettings]):
         }
         widgets = {"email_recipients": forms.TextInput(attrs={"placeholder": "oncall@example.com"})}
 
+    def __init__(self, *args: Any, recipients: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not recipients:  # who gets alert e-mails is the admins' to see and change
+            del self.fields["email_recipients"]
+
     def clean_email_recipients(self) -> str:
         value: str = self.cleaned_data.get("email_recipients") or ""
         field = forms.EmailField()

@@ -10,6 +10,8 @@ from typing import Any
 from alerts.selectors import DailyCounts
 
 RULE_COLORS = {
+    "compaction_storm": "#d92d20",
+    "compaction_loop": "#e04f16",
     "repeated_compaction": "#a15c00",
     "compaction_thrash": "#c28b00",
     "failed_splice": "#b42318",

@@ -23,6 +23,8 @@ class AlertSettingsForm(forms.ModelForm[AlertSettings]):
     class Meta:
         model = AlertSettings
         fields = [
+            "storm_compactions",
+            "storm_window_minutes",
             "repeated_compaction_count",
             "thrash_compactions",
             "thrash_window_calls",
@@ -31,6 +33,8 @@ class AlertSettingsForm(forms.ModelForm[AlertSettings]):
             "email_recipients",
         ]
         labels = {
+            "storm_compactions": "Storm: K compactions",
+            "storm_window_minutes": "Storm: within W minutes of trace time",
             "repeated_compaction_count": "Repeated compaction: N compactions per session",
             "thrash_compactions": "Thrash: K compactions",
             "thrash_window_calls": "Thrash: within W model calls",
@@ -38,12 +42,19 @@ class AlertSettingsForm(forms.ModelForm[AlertSettings]):
             "email_recipients": "E-mail new and reopened alerts to",
         }
         help_texts = {
+            "storm_compactions": "",
+            "storm_window_minutes": "",
             "repeated_compaction_count": "",
             "thrash_compactions": "",
             "thrash_window_calls": "",
             "near_overflow_percent": "",
         }
         widgets = {"email_recipients": forms.TextInput(attrs={"placeholder": "oncall@example.com"})}
+
+    def __init__(self, *args: Any, recipients: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not recipients:  # who gets alert e-mails is the admins' to see and change
+            del self.fields["email_recipients"]
 
     def clean_email_recipients(self) -> str:
         value: str = self.cleaned_data.get("email_recipients") or ""

@@ -20,6 +20,8 @@ from sessions.models import AgentSession, Project
 
 
 class AlertRule(models.TextChoices):
+    COMPACTION_STORM = "compaction_storm", "Compaction storm"
+    COMPACTION_LOOP = "compaction_loop", "Compaction loop"
     REPEATED_COMPACTION = "repeated_compaction", "Repeated compaction"
     COMPACTION_THRASH = "compaction_thrash", "Compaction thrash"
     FAILED_SPLICE = "failed_splice", "Failed splice"
@@ -54,6 +56,16 @@ class AlertSettings(models.Model):
     """A project's alert thresholds; a project without a row uses the engine defaults."""
 
     project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="alert_settings")
+    storm_compactions = models.PositiveIntegerField(
+        default=6,
+        validators=[MinValueValidator(2)],
+        help_text="K: alert when this many compactions come...",
+    )
+    storm_window_minutes = models.PositiveIntegerField(
+        default=60,
+        validators=[MinValueValidator(1), MaxValueValidator(7 * 24 * 60)],
+        help_text="...within W minutes of trace time.",
+    )
     repeated_compaction_count = models.PositiveIntegerField(
         default=3,
         validators=[MinValueValidator(1)],
@@ -88,6 +100,8 @@ class AlertSettings(models.Model):
 
     def thresholds(self) -> engine_alerts.Thresholds:
         return engine_alerts.Thresholds(
+            storm_compactions=self.storm_compactions,
+            storm_window_minutes=self.storm_window_minutes,
             repeated_compaction_count=self.repeated_compaction_count,
             thrash_compactions=self.thrash_compactions,
             thrash_window_calls=self.thrash_window_calls,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterable, Sequence
-from datetime import datetime
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import DatabaseError, transaction
@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from alerts import selectors, webhooks
 from alerts.models import (
+    ACTIVE_STATES,
     Alert,
     AlertEvent,
     AlertEventKind,
@@ -32,7 +33,7 @@ from privacy import findings as personal_data
 from privacy import masking, message_scan
 from sessions import limits
 from sessions.errors import BadRequest, Conflict
-from sessions.models import AgentSession
+from sessions.models import AgentSession, Message
 
 logger = logging.getLogger(__name__)
 
@@ -43,19 +44,29 @@ def alert_inputs(
     analysis: SessionAnalysis,
     messages: Sequence[EngineMessage] | None = None,
     spans: Sequence[CompactionSpan] | None = None,
+    costs: Mapping[int, compaction_selectors.SessionCost] | None = None,
+    with_messages: bool = True,
 ) -> engine.SessionInputs:
     """The engine's view of a session: its calls, observed compactions and error notices.
 
-    ``messages`` and observed ``spans`` are the session's when the caller has them loaded
-    already (the analysis pass); otherwise they are read again."""
+    ``messages``, observed ``spans`` and ``costs`` (by session id) are the session's when the
+    caller has them loaded already (the analysis pass, a re-judging of many); otherwise they
+    are read again. ``with_messages`` False leaves out what only the messages tell (error
+    notices, secrets), for rules that do not read them (THRESHOLD_RULES)."""
     if spans is None:
         spans = list(CompactionSpan.objects.filter(session=session, origin=SpanOrigin.OBSERVED))
     compactions = tuple(
         selectors.span_compaction(span, orphans_at=("orphans_after",))
         for span in sorted(spans, key=lambda span: span.index)
     )
-    if messages is None:
+    if messages is None and with_messages:
         messages = message_scan.engine_messages(session)
+    compactions = _timed(compactions, session)
+    compaction_usd = session_usd = None
+    if any(not c.light for c in compactions):
+        cost = (costs or {}).get(session.pk) or compaction_selectors.session_cost(session)
+        if cost.usd is not None:
+            compaction_usd, session_usd = cost.breakdown.compaction_usd, cost.usd
     return engine.SessionInputs(
         context_window=compaction_selectors.session_window(session)[0],
         calls=tuple(
@@ -63,9 +74,39 @@ def alert_inputs(
             for p in analysis.curve
         ),
         compactions=compactions,
-        context_length_errors=tuple(engine.context_length_errors(messages)),
-        secrets=personal_data.session_secret_hits(session_id=session.pk),
+        context_length_errors=tuple(engine.context_length_errors(messages or ())),
+        secrets=personal_data.session_secret_hits(session_id=session.pk) if with_messages else (),
+        compaction_calls_usd=compaction_usd,
+        session_usd=session_usd,
     )
+
+
+def _timed(
+    compactions: tuple[engine.Compaction, ...], session: AgentSession
+) -> tuple[engine.Compaction, ...]:
+    """Each compaction with the trace time of the message at its seq (else of the last earlier
+    message that has one); none when the trace has no timestamps up to there. One query, and
+    one more per compaction whose own message has no time."""
+    seqs = [c.seq for c in compactions if not c.light]
+    found: dict[int, datetime] = {
+        seq: at
+        for seq, at in Message.objects.filter(session=session, seq__in=seqs)
+        .values_list("seq", "timestamp")
+        .order_by()
+        if at is not None
+    }
+    out = []
+    for c in compactions:
+        at = found.get(c.seq)
+        if at is None and not c.light:
+            at = (
+                Message.objects.filter(session=session, seq__lt=c.seq, timestamp__isnull=False)
+                .order_by("-seq")
+                .values_list("timestamp", flat=True)
+                .first()
+            )
+        out.append(dataclasses.replace(c, at=at) if at is not None else c)
+    return tuple(out)
 
 
 def _event(
@@ -141,8 +182,12 @@ def alerts_evaluate_session(
     messages: Sequence[EngineMessage] | None = None,
     analysis: SessionAnalysis | None = None,
     spans: Sequence[CompactionSpan] | None = None,
+    rules: frozenset[str] | None = None,
+    costs: Mapping[int, compaction_selectors.SessionCost] | None = None,
+    thresholds: tuple[engine.Thresholds, str] | None = None,
 ) -> list[Alert]:
-    """Run the rules on the session's current analysis and upsert one alert per finding.
+    """Run the rules (``rules``: these only, when given) on the session's current analysis
+    and upsert one alert per finding; the alerts of the rules not run are left as they are.
 
     Does nothing until the analysis is done. Safe to repeat: the same evidence changes
     nothing, new evidence updates the open alert, and a resolved one is reopened. The
@@ -159,13 +204,28 @@ def alerts_evaluate_session(
         return []
     session = analysis.session
     try:
-        inputs = alert_inputs(session=session, analysis=analysis, messages=messages, spans=spans)
-        thresholds, source = selectors.alert_thresholds_sourced(project=session.project_id)
+        light = rules is not None and rules <= THRESHOLD_RULES
+        inputs = alert_inputs(
+            session=session,
+            analysis=analysis,
+            messages=messages,
+            spans=spans,
+            costs=costs,
+            with_messages=not light,
+        )
+        limits, source = thresholds or selectors.alert_thresholds_sourced(
+            project=session.project_id
+        )
+        if rules is not None:
+            skipped = frozenset(engine.RULES) - rules
+            limits = dataclasses.replace(limits, disabled=limits.disabled | skipped)
         findings = engine.evaluate(
             inputs,
-            thresholds,
-            personal_data=personal_data.summary_personal_data_detector(session_id=session.pk),
-            secrets=personal_data.summary_secret_detector(session_id=session.pk),
+            limits,
+            personal_data=None
+            if light
+            else personal_data.summary_personal_data_detector(session_id=session.pk),
+            secrets=None if light else personal_data.summary_secret_detector(session_id=session.pk),
         )
     except DatabaseError:
         raise  # infrastructure: the analysis task retries
@@ -176,9 +236,91 @@ def alerts_evaluate_session(
     if not findings:
         return []
     with transaction.atomic():
-        return [
+        saved = [
             _finding_save(session=session, finding=f, thresholds_source=source) for f in findings
         ]
+        for alert in saved:
+            _folded_resolve(winner=alert)
+        return saved
+
+
+def _folded_resolve(*, winner: Alert) -> None:
+    """One alert per group of compactions: an active alert of a rule now folded into
+    ``winner`` (an earlier pass opened it, before the storm or the loop showed) is resolved,
+    saying where its evidence went."""
+    folded = winner.evidence.get("also") or []
+    if not folded:
+        return
+    reason = f"Folded into the {winner.rule} alert #{winner.pk}: the same compactions."
+    for alert_id in Alert.objects.filter(
+        session_id=winner.session_id, rule__in=folded, state__in=ACTIVE_STATES
+    ).values_list("pk", flat=True):
+        _change(
+            alert_id=alert_id,
+            actor=None,
+            kind=AlertEventKind.RESOLVED,
+            allowed=ACTIVE_STATES,
+            comment=reason,
+            state=AlertState.RESOLVED,
+            resolution=reason,
+        )
+
+
+REEVALUATE_DAYS = 30
+REEVALUATE_CHUNK = 200
+# The rules whose verdict the thresholds change, with the loop, judged in one group with them
+# (storm > loop > thrash > repeated); they read the stored curve and spans, never a message.
+THRESHOLD_RULES = webhooks.THRESHOLD_RULES
+
+
+def alerts_reevaluate_project(
+    *, project_id: int, rules: Iterable[str] | None = None, days: int = REEVALUATE_DAYS
+) -> int:
+    """Run the alert rules again over the stored analyses of the project's sessions active in
+    the last ``days`` (a threshold changed): no analysis pass. ``rules`` None runs every rule
+    (a rule was switched back on); a threshold change runs THRESHOLD_RULES, which read no
+    message. Spans and costs are read for many sessions at once. Returns how many sessions
+    were judged."""
+    only = frozenset(rules) if rules is not None else None
+    since = timezone.now() - timedelta(days=days)
+    analyses = (
+        SessionAnalysis.objects.filter(
+            session__project_id=project_id,
+            session__updated_at__gte=since,
+            status=AnalysisStatus.DONE,
+        )
+        .select_related("session__project")
+        .order_by("session_id")
+    )
+    done = 0
+    chunk: list[SessionAnalysis] = []
+    for analysis in analyses.iterator(chunk_size=REEVALUATE_CHUNK):
+        chunk.append(analysis)
+        if len(chunk) == REEVALUATE_CHUNK:
+            done += _reevaluate_chunk(chunk, only)
+            chunk = []
+    return done + (_reevaluate_chunk(chunk, only) if chunk else 0)
+
+
+def _reevaluate_chunk(chunk: Sequence[SessionAnalysis], rules: frozenset[str] | None) -> int:
+    spans: dict[int, list[CompactionSpan]] = {a.session_id: [] for a in chunk}
+    for span in CompactionSpan.objects.filter(
+        session_id__in=list(spans), origin=SpanOrigin.OBSERVED
+    ):
+        spans[span.session_id].append(span)
+    compacted = [a.session for a in chunk if spans[a.session_id]]
+    costs = compaction_selectors.session_costs(compacted) if compacted else {}
+    thresholds = selectors.alert_thresholds_sourced(project=chunk[0].session.project_id)
+    for analysis in chunk:
+        alerts_evaluate_session(
+            session_id=analysis.session_id,
+            analysis=analysis,
+            spans=spans[analysis.session_id],
+            rules=rules,
+            costs=costs,
+            thresholds=thresholds,
+        )
+    return len(chunk)
 
 
 # --- lifecycle ---------------------------------------------------------------------------

@@ -50,3 +50,14 @@ def alert_email_send(alert_id: int) -> None:
 )
 def alerts_unmute_expired() -> int:
     return services.alerts_unmute_expired()
+
+
+@app.task(
+    name="compaction.tasks.alerts_reevaluate_project",
+    acks_late=True,
+    autoretry_for=TRANSIENT,
+    retry_backoff=True,
+    max_retries=3,
+)
+def alerts_reevaluate_project(project_id: int, rules: list[str] | None = None) -> int:
+    return services.alerts_reevaluate_project(project_id=project_id, rules=rules)

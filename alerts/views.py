@@ -68,11 +68,13 @@ def _back(request: HttpRequest, default: str) -> str:
     return default
 
 
-def _admin_projects(request: HttpRequest, projects: Any) -> list[Project]:
+def _settings_projects(request: HttpRequest, projects: Any) -> list[Project]:
+    """The projects whose alert settings the user may open (engineers and above)."""
     if getattr(request.user, "is_superuser", False):
         return list(projects.order_by("name")[:10])
+    roles = [Role.ENGINEER, Role.PRIVACY_REVIEWER, Role.ADMIN]
     return list(
-        projects.filter(memberships__user__pk=request.user.pk, memberships__role=Role.ADMIN)
+        projects.filter(memberships__user__pk=request.user.pk, memberships__role__in=roles)
         .order_by("name")
         .distinct()[:10]
     )
@@ -116,7 +118,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
         "figure": charts.alerts_per_day(counts, labels=dict(AlertRule.choices)),
         "extra_query": query.urlencode(),
         "here": request.get_full_path(),
-        "settings_projects": _admin_projects(request, projects),
+        "settings_projects": _settings_projects(request, projects),
     }
     return render(request, "alerts/alert_list.html", context)
 
@@ -220,29 +222,40 @@ def alert_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
 # --- project settings ----------------------------------------------------------------------
 
 
-def _project(request: HttpRequest, pk: int) -> Project:
+def _project(request: HttpRequest, pk: int, role: str = Role.ADMIN) -> Project:
     project: Project | None = _projects(request).filter(pk=pk).first()
     if project is None:
         raise Http404("No such project")
-    require_role(request.user, project, Role.ADMIN)
+    require_role(request.user, project, role)
     return project
 
 
 @login_required
 def project_settings(request: HttpRequest, pk: int) -> HttpResponse:
-    project = _project(request, pk)
+    """Thresholds for engineers and admins; e-mail recipients, webhooks and their deliveries
+    for admins only."""
+    project = _project(request, pk, Role.ENGINEER)
+    admin = has_role(request.user, project, Role.ADMIN)
+    if request.method == "POST" and request.POST.get("form") == "webhook" and not admin:
+        require_role(request.user, project, Role.ADMIN)
     current = AlertSettings.objects.filter(project=project).first() or AlertSettings(
         project=project
     )
     form = AlertSettingsForm(
-        request.POST if request.POST.get("form") == "thresholds" else None, instance=current
+        request.POST if request.POST.get("form") == "thresholds" else None,
+        instance=current,
+        recipients=admin,
     )
     hook_form = WebhookForm(request.POST if request.POST.get("form") == "webhook" else None)
     if request.method == "POST" and request.POST.get("form") == "thresholds" and form.is_valid():
         webhooks.alert_settings_save(
             settings_row=form.save(commit=False), changed=form.changed_data, by=request.user
         )
-        flash.success(request, "Alert thresholds saved; they apply from the next analysis.")
+        flash.success(
+            request,
+            "Alert thresholds saved; the sessions active in the last 30 days are being judged "
+            "again by them in the background.",
+        )
         return redirect("alerts:project-settings", project.pk)
     if request.method == "POST" and request.POST.get("form") == "webhook" and hook_form.is_valid():
         data = hook_form.cleaned_data
@@ -262,6 +275,7 @@ def project_settings(request: HttpRequest, pk: int) -> HttpResponse:
             return redirect("alerts:project-settings", project.pk)
     context = {
         "project": project,
+        "admin": admin,
         "form": form,
         "hook_form": hook_form,
         "hooks": Webhook.objects.filter(project=project),

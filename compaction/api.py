@@ -15,6 +15,7 @@ from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
 from compaction.schemas import (
     AdviceOut,
     AdviceParams,
+    AnalysisQueued,
     CompactionCallOut,
     CompactionOut,
     CompactionPriceOut,
@@ -145,6 +146,20 @@ def session_compactions(
     following = list(selectors.observed_compactions(session)[page.offset + page.limit :][:1])
     priced = prices.compaction_prices(session, [*events, *following])
     return [_compaction_out(e, priced.get(e.pk)) for e in events]
+
+
+@router.post(
+    "/sessions/{external_id}/reanalyze",
+    response={202: AnalysisQueued, 401: Error, 404: Error},
+    description="Run the session's analysis again (curve, spans, verdicts, then the alert "
+    "rules) in the background; the session's `analysis` shows it pending, then done.",
+)
+def session_reanalyze(request: KeyRequest, external_id: str) -> Status[AnalysisQueued]:
+    session = session_selectors.session_by_external_id(
+        project=request.auth, external_id=external_id
+    )
+    services.analysis_rerun(session_id=session.pk)
+    return Status(202, AnalysisQueued(queued=True))
 
 
 @router.post(

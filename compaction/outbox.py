@@ -28,6 +28,7 @@ REPLAY_RUNS_EXECUTE = "replay_runs_execute"  # an experiment's runs, one task ea
 WEBHOOK_DELIVER = "webhook_deliver"
 ALERT_EMAIL_SEND = "alert_email_send"
 IMPORT_JOB_RUN = "import_job_run"  # sessions.tasks.import_job_run: a background import
+ALERTS_REEVALUATE = "alerts_reevaluate_project"  # a project's rules over stored analyses
 # A row its own request has not tried yet is left to that request for this long, so the drain
 # does not race the send right after the commit (a request killed before sending is drained).
 UNTRIED_GRACE = timedelta(seconds=10)
@@ -63,6 +64,7 @@ def _senders() -> dict[str, Callable[[list[Any]], object]]:
         WEBHOOK_DELIVER: lambda args: _task(WEBHOOK_DELIVER).delay(*args),
         ALERT_EMAIL_SEND: lambda args: _task(ALERT_EMAIL_SEND).delay(*args),
         IMPORT_JOB_RUN: lambda args: _task(IMPORT_JOB_RUN, app_name="sessions").delay(*args),
+        ALERTS_REEVALUATE: lambda args: _task(ALERTS_REEVALUATE).delay(*args),
     }
 
 

@@ -252,6 +252,10 @@ class ReplayIn(Schema):
     policy: PolicyIn = Field(default_factory=lambda: PolicyIn())
 
 
+class AnalysisQueued(Schema):
+    queued: bool
+
+
 class ReplayQueued(Schema):
     id: int
     status: str

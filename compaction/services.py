@@ -120,6 +120,14 @@ def analysis_request(*, session_id: int) -> None:
         outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
 
 
+def analysis_rerun(*, session_id: int) -> None:
+    """Run a session's analysis again though nothing new arrived (a person asked, from its
+    page, the API or ``manage.py reanalyze``): a request like an upload's, so the page shows
+    the pass waiting and running as it does after a batch, and the alert rules run after it."""
+    with transaction.atomic():
+        analysis_request(session_id=session_id)
+
+
 def _analysis_queue(session_id: int) -> bool | None:
     """Ask the session's analysis for the next generation, queued since now unless it waits
     already: True when it began waiting with this call, None when it has no row."""

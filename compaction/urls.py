@@ -27,6 +27,7 @@ urlpatterns = [
         "sessions/<int:pk>/spans/<int:span_pk>/middle/", views.span_middle_moved, name="span-middle"
     ),
     path("sessions/<int:pk>/replay/", views.replay_new, name="replay-new"),
+    path("sessions/<int:pk>/reanalyze/", views.session_reanalyze, name="reanalyze"),
     path("sessions/<int:pk>/replays/compare/", views.replay_compare, name="replay-compare"),
     path("replays/<int:pk>/", views.replay_detail, name="replay"),
     path("replays/<int:pk>/status/", views.replay_status, name="replay-status"),

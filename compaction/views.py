@@ -599,3 +599,14 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def experiment_status(request: HttpRequest, pk: int) -> HttpResponse:
     context = _experiment_context(request, pk)
     return render(request, "compaction/experiment_detail.html#experiment-body", context)
+
+
+@login_required
+@require_http_methods(["POST"])
+def session_reanalyze(request: HttpRequest, pk: int) -> HttpResponse:
+    """The session page's "Re-analyse" button (engineers and admins)."""
+    session = session_or_404(request, pk)
+    access.require_role(request.user, session.project_id, Role.ENGINEER)
+    services.analysis_rerun(session_id=session.pk)
+    flash.success(request, "Analysis queued: the page shows it running, then the new results.")
+    return redirect("sessions:detail", session.pk)

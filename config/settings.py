@@ -288,6 +288,7 @@ CELERY_TASK_ROUTES = {
     "compaction.tasks.webhook_deliver": {"queue": CELERY_WEBHOOKS_QUEUE},
     "sessions.tasks.import_job_run": {"queue": CELERY_IMPORTS_QUEUE},
     "compaction.tasks.alert_email_send": {"queue": CELERY_WEBHOOKS_QUEUE},
+    "compaction.tasks.alerts_reevaluate_project": {"queue": CELERY_REPLAYS_QUEUE},
 }
 # A request must not hang on a broker that is down: the outbox row is committed already and
 # the beat task sends it later, so publishing gives up fast.

@@ -7,6 +7,13 @@ replay can call the same function to show what the rules would have said.
 Rules and their default thresholds (:class:`Thresholds`):
 
 - ``repeated_compaction``: N or more compactions in the session (3);
+- ``compaction_storm``: K or more compactions within W minutes of trace time, by the
+  timestamps of the messages at their seqs (6 within 60); skipped when those are missing;
+- ``compaction_loop``: a compaction that leaves the context at or above the threshold that
+  triggered it (the lowest context at which the session compacted): the first call after the
+  boundary (and the size the compaction reported, if any) is already due to compact again,
+  because what no compaction removes (system prompt, tools, pinned head: the fixed overhead)
+  sits above the threshold;
 - ``compaction_thrash``: K compactions within W model calls (2 within 20);
 - ``failed_splice``: the span verdict (reported error, empty summary, barely shrank);
 - ``near_overflow``: a call at or above X of the window but not over it (95 %);
@@ -20,6 +27,12 @@ Rules and their default thresholds (:class:`Thresholds`):
   summary. The app passes the messages' hits in ``SessionInputs.secrets`` and a detector for
   summaries as ``secrets=``.
 
+The four rules about how often a session compacts (storm, loop, thrash, repeated) tell one
+story: when several fire on the same compactions only the first of ``COMPACTION_PRECEDENCE``
+is kept, and the others are named in its evidence (``also``), so a session gets one alert per
+group of compactions. Each of them says what the session's compaction calls cost so far
+(``SessionInputs.compaction_calls_usd``, priced by the app).
+
 Light steps (``microcompact``, ``clear_tool_results``) clear old tool output by design; they
 do not count as compactions for the repeated and thrash rules, and shrinking little is not a
 failure for them.
@@ -31,6 +44,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Literal, NotRequired, TypedDict
 
 from compaction.engine.evals import BARELY_CHANGED_WARNING
@@ -39,6 +53,8 @@ from compaction.engine.messages import Message, Orphan
 Severity = Literal["info", "warning", "critical"]
 
 RULES: tuple[str, ...] = (
+    "compaction_storm",
+    "compaction_loop",
     "repeated_compaction",
     "compaction_thrash",
     "failed_splice",
@@ -52,6 +68,13 @@ RULES: tuple[str, ...] = (
 SEVERITIES: tuple[Severity, ...] = ("info", "warning", "critical")
 LIGHT_STAGES = frozenset({"microcompact", "clear_tool_results"})
 LOST_KINDS = frozenset({"probe", "constraint", "task"})
+# One alert per group of compactions: the first of these that fires wins.
+COMPACTION_PRECEDENCE: tuple[str, ...] = (
+    "compaction_storm",
+    "compaction_loop",
+    "compaction_thrash",
+    "repeated_compaction",
+)
 
 
 class AlertEvidence(TypedDict):
@@ -62,7 +85,8 @@ class AlertEvidence(TypedDict):
     rule, an orphan id, a reason); ``seq``: where to open the session chart.
     ``thresholds``: the rule's thresholds in force when it fired (:func:`rule_thresholds`);
     ``thresholds_source``: where the app took them from (``project`` or ``default``). Both
-    absent on alerts stored before they were recorded.
+    absent on alerts stored before they were recorded. ``also``: the other compaction rules
+    that fired on the same compactions and were folded into this alert (COMPACTION_PRECEDENCE).
     """
 
     seq: int | None
@@ -72,6 +96,7 @@ class AlertEvidence(TypedDict):
     items: list[str]
     thresholds: NotRequired[dict[str, float]]
     thresholds_source: NotRequired[str]
+    also: NotRequired[list[str]]
 
 
 @dataclass(frozen=True)
@@ -105,6 +130,7 @@ class Compaction:
     lost: tuple[LostFact, ...] = ()
     orphans_after: tuple[Orphan, ...] = ()
     summary: str = ""
+    at: datetime | None = None  # the trace time of the message at ``seq``, when it has one
 
     @property
     def light(self) -> bool:
@@ -136,10 +162,15 @@ class SessionInputs:
     compactions: tuple[Compaction, ...] = ()
     context_length_errors: tuple[ContextLengthError, ...] = ()
     secrets: tuple[SecretHit, ...] = ()
+    # What the session's compaction calls cost so far (None: not priced), and the session.
+    compaction_calls_usd: float | None = None
+    session_usd: float | None = None
 
 
 @dataclass(frozen=True)
 class Thresholds:
+    storm_compactions: int = 6
+    storm_window_minutes: int = 60
     repeated_compaction_count: int = 3
     thrash_compactions: int = 2
     thrash_window_calls: int = 20
@@ -147,6 +178,10 @@ class Thresholds:
     disabled: frozenset[str] = field(default_factory=frozenset)
 
     def __post_init__(self) -> None:
+        if self.storm_compactions < 2:
+            raise ValueError("storm_compactions: must be at least 2")
+        if self.storm_window_minutes < 1:
+            raise ValueError("storm_window_minutes: must be at least 1")
         if self.repeated_compaction_count < 1:
             raise ValueError("repeated_compaction_count: must be at least 1")
         if self.thrash_compactions < 2:
@@ -221,6 +256,102 @@ def _repeated(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
         _evidence(
             spans=[c.seq for c in counted],
             numbers={"compactions": len(counted), "threshold": t.repeated_compaction_count},
+        ),
+    )
+
+
+def _errored(c: Compaction) -> bool:
+    """A compaction that reported an error or wrote nothing: it did not compact."""
+    reasons = c.failure_reason.split("; ")
+    return any(r.startswith("reported error") or r == "empty summary" for r in reasons)
+
+
+def _storm(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
+    timed = sorted(
+        ((c, c.at) for c in _counted(inputs) if c.at is not None), key=lambda pair: pair[1]
+    )
+    k = t.storm_compactions
+    window = timedelta(minutes=t.storm_window_minutes)
+    runs = [
+        (i, timed[i + k - 1][1] - timed[i][1])
+        for i in range(len(timed) - k + 1)
+        if timed[i + k - 1][1] - timed[i][1] <= window
+    ]
+    if not runs:
+        return None
+    start, tightest = min(runs, key=lambda r: r[1])
+    involved = sorted({i + j for i, _ in runs for j in range(k)})
+    # The most compactions any window of W minutes holds (two pointers over the times).
+    most, low = 0, 0
+    for high in range(len(timed)):
+        while timed[high][1] - timed[low][1] > window:
+            low += 1
+        most = max(most, high - low + 1)
+    minutes = tightest.total_seconds() / 60
+    first = timed[involved[0]][1]
+    return AlertFinding(
+        "compaction_storm",
+        "critical" if most >= 2 * k else "warning",
+        f"Compaction storm: {most} compactions within {_plural(t.storm_window_minutes, 'minute')}"
+        f" ({k} in {minutes:.0f} min)",
+        _evidence(
+            calls=[timed[i][0].seq for i in involved],
+            spans=[timed[i][0].seq for i in involved],
+            numbers={
+                "compactions": len(involved),
+                "most_in_window": most,
+                "tightest_minutes": round(minutes, 2),
+            },
+            items=[
+                f"@{c.seq} +{(at - first).total_seconds() / 60:.1f} min: "
+                f"{_n(c.tokens_before)} -> {_n(c.tokens_after)} tokens"
+                for c, at in (timed[i] for i in involved)
+            ],
+            seq=timed[start][0].seq,
+        ),
+    )
+
+
+def _loop(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
+    compacted = [c for c in _counted(inputs) if not _errored(c) and c.tokens_before]
+    if not compacted:
+        return None
+    # The threshold in force: the lowest context at which this session compacted.
+    threshold = min(c.tokens_before or 0 for c in compacted)
+    calls = sorted(inputs.calls, key=lambda c: c.seq)
+    seqs = [c.seq for c in calls]
+    looping: list[tuple[Compaction, Call]] = []
+    for c in compacted:
+        i = bisect_left(seqs, c.seq)
+        # A reported size below the threshold contradicts the call: not counted as a loop.
+        reported_below = c.tokens_after is not None and c.tokens_after < threshold
+        if i < len(calls) and calls[i].context_tokens >= threshold and not reported_below:
+            looping.append((c, calls[i]))
+    if not looping:
+        return None
+    overhead = min(call.context_tokens for _, call in looping)
+    return AlertFinding(
+        "compaction_loop",
+        "critical",
+        f"Compaction loop: {_plural(len(looping), 'compaction')} left the context above the "
+        f"{threshold:,}-token threshold that triggered it (fixed overhead ~{overhead:,} tokens)",
+        _evidence(
+            calls=[call.seq for _, call in looping],
+            spans=[c.seq for c, _ in looping],
+            numbers={
+                "looping": len(looping),
+                "threshold_tokens": threshold,
+                "overhead_tokens": overhead,
+            },
+            items=[
+                f"fixed overhead: ~{overhead:,} tokens that no compaction removed (system prompt,"
+                f" tools, pinned head), {overhead - threshold:,} at or above the threshold",
+                *(
+                    f"@{c.seq}: compacted at {_n(c.tokens_before)} tokens; the next call saw "
+                    f"{call.context_tokens:,}"
+                    for c, call in looping
+                ),
+            ],
         ),
     )
 
@@ -441,6 +572,8 @@ def _secret(inputs: SessionInputs, detector: PersonalDataDetector | None) -> Ale
 
 
 _RULES: dict[str, Callable[[SessionInputs, Thresholds], AlertFinding | None]] = {
+    "compaction_storm": _storm,
+    "compaction_loop": _loop,
     "repeated_compaction": _repeated,
     "compaction_thrash": _thrash,
     "failed_splice": _failed,
@@ -482,7 +615,44 @@ def evaluate(
         if finding is not None:
             finding.evidence["thresholds"] = rule_thresholds(rule, t)
             found.append(finding)
-    return found
+    return _one_per_group(found, inputs)
+
+
+def _cost_line(inputs: SessionInputs) -> tuple[dict[str, float], str]:
+    if inputs.compaction_calls_usd is None:
+        return {}, "cost so far: the compaction calls are not priced"
+    numbers = {"compaction_calls_usd": round(inputs.compaction_calls_usd, 6)}
+    line = f"cost so far: ${inputs.compaction_calls_usd:,.2f} in compaction calls"
+    if inputs.session_usd is not None:
+        numbers["session_usd"] = round(inputs.session_usd, 6)
+        line += f", of ${inputs.session_usd:,.2f} for the session"
+    return numbers, line
+
+
+def _one_per_group(found: list[AlertFinding], inputs: SessionInputs) -> list[AlertFinding]:
+    """Fold the compaction rules that fired on the same compactions into the one that comes
+    first in COMPACTION_PRECEDENCE, naming them in its evidence; each kept one says what the
+    compaction calls cost so far."""
+    by_rule = {f.rule: f for f in found}
+    kept: list[AlertFinding] = []
+    folded: set[str] = set()
+    for rule in COMPACTION_PRECEDENCE:
+        finding = by_rule.get(rule)
+        if finding is None:
+            continue
+        spans = set(finding.evidence["spans"])
+        winner = next((w for w in kept if spans & set(w.evidence["spans"])), None)
+        if winner is None:
+            kept.append(finding)
+            continue
+        winner.evidence.setdefault("also", []).append(rule)
+        winner.evidence["items"].append(f"also {rule}: {finding.title}")
+        folded.add(rule)
+    numbers, line = _cost_line(inputs)
+    for finding in kept:
+        finding.evidence["numbers"].update(numbers)
+        finding.evidence["items"].append(line)
+    return [f for f in found if f.rule not in folded]
 
 
 def rule_thresholds(rule: str, t: Thresholds) -> dict[str, float]:
@@ -494,6 +664,11 @@ def rule_thresholds(rule: str, t: Thresholds) -> dict[str, float]:
     >>> rule_thresholds("overflow", Thresholds())
     {}
     """
+    if rule == "compaction_storm":
+        return {
+            "storm_compactions": t.storm_compactions,
+            "storm_window_minutes": t.storm_window_minutes,
+        }
     if rule == "repeated_compaction":
         return {"repeated_compaction_count": t.repeated_compaction_count}
     if rule == "compaction_thrash":
@@ -523,6 +698,20 @@ def rule_statement(
     """
     th = thresholds or {}
     get = numbers.get
+    if rule == "compaction_storm":
+        observed = (
+            f"{_n(get('most_in_window'))} compactions within a window, "
+            f"{_n(get('compactions'))} in the storm"
+        )
+        k, w = th.get("storm_compactions"), th.get("storm_window_minutes")
+        if k is None or w is None:
+            return observed, ""
+        return observed, f"threshold {_n(k)} compactions within {_n(w)} minutes"
+    if rule == "compaction_loop":
+        return (
+            f"{_n(get('looping'))} compaction(s) left {_n(get('overhead_tokens'))} tokens",
+            f"the {_n(get('threshold_tokens'))}-token threshold that triggered them",
+        )
     if rule == "repeated_compaction":
         n = get("compactions")
         observed = f"{_n(n)} compaction{'' if n == 1 else 's'} in the session"

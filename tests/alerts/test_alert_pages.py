@@ -154,25 +154,50 @@ def test_sessions_list_filters_on_open_alerts_and_colours_the_badge(client, proj
     assert alerted.alerts.count() == 1
 
 
-def test_settings_page_is_for_admins(client, project) -> None:
-    login(client, project, role=Role.ENGINEER)
+def test_settings_page_is_not_for_viewers(client, project) -> None:
+    login(client, project, role=Role.VIEWER)
     assert client.get(f"/projects/{project.pk}/settings/").status_code == 403
+
+
+def test_engineers_change_thresholds_but_not_webhooks_or_recipients(client, project) -> None:
+    login(client, project, role=Role.ENGINEER)
+    url = f"/projects/{project.pk}/settings/"
+    page = client.get(url).content.decode()
+    assert "Save thresholds" in page
+    assert "Add webhook" not in page
+    assert "Delivery log" not in page
+    assert 'name="email_recipients"' not in page
+    client.post(url, {"form": "thresholds", "storm_compactions": 3, "storm_window_minutes": 20,
+                      "repeated_compaction_count": 4, "thrash_compactions": 2,
+                      "thrash_window_calls": 20, "near_overflow_percent": 95,
+                      "email_recipients": "me@example.com"})  # fmt: skip
+    saved = AlertSettings.objects.get(project=project)
+    assert (saved.storm_compactions, saved.storm_window_minutes) == (3, 20)
+    assert saved.email_recipients == ""  # not theirs to set
+    hook = {"form": "webhook", "url": "https://hooks.example.com/a", "secret": "s" * 20,
+            "format": "json"}  # fmt: skip
+    assert client.post(url, hook).status_code == 403
+    assert not project.webhooks.exists()
 
 
 def test_settings_page_saves_thresholds_and_adds_a_webhook(client, project) -> None:
     login(client, project, role=Role.ADMIN)
     url = f"/projects/{project.pk}/settings/"
     assert client.get(url).status_code == 200
-    bad = client.post(url, {"form": "thresholds", "repeated_compaction_count": 0,
+    bad = client.post(url, {"form": "thresholds", "storm_compactions": 6,
+                            "storm_window_minutes": 60, "repeated_compaction_count": 0,
                             "thrash_compactions": 2, "thrash_window_calls": 20,
                             "near_overflow_percent": 95})  # fmt: skip
     assert "Ensure this value is greater than or equal to 1." in bad.content.decode()
-    client.post(url, {"form": "thresholds", "repeated_compaction_count": 5,
+    client.post(url, {"form": "thresholds", "storm_compactions": 4,
+                      "storm_window_minutes": 30, "repeated_compaction_count": 5,
                       "thrash_compactions": 3, "thrash_window_calls": 10,
                       "near_overflow_percent": 90, "disabled_rules": ["near_overflow"],
                       "email_recipients": "a@example.com , b@example.com"})  # fmt: skip
     saved = AlertSettings.objects.get(project=project)
     assert saved.thresholds().repeated_compaction_count == 5
+    storm = (saved.thresholds().storm_compactions, saved.thresholds().storm_window_minutes)
+    assert storm == (4, 30)
     assert saved.thresholds().near_overflow_fill == 0.9
     assert saved.disabled_rules == ["near_overflow"]
     assert saved.email_list == ["a@example.com", "b@example.com"]
@@ -183,9 +208,11 @@ def test_settings_page_saves_thresholds_and_adds_a_webhook(client, project) -> N
     assert "https://hooks.example.com/a" in client.get(url).content.decode()
 
 
-def test_alerts_page_links_settings_only_for_admins(client, project) -> None:
-    login(client, project, role=Role.ENGINEER)
+def test_alerts_page_links_settings_for_engineers_and_admins(client, project) -> None:
+    login(client, project, role=Role.VIEWER)
     assert f"/projects/{project.pk}/settings/" not in client.get("/alerts/").content.decode()
+    login(client, project, role=Role.ENGINEER)
+    assert f"/projects/{project.pk}/settings/" in client.get("/alerts/").content.decode()
     login(client, project, role=Role.ADMIN)
     assert f"/projects/{project.pk}/settings/" in client.get("/alerts/").content.decode()
 

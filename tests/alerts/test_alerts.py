@@ -148,15 +148,22 @@ def test_each_rule_fires_on_a_session_built_to_trip_it() -> None:
     )
     found = rules_of(session)
     assert {
-        "repeated_compaction",
-        "compaction_thrash",
+        "compaction_loop",
         "failed_splice",
         "overflow",
         "near_overflow",
         "lost_constraint",
     } <= set(found)
     assert found["failed_splice"].severity == "critical"
-    assert found["compaction_thrash"].evidence["numbers"]["calls_between"] == 4
+    # the splice at 48 left more than the session compacted at before (40): a loop, and the
+    # thrash and the repeated compactions of the same compactions are named in its alert
+    loop = found["compaction_loop"]
+    assert loop.evidence["spans"] == [48]
+    assert loop.evidence["also"] == ["compaction_thrash", "repeated_compaction"]
+    assert any(
+        i.startswith("also compaction_thrash: 2 compactions within 4")
+        for i in loop.evidence["items"]
+    )
     assert any(
         "do not change the public API" in i for i in found["lost_constraint"].evidence["items"]
     )
@@ -170,6 +177,22 @@ def test_orphan_pairs_after_a_compaction_that_cut_a_tool_pair() -> None:
     alert = rules_of(session)["orphan_pairs"]
     assert alert.evidence["items"] == ["@18 tool_result toolu_0004 without its other half"]
     assert alert.evidence["spans"] == [18]
+
+
+def test_a_thrash_folds_the_open_repeated_compaction_alert_of_the_same_compactions() -> None:
+    session = analysed_session(compactions=THREE)
+    repeated = rules_of(session)["repeated_compaction"]
+    add_batch(session, messages=coding_session_messages(1), compactions=[compaction(148)])
+    add_batch(session, messages=coding_session_messages(1), compactions=[compaction(156)])
+    found = rules_of(session)
+    assert found["compaction_thrash"].state == AlertState.OPEN
+    assert found["compaction_thrash"].evidence["also"] == ["repeated_compaction"]
+    repeated.refresh_from_db()
+    assert repeated.state == AlertState.RESOLVED
+    thrash_id = found["compaction_thrash"].pk
+    assert repeated.resolution == (
+        f"Folded into the compaction_thrash alert #{thrash_id}: the same compactions."
+    )
 
 
 def test_project_thresholds_apply() -> None:
@@ -220,6 +243,8 @@ def test_resolve_needs_a_reason() -> None:
 def test_mute_needs_a_future_time_and_expires_into_a_reopen_on_new_evidence() -> None:
     with time_machine.travel(NOW, tick=False):
         alert = open_alert()
+        # 148 and 156 are close in calls: a thrash, which would fold this alert into its own
+        AlertSettings.objects.create(project=alert.project, thrash_window_calls=1)
         with pytest.raises(BadRequest, match="until: must be in the future"):
             services.alert_mute(alert_id=alert.pk, until=NOW - timedelta(hours=1))
         services.alert_mute(alert_id=alert.pk, until=NOW + timedelta(hours=1))
@@ -265,6 +290,7 @@ def test_assign_comment_and_bulk_acknowledge() -> None:
 
 def test_webhooks_are_queued_on_open_and_reopen_only(django_capture_on_commit_callbacks) -> None:
     project = make_project()
+    AlertSettings.objects.create(project=project, thrash_window_calls=1)  # see the mute test
     make_webhook(project, url="http://127.0.0.1:9/hook", rules=["repeated_compaction"])
     make_webhook(project, url="http://127.0.0.1:9/other", rules=["overflow"])
     with (

@@ -67,7 +67,8 @@ def test_list_filters_by_state_rule_and_session(client, alert) -> None:
             400,
             "state: expected one of open, acknowledged, resolved, muted, got 'closed'",
         ),
-        ("rule=nope", 400, "rule: expected one of repeated_compaction, compaction_thrash, "
+        ("rule=nope", 400, "rule: expected one of compaction_storm, compaction_loop, "
+         "repeated_compaction, compaction_thrash, "
          "failed_splice, near_overflow, overflow, lost_constraint, orphan_pairs, personal_data, "
          "secret, got 'nope'"),
         ("session=missing", 404, "session 'missing' not found in this project"),

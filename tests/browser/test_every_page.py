@@ -22,7 +22,10 @@ from alerts.models import Alert
 from compaction import pipeline, services
 from compaction.models import Experiment, ReplayRun
 from privacy.models import Finding
+from sessions import example_data
+from sessions import services as session_services
 from sessions.models import AgentSession, Membership, Project, Role
+from sessions.schemas import EventBatch
 from team import selectors as team_selectors
 from team import services as team_services
 from tests.browser.test_alerts import troubled_session
@@ -49,6 +52,7 @@ class Site:
     alert: Alert
     newcomer: Any  # a login made by `manage.py adduser`, with no password yet
     finding_pk: int  # a CPF found in a customer's message, for the review pages
+    storm: AgentSession  # the demo's compaction storm example: its alert and Re-analyse button
 
 
 # The pages, by name (used in test ids and screenshot names) and path.
@@ -58,6 +62,7 @@ PAGES: dict[str, Callable[[Site], str]] = {
     "sessions": lambda s: "/",
     "projects": lambda s: "/projects/",
     "session": lambda s: f"/sessions/{s.session.pk}/",
+    "session-storm": lambda s: f"/sessions/{s.storm.pk}/",
     "span": lambda s: f"/sessions/{s.session.pk}/compactions/{s.span_seq}/",
     "replay-new": lambda s: f"/sessions/{s.session.pk}/replay/",
     "replay": lambda s: f"/replays/{s.replay.pk}/",
@@ -101,6 +106,13 @@ def site(project: Project) -> Site:
         messages=[{"seq": 0, "role": "user", "content": "Meu CPF é 530.582.439-79."}],
     )
     pipeline.session_analyse(session_id=customer.pk)
+    storm_id = "example-compaction-storm"
+    for batch in example_data.example_session(storm_id).batches:
+        session_services.events_ingest(
+            project=project, external_id=storm_id, batch=EventBatch.model_validate(batch)
+        )
+    storm = AgentSession.objects.get(project=project, external_id=storm_id)
+    pipeline.session_analyse(session_id=storm.pk)
     replay = services.replay_run_start(session=session, policy=POLICY)
     pipeline.replay_run_execute(run_id=replay.pk)  # what the worker does
     experiment = services.experiment_start(
@@ -136,6 +148,7 @@ def site(project: Project) -> Site:
         alert=Alert.objects.filter(session=session).first(),
         newcomer=team_services.user_create(username="newcomer"),
         finding_pk=Finding.objects.get(session=customer).pk,
+        storm=storm,
     )
 
 

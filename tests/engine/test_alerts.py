@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -325,3 +326,130 @@ def test_a_real_claude_code_session_with_one_healthy_compaction_raises_no_alert(
     assert evaluate(inputs) == []
     # The same session does trip the count rule once its threshold is one compaction.
     assert rules(inputs, Thresholds(repeated_compaction_count=1)) == ["repeated_compaction"]
+
+
+# --- storms, loops, and one alert per group of compactions ------------------------------
+
+T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+
+
+def spaced(minutes: list[float], *, every: int = 100, before=150_000, after=38_000):
+    """Compactions ``every`` seqs apart (far apart in calls), at these minutes of trace time."""
+    return tuple(
+        Compaction(every * (i + 1), tokens_before=before, tokens_after=after,
+                   at=T0 + timedelta(minutes=m))
+        for i, m in enumerate(minutes)
+    )  # fmt: skip
+
+
+def test_a_storm_fires_at_six_compactions_within_an_hour_and_not_at_five():
+    many = calls(*[40_000] * 400)
+    five = SessionInputs(WINDOW, many, spaced([0, 10, 20, 30, 40]))
+    six = SessionInputs(WINDOW, many, spaced([0, 10, 20, 30, 40, 59]))
+    assert "compaction_storm" not in rules(five)
+    finding = by_rule(six, "compaction_storm")
+    assert finding.evidence["spans"] == [100, 200, 300, 400, 500, 600]
+    assert finding.evidence["calls"] == [100, 200, 300, 400, 500, 600]
+    assert finding.evidence["numbers"]["most_in_window"] == 6
+    assert finding.evidence["thresholds"] == {"storm_compactions": 6, "storm_window_minutes": 60}
+    assert finding.title == "Compaction storm: 6 compactions within 60 minutes (6 in 59 min)"
+
+
+def test_a_storm_is_counted_in_trace_time_not_in_calls():
+    # the same six compactions spread over three hours: no storm
+    slow = SessionInputs(WINDOW, calls(*[40_000] * 400), spaced([0, 30, 60, 90, 120, 150]))
+    assert "compaction_storm" not in rules(slow)
+    assert "compaction_storm" in rules(slow, Thresholds(storm_window_minutes=150))
+    assert "compaction_storm" in rules(
+        SessionInputs(WINDOW, calls(*[40_000] * 400), spaced([0, 30, 60])),
+        Thresholds(storm_compactions=3, storm_window_minutes=60),
+    )
+
+
+def test_a_storm_is_skipped_without_timestamps():
+    untimed = tuple(replace(c, at=None) for c in spaced([0, 1, 2, 3, 4, 5, 6, 7]))
+    assert "compaction_storm" not in rules(SessionInputs(WINDOW, calls(*[40_000] * 500), untimed))
+
+
+def test_a_loop_fires_when_the_context_after_compacting_is_still_above_the_trigger():
+    # Compacts at 62k, 61.8k, 61.5k: the overhead (61.6k) never lets it below 61.5k.
+    spans = (
+        Compaction(11, tokens_before=62_000, tokens_after=61_600),
+        Compaction(21, tokens_before=61_800, tokens_after=61_600),
+        Compaction(31, tokens_before=61_500, tokens_after=61_600),
+    )
+    sizes = [30_000, 45_000, 55_000, 62_000] + [61_600] * 12
+    inputs = SessionInputs(WINDOW, calls(*sizes, start=3), spans)
+    finding = by_rule(inputs, "compaction_loop")
+    assert finding.severity == "critical"
+    assert finding.evidence["numbers"]["threshold_tokens"] == 61_500
+    assert finding.evidence["spans"] == [11, 21, 31]
+    assert finding.evidence["calls"] == [11, 21, 31]
+    assert finding.evidence["items"][0].startswith("fixed overhead: ~61,600 tokens")
+
+
+def test_a_reported_size_below_the_trigger_contradicts_the_call_and_is_no_loop():
+    spans = (Compaction(11, tokens_before=62_000, tokens_after=20_000),)
+    inputs = SessionInputs(WINDOW, calls(*[62_000] * 10, start=3), spans)
+    assert "compaction_loop" not in rules(inputs)
+
+
+def test_a_compaction_that_frees_the_window_is_no_loop():
+    spans = (Compaction(11, tokens_before=150_000, tokens_after=38_000),)
+    inputs = SessionInputs(
+        WINDOW, calls(100_000, 150_000, 140_000, 150_000, 150_000, 38_500), spans
+    )
+    assert "compaction_loop" not in rules(inputs)
+
+
+def test_a_compaction_that_reported_an_error_is_no_loop_but_a_failed_splice():
+    failed = Compaction(
+        11, tokens_before=80_000, tokens_after=80_000, failed=True,
+        failure_reason="reported error: summarizer timed out",
+    )  # fmt: skip
+    inputs = SessionInputs(WINDOW, calls(60_000, 70_000, 75_000, 80_000, 80_000, 81_000), (failed,))
+    assert rules(inputs) == ["failed_splice"]
+
+
+def test_one_alert_per_group_storm_before_loop_before_thrash_before_repeated():
+    # Six compactions two calls apart, within minutes, each leaving the context above the
+    # trigger: storm, loop, thrash and repeated all fire on them; storm is kept.
+    spans = tuple(
+        Compaction(4 * i + 5, tokens_before=61_000, tokens_after=61_000,
+                   at=T0 + timedelta(minutes=i))
+        for i in range(6)
+    )  # fmt: skip
+    inputs = SessionInputs(WINDOW, calls(*[61_000] * 20), spans, compaction_calls_usd=0.42)
+    alone = {
+        rule: [f.rule for f in evaluate(inputs, Thresholds(disabled=frozenset(others)))]
+        for rule, others in (
+            ("compaction_loop", {"compaction_storm"}),
+            ("compaction_thrash", {"compaction_storm", "compaction_loop"}),
+        )
+    }
+    assert alone == {
+        "compaction_loop": ["compaction_loop"],
+        "compaction_thrash": ["compaction_thrash"],
+    }
+    (finding,) = evaluate(inputs)
+    assert finding.rule == "compaction_storm"
+    assert finding.evidence["also"] == ["compaction_loop", "compaction_thrash",
+                                        "repeated_compaction"]  # fmt: skip
+    assert finding.evidence["numbers"]["compaction_calls_usd"] == 0.42
+    assert finding.evidence["items"][-1] == "cost so far: $0.42 in compaction calls"
+
+
+def test_rules_on_other_compactions_keep_their_own_alert():
+    # a loop early (one compaction), and later two compactions a few calls apart that free
+    # the window: the thrash is about other compactions, so it is an alert of its own
+    spans = (
+        Compaction(5, tokens_before=50_000, tokens_after=50_200),
+        Compaction(105, tokens_before=150_000, tokens_after=38_000),
+        Compaction(109, tokens_before=150_000, tokens_after=38_000),
+    )
+    sizes = [30_000, 50_000, 50_500] + [40_000] * 150
+    inputs = SessionInputs(WINDOW, calls(*sizes, start=1), spans)
+    found = {f.rule: f for f in evaluate(inputs, Thresholds(repeated_compaction_count=10))}
+    assert set(found) == {"compaction_loop", "compaction_thrash"}
+    assert found["compaction_loop"].evidence["spans"] == [5]
+    assert "also" not in found["compaction_thrash"].evidence

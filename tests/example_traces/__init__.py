@@ -1,6 +1,6 @@
 """The generator of the example traces that sessions/fixtures/examples/ holds as data.
 
-`example_sessions()` builds five sessions, each as the batches an agent would POST to
+`example_sessions()` builds seven sessions, each as the batches an agent would POST to
 `/api/v1/sessions/{external_id}/events`, in upload order. Nothing here touches the network,
 the clock or Django: every call returns equal data, built from seeded `random.Random`s.
 
@@ -20,6 +20,9 @@ the clock or Django: every call returns equal data, built from seeded `random.Ra
   that saved under 1k tokens (seq 101); the context then climbs to 94% of the window.
 - ``example-hostile-content``: ``<script>`` and ``<img onerror>`` in user text and in a tool
   result (and in session metadata), to check that every page escapes trace content.
+- ``example-compaction-storm``: seven compactions within the hour (``compaction_storm``).
+- ``example-compaction-loop``: a fixed overhead above the harness's threshold, so each
+  compaction leaves the context above it (``compaction_loop``). See storm_loop.py.
 
 Conventions shared by all sessions: seq is dense from 0; a real prompt is a user message with
 string content; every assistant message with ``tool_use`` blocks is followed by one user
@@ -44,6 +47,7 @@ from sessions.example_data import EXAMPLES_DIR, ExampleSession
 from tests.example_traces.billing import billing_migration
 from tests.example_traces.billing_story import BILLING_CONSTRAINT, BILLING_GOAL
 from tests.example_traces.small_sessions import failed_compaction, hostile_content, short_question
+from tests.example_traces.storm_loop import compaction_loop, compaction_storm
 from tests.example_traces.support import SUPPORT_CONSTRAINT, support_triage
 from tests.example_traces.support_data import cpf_check_digits
 
@@ -71,6 +75,8 @@ def example_sessions() -> list[ExampleSession]:
         short_question(tool_ids),
         failed_compaction(tool_ids),
         hostile_content(tool_ids),
+        compaction_storm(tool_ids),
+        compaction_loop(tool_ids),
     ]
 
 

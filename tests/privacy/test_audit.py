@@ -284,6 +284,8 @@ def test_webhook_and_recipient_changes_are_audited(client: Client, project: Proj
         f"/projects/{project.pk}/settings/",
         {
             "form": "thresholds",
+            "storm_compactions": 6,
+            "storm_window_minutes": 60,
             "repeated_compaction_count": 3,
             "thrash_compactions": 2,
             "thrash_window_calls": 20,

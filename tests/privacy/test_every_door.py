@@ -266,3 +266,23 @@ def test_a_subject_find_shows_excerpts_masked_and_is_audited(
     found = AuditEvent.objects.filter(action=AuditAction.SUBJECT_FIND, actor=reviewer)
     assert found.count() == 1
     assert leaks(f"{found.get().target} {found.get().reason} {found.get().detail}") == []
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_the_reanalyse_doors_answer_without_a_value_in_clear(
+    client: Client, door: Door, role: str
+) -> None:
+    """The action doors of issue 43: the session page's Re-analyse button (engineers and
+    above) and ``POST /api/v1/sessions/{id}/reanalyze`` (the project's key)."""
+    client.force_login(door.users[role])
+    response = client.post(f"/sessions/{door.session.pk}/reanalyze/", follow=True)
+    if role == Role.VIEWER.value:
+        assert response.status_code == 403
+    else:
+        assert response.redirect_chain == [(f"/sessions/{door.session.pk}/", 302)]
+    assert leaks(response.content.decode()) == []
+    key = services.api_key_create(project=door.project).raw_key
+    answer = client.post(
+        f"/api/v1/sessions/{EXTERNAL_ID}/reanalyze", HTTP_AUTHORIZATION=f"Bearer {key}"
+    )
+    assert (answer.status_code, answer.json()) == (202, {"queued": True})

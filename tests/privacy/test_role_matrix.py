@@ -289,6 +289,10 @@ PAGES: dict[str, list[PageRule]] = {
             },
         ),
     ],
+    "compaction:reanalyze": [
+        # the session page's Re-analyse button: engineers and admins
+        PageRule("post", lambda w: f"/sessions/{w.session.pk}/reanalyze/", Role.ENGINEER, ok=302)
+    ],
     "compaction:replay": [PageRule("get", lambda w: f"/replays/{w.replay.pk}/", Role.VIEWER)],
     "compaction:replay-status": [
         PageRule("get", lambda w: f"/replays/{w.replay.pk}/status/", Role.VIEWER)
@@ -363,7 +367,14 @@ PAGES: dict[str, list[PageRule]] = {
         )
     ],
     "alerts:project-settings": [
-        PageRule("get", lambda w: f"/projects/{w.project.pk}/settings/", Role.ADMIN)
+        # thresholds for engineers and admins; its webhook form for admins
+        PageRule("get", lambda w: f"/projects/{w.project.pk}/settings/", Role.ENGINEER),
+        PageRule(
+            "post",
+            lambda w: f"/projects/{w.project.pk}/settings/",
+            Role.ADMIN,
+            data=lambda w: {"form": "webhook", "url": "not a url", "secret": "short"},
+        ),
     ],
     "alerts:webhook-delete": [
         PageRule(
@@ -575,6 +586,14 @@ API_ROUTES: list[tuple[str, str, Callable[[World], str], Any, int, int]] = [
         lambda w: "/api/v1/sessions/run-1/findings",
         None,
         200,
+        404,
+    ),
+    (
+        "POST",
+        "/sessions/{external_id}/reanalyze",
+        lambda w: "/api/v1/sessions/run-1/reanalyze",
+        None,
+        202,
         404,
     ),
     (

@@ -26,6 +26,8 @@ IDS = [
     "example-short-question",
     "example-failed-compaction",
     "example-hostile-content",
+    "example-compaction-storm",
+    "example-compaction-loop",
 ]
 FILES = sorted(["index.json", *(f"{external_id}.jsonl.gz" for external_id in IDS)])
 

@@ -25,7 +25,9 @@ SUPPORT = "example-support-triage"
 SHORT = "example-short-question"
 FAILED = "example-failed-compaction"
 HOSTILE = "example-hostile-content"
-IDS = [BILLING, SUPPORT, SHORT, FAILED, HOSTILE]
+STORM = "example-compaction-storm"
+LOOP = "example-compaction-loop"
+IDS = [BILLING, SUPPORT, SHORT, FAILED, HOSTILE, STORM, LOOP]
 
 Message = dict[str, Any]
 
@@ -103,7 +105,7 @@ def test_example_sessions_are_identical_on_every_call() -> None:
     assert example_traces.example_sessions() == example_traces.example_sessions()
 
 
-def test_there_are_five_sessions_with_stable_external_ids(
+def test_there_are_seven_sessions_with_stable_external_ids(
     sessions: dict[str, ExampleSession],
 ) -> None:
     assert list(sessions) == IDS

@@ -25,6 +25,7 @@ from alerts.models import (
     AlertEventKind,
     AlertState,
 )
+from compaction import prices
 from compaction import selectors as compaction_selectors
 from compaction.engine import alerts as engine
 from compaction.engine.messages import Message as EngineMessage
@@ -63,10 +64,12 @@ def alert_inputs(
         messages = message_scan.engine_messages(session)
     compactions = _timed(compactions, session)
     compaction_usd = session_usd = None
+    price = None
     if any(not c.light for c in compactions):
         cost = (costs or {}).get(session.pk) or compaction_selectors.session_cost(session)
         if cost.usd is not None:
             compaction_usd, session_usd = cost.breakdown.compaction_usd, cost.usd
+        price = _compactions_price(session)
     return engine.SessionInputs(
         context_window=compaction_selectors.session_window(session)[0],
         calls=tuple(
@@ -78,6 +81,22 @@ def alert_inputs(
         secrets=personal_data.session_secret_hits(session_id=session.pk) if with_messages else (),
         compaction_calls_usd=compaction_usd,
         session_usd=session_usd,
+        compactions_price=price,
+    )
+
+
+def _compactions_price(session: AgentSession) -> engine.CompactionsPrice | None:
+    """The full price of the session's compactions so far (compaction/prices.py); None when
+    none of them is priced."""
+    total = prices.compaction_prices_total(prices.compaction_prices(session))
+    if total is None:
+        return None
+    return engine.CompactionsPrice(
+        total_usd=total.total_usd,
+        summary_calls_usd=total.summary_calls_usd,
+        cache_rewrite_usd=total.cache_rewrite_usd,
+        rework_usd=total.rework_usd,
+        priced=total.priced,
     )
 
 

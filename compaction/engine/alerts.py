@@ -156,6 +156,18 @@ class SecretHit:
 
 
 @dataclass(frozen=True)
+class CompactionsPrice:
+    """The full price of a session's compactions so far (the money module's rule): their
+    summary calls, the cache re-written after them and the rework they caused."""
+
+    total_usd: float
+    summary_calls_usd: float
+    cache_rewrite_usd: float
+    rework_usd: float
+    priced: int  # compactions with a price (their calls carry usage)
+
+
+@dataclass(frozen=True)
 class SessionInputs:
     context_window: int
     calls: tuple[Call, ...] = ()
@@ -165,6 +177,7 @@ class SessionInputs:
     # What the session's compaction calls cost so far (None: not priced), and the session.
     compaction_calls_usd: float | None = None
     session_usd: float | None = None
+    compactions_price: CompactionsPrice | None = None
 
 
 @dataclass(frozen=True)
@@ -619,10 +632,25 @@ def evaluate(
 
 
 def _cost_line(inputs: SessionInputs) -> tuple[dict[str, float], str]:
-    if inputs.compaction_calls_usd is None:
+    price = inputs.compactions_price
+    if price is not None:
+        numbers = {
+            "compactions_price_usd": round(price.total_usd, 6),
+            "summary_calls_usd": round(price.summary_calls_usd, 6),
+            "cache_rewrite_usd": round(price.cache_rewrite_usd, 6),
+            "rework_usd": round(price.rework_usd, 6),
+        }
+        plural = "s" if price.priced != 1 else ""
+        line = (
+            f"cost so far: ${price.total_usd:,.2f} for {price.priced} compaction{plural} "
+            f"(summary calls ${price.summary_calls_usd:,.2f}, cache re-writes "
+            f"${price.cache_rewrite_usd:,.2f}, rework ${price.rework_usd:,.2f})"
+        )
+    elif inputs.compaction_calls_usd is None:
         return {}, "cost so far: the compaction calls are not priced"
-    numbers = {"compaction_calls_usd": round(inputs.compaction_calls_usd, 6)}
-    line = f"cost so far: ${inputs.compaction_calls_usd:,.2f} in compaction calls"
+    else:
+        numbers = {"compaction_calls_usd": round(inputs.compaction_calls_usd, 6)}
+        line = f"cost so far: ${inputs.compaction_calls_usd:,.2f} in compaction calls"
     if inputs.session_usd is not None:
         numbers["session_usd"] = round(inputs.session_usd, 6)
         line += f", of ${inputs.session_usd:,.2f} for the session"

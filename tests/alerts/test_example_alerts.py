@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from alerts.models import ACTIVE_STATES, Alert
-from compaction import pipeline
+from compaction import pipeline, prices
 from sessions import example_data, services
 from sessions.models import AgentSession, Project
 from sessions.schemas import EventBatch
@@ -90,7 +90,14 @@ def test_the_storm_alert_names_the_calls_the_folded_rules_and_the_cost() -> None
     assert alert.evidence["calls"] == [29, 53, 77, 101, 125, 149, 173]
     assert alert.evidence["also"] == ["compaction_thrash", "repeated_compaction"]
     assert alert.evidence["items"][0] == "@29 +0.0 min: 52,345 -> 11,703 tokens"
-    assert alert.evidence["items"][-1].startswith("cost so far: $0.00 in compaction calls, of $")
+    # the full price of its compactions, the same figure the compaction pages add up to
+    total = prices.compaction_prices_total(prices.compaction_prices(session))
+    assert total is not None
+    assert total.priced == 7
+    assert alert.evidence["numbers"]["compactions_price_usd"] == round(total.total_usd, 6)
+    assert alert.evidence["items"][-1].startswith(
+        f"cost so far: ${total.total_usd:,.2f} for 7 compactions (summary calls $"
+    )
     assert alert.evidence["thresholds_source"] == "default"
 
 

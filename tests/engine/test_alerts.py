@@ -11,6 +11,7 @@ from compaction.engine import alerts
 from compaction.engine.alerts import (
     Call,
     Compaction,
+    CompactionsPrice,
     ContextLengthError,
     LostFact,
     PersonalDataHit,
@@ -437,6 +438,18 @@ def test_one_alert_per_group_storm_before_loop_before_thrash_before_repeated():
                                         "repeated_compaction"]  # fmt: skip
     assert finding.evidence["numbers"]["compaction_calls_usd"] == 0.42
     assert finding.evidence["items"][-1] == "cost so far: $0.42 in compaction calls"
+    # with the compactions' full price known, the alert says it, part by part
+    priced = replace(
+        inputs,
+        session_usd=12.5,
+        compactions_price=CompactionsPrice(1.234, 0.42, 0.5, 0.314, priced=6),
+    )
+    (finding,) = evaluate(priced)
+    assert finding.evidence["items"][-1] == (
+        "cost so far: $1.23 for 6 compactions (summary calls $0.42, cache re-writes $0.50, "
+        "rework $0.31), of $12.50 for the session"
+    )
+    assert finding.evidence["numbers"]["compactions_price_usd"] == 1.234
 
 
 def test_rules_on_other_compactions_keep_their_own_alert():

@@ -28,11 +28,15 @@ a final JSON line with the session's totals.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _jsonl import json_records  # a reader of JSON lines, nothing of the product
 
 # USD per million tokens (input, output), Anthropic's list prices, as benchmarks/money.py has them.
 LIST_PRICES = {
@@ -55,15 +59,8 @@ def rates(model: str) -> tuple[float, float]:
 
 
 def records(path: Path) -> Iterator[dict[str, Any]]:
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and not record.get("isSidechain"):
-                yield record
+    """The main thread's records (a subagent's sidechain is its own session)."""
+    return (r for r in json_records(path) if not r.get("isSidechain"))
 
 
 def n(usage: dict[str, Any], key: str) -> int:

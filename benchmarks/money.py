@@ -17,14 +17,13 @@ Prints one line per file and a final JSON line, e.g. {"files": 15, "sessions_usd
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
-from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from _jsonl import json_records
 from _scratch import django_on_scratch_sqlite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,22 +52,10 @@ def _family(model: str) -> str | None:
     return None
 
 
-def _lines(path: Path) -> Iterator[dict[str, Any]]:
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict):
-                yield record
-
-
 def independent_usd(path: Path) -> tuple[float, int, int]:
     """USD of every call in a transcript, the calls priced and the calls without a price."""
     calls: dict[str, tuple[str, str, dict[str, Any]]] = {}
-    for record in _lines(path):
+    for record in json_records(path):
         message = record.get("message")
         if record.get("type") != "assistant" or not isinstance(message, dict):
             continue

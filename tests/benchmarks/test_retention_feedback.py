@@ -4,11 +4,8 @@ its marks scored as the product's verdicts and joined to the set's case of that 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -19,25 +16,13 @@ from compaction.models import CompactionSpan
 from sessions.importers.claude_code import claude_code_import
 from sessions.models import AgentSession, Role
 from team import selectors, services
+from tests.benchmarks import benchmark_module
 from tests.factories import make_key, make_project, make_user
 from tests.importers.corpus import AUTO
 
 pytestmark = pytest.mark.django_db
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_retention", BENCH / "retention.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-retention = _load()
+retention = benchmark_module("retention")
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: Path | str) -> dict[str, Any]:

@@ -4,31 +4,16 @@ member said it should be when marked wrong) on the case of the compaction it nam
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from compaction.engine.claude_code import parse_transcript
+from tests.benchmarks import benchmark_module
 from tests.importers.corpus import AUTO
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_verdicts", BENCH / "verdicts.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-verdicts = _load()
+verdicts = benchmark_module("verdicts")
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ analysis into the engine's inputs and saves what it finds. Announcing a new or r
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import logging
 from collections.abc import Iterable, Mapping, Sequence
@@ -63,13 +64,6 @@ def alert_inputs(
     if messages is None and with_messages:
         messages = message_scan.engine_messages(session)
     compactions = _timed(compactions, session)
-    compaction_usd = session_usd = None
-    price = None
-    if any(not c.light for c in compactions):
-        cost = (costs or {}).get(session.pk) or compaction_selectors.session_cost(session)
-        if cost.usd is not None:
-            compaction_usd, session_usd = cost.breakdown.compaction_usd, cost.usd
-        price = _compactions_price(session)
     return engine.SessionInputs(
         context_window=compaction_selectors.session_window(session)[0],
         calls=tuple(
@@ -79,9 +73,22 @@ def alert_inputs(
         compactions=compactions,
         context_length_errors=tuple(engine.context_length_errors(messages or ())),
         secrets=personal_data.session_secret_hits(session_id=session.pk) if with_messages else (),
-        compaction_calls_usd=compaction_usd,
-        session_usd=session_usd,
-        compactions_price=price,
+    )
+
+
+def _with_money(
+    inputs: engine.SessionInputs,
+    session: AgentSession,
+    costs: Mapping[int, compaction_selectors.SessionCost] | None,
+) -> engine.SessionInputs:
+    """``inputs`` with what the session and its compactions cost so far: read only for a pass
+    where a compaction rule fired (storm, loop, thrash, repeated), whose alert says it."""
+    cost = (costs or {}).get(session.pk) or compaction_selectors.session_cost(session)
+    return dataclasses.replace(
+        inputs,
+        compaction_calls_usd=cost.breakdown.compaction_usd if cost.usd is not None else None,
+        session_usd=cost.usd,
+        compactions_price=_compactions_price(session),
     )
 
 
@@ -104,27 +111,29 @@ def _timed(
     compactions: tuple[engine.Compaction, ...], session: AgentSession
 ) -> tuple[engine.Compaction, ...]:
     """Each compaction with the trace time of the message at its seq (else of the last earlier
-    message that has one); none when the trace has no timestamps up to there. One query, and
-    one more per compaction whose own message has no time."""
-    seqs = [c.seq for c in compactions if not c.light]
-    found: dict[int, datetime] = {
-        seq: at
-        for seq, at in Message.objects.filter(session=session, seq__in=seqs)
+    message that has one); none when the trace has no timestamps up to there. One query: the
+    times of the messages up to the last compaction."""
+    heavy = [c.seq for c in compactions if not c.light]
+    if not heavy:
+        return compactions
+    rows = (
+        Message.objects.filter(session=session, seq__lte=max(heavy), timestamp__isnull=False)
+        .order_by("seq")
         .values_list("seq", "timestamp")
-        .order_by()
-        if at is not None
-    }
+    )
+    seqs: list[int] = []
+    times: list[datetime] = []
+    for seq, at in rows:
+        if at is not None:
+            seqs.append(seq)
+            times.append(at)
     out = []
     for c in compactions:
-        at = found.get(c.seq)
-        if at is None and not c.light:
-            at = (
-                Message.objects.filter(session=session, seq__lt=c.seq, timestamp__isnull=False)
-                .order_by("-seq")
-                .values_list("timestamp", flat=True)
-                .first()
-            )
-        out.append(dataclasses.replace(c, at=at) if at is not None else c)
+        at_or_before = bisect.bisect_right(seqs, c.seq) - 1
+        if c.light or at_or_before < 0:
+            out.append(c)
+        else:
+            out.append(dataclasses.replace(c, at=times[at_or_before]))
     return tuple(out)
 
 
@@ -238,14 +247,18 @@ def alerts_evaluate_session(
         if rules is not None:
             skipped = frozenset(engine.RULES) - rules
             limits = dataclasses.replace(limits, disabled=limits.disabled | skipped)
-        findings = engine.evaluate(
-            inputs,
-            limits,
-            personal_data=None
+        detectors = {
+            "personal_data": None
             if light
             else personal_data.summary_personal_data_detector(session_id=session.pk),
-            secrets=None if light else personal_data.summary_secret_detector(session_id=session.pk),
-        )
+            "secrets": None
+            if light
+            else personal_data.summary_secret_detector(session_id=session.pk),
+        }
+        findings = engine.evaluate(inputs, limits, **detectors)
+        if any(f.rule in engine.COMPACTION_PRECEDENCE for f in findings):
+            # the compaction rules' alerts say what the compactions cost so far
+            findings = engine.evaluate(_with_money(inputs, session, costs), limits, **detectors)
     except DatabaseError:
         raise  # infrastructure: the analysis task retries
     except Exception:

@@ -24,7 +24,8 @@ from contextlib import contextmanager
 from types import FrameType
 
 from django.conf import settings
-from django.db.models import Sum, TextField
+from django.db import connection
+from django.db.models import F, Func, IntegerField, Sum, TextField
 from django.db.models.functions import Cast, Length
 
 from sessions.models import Message
@@ -41,11 +42,16 @@ class OverBudget(BaseException):
 
 
 def session_text_bytes(session_id: int) -> int:
-    """The size of a session's stored message content (its JSON), the budget's measure."""
-    total = Message.objects.filter(session_id=session_id).aggregate(
-        n=Sum(Length(Cast("content", TextField())))
-    )["n"]
-    return int(total or 0)
+    """The size of a session's stored message content, the budget's measure: on PostgreSQL
+    the bytes each value takes as stored (``pg_column_size``: compressed, read from the
+    value's header without fetching or decompressing it); elsewhere its JSON text's length."""
+    rows = Message.objects.filter(session_id=session_id)
+    size: Func = (
+        Func(F("content"), function="pg_column_size", output_field=IntegerField())
+        if connection.vendor == "postgresql"
+        else Length(Cast("content", TextField()))
+    )
+    return int(rows.aggregate(n=Sum(size))["n"] or 0)
 
 
 def budget_seconds(text_bytes: int) -> float:

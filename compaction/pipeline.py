@@ -293,7 +293,7 @@ def _analysis_run(row: SessionAnalysis, session_id: int, generation: int) -> Ses
         SessionAnalysis.objects.filter(pk=row.pk).update(
             status=AnalysisStatus.FAILED,
             error=(
-                f"analysis stopped: {exc} for {size / budget.MIB:.1f} MiB of messages "
+                f"analysis stopped: {exc} for {size / budget.MIB:.1f} MiB of messages as stored "
                 "(ANALYSIS_BUDGET_SECONDS + ANALYSIS_BUDGET_SECONDS_PER_MB per MiB)"
             ),
             finished_at=timezone.now(),

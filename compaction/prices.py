@@ -23,7 +23,7 @@ from sessions.models import AgentSession, CompactionEvent, Message, MessageRole,
 PRICE_RULE = pricing.PRICE_RULE
 
 
-def _summary_call(event: CompactionEvent) -> pricing.PricedCall | None:
+def _summary_call(event: CompactionEvent, session: AgentSession) -> pricing.PricedCall | None:
     """The logged call that wrote the event's summary, as the money module prices it."""
     raw = (event.kept or {}).get("compaction_call")
     if summary_call_from_record(raw) is None or not isinstance(raw, dict):
@@ -31,9 +31,7 @@ def _summary_call(event: CompactionEvent) -> pricing.PricedCall | None:
     model = raw.get("model") if isinstance(raw.get("model"), str) else None
     counts = pricing.counts_from_wire(raw.get("usage"))
     on = selectors.day_of(raw.get("finished_at")) or selectors.day_of(raw.get("started_at"))
-    return pricing.PricedCall(
-        model or event.session.model or None, pricing.TokenCounts(), counts, on=on
-    )
+    return pricing.PricedCall(model or session.model or None, pricing.TokenCounts(), counts, on=on)
 
 
 def _responses(session: AgentSession) -> list[pricing.Response]:
@@ -88,7 +86,7 @@ def compaction_prices(
                 seq=event.seq,
                 tokens_before=selectors.compaction_tokens_before(event, span).tokens,
                 tokens_after=after,
-                summary_call=_summary_call(event),
+                summary_call=_summary_call(event, session),
                 needed_again=needed,
             )
         )

@@ -96,6 +96,8 @@ ERASURE_EXEMPT.update(
             "privacy.AuditEvent.action",
             "team.VerdictMark.kind",
             "team.VerdictMark.mark",
+            "team.VerdictMark.should_be",
+            "traces.ImportJob.status",
             "privacy.Finding.summary_delta",
             "privacy.KnownName.part",
         ),

@@ -52,6 +52,10 @@ FILLED = frozenset(
         "traces.Probe.text",
         "traces.Probe.check_hint",
         "traces.Probe.source",
+        "traces.ImportJob.report",
+        "traces.ImportJob.error",
+        "traces.ImportChunk.path",
+        "traces.ImportChunk.shown",
         "compaction.SessionAnalysis.curve",
         "compaction.SessionAnalysis.sparkline",
         "compaction.SessionAnalysis.orphans",
@@ -157,6 +161,10 @@ def _value(f: models.Field[Any, Any], made: dict[type[models.Model], Any]) -> An
         return f.get_default()
     if isinstance(f, models.JSONField):
         return {}
+    if isinstance(f, models.UUIDField):
+        return uuid.uuid4()
+    if isinstance(f, models.BinaryField):
+        return b"{}"
     if isinstance(f, models.CharField | models.TextField):
         return uuid.uuid4().hex[: f.max_length or 32]
     if isinstance(f, models.DateTimeField):

@@ -14,8 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from alerts import selectors as alert_selectors
-from compaction import advice, charts, selectors, services
-from compaction.engine import sections
+from compaction import advice, charts, marked_summary, selectors, services
 from compaction.engine.advice import RETENTION_TOLERANCE
 from compaction.engine.names import Stage, Unit
 from compaction.engine.verdicts import FACT_VERDICTS
@@ -123,7 +122,7 @@ def _moved(request: HttpRequest, pk: int, span_pk: int, *, middle: bool) -> Http
 def _span_page(
     request: HttpRequest, session: AgentSession, span: CompactionSpan, siblings: list[Any]
 ) -> HttpResponse:
-    every = sorted(
+    ordered = sorted(
         selectors.span_facts(span),
         key=lambda item: (
             VERDICT_ORDER[item["verdict"]] - (item["needed_again"] is not None),
@@ -131,7 +130,26 @@ def _span_page(
             item.get("seq") or 0,
         ),
     )
+    # Each fact is numbered on the page (``#fact-N``); its mark in the summary is ``in_summary``.
+    every: list[dict[str, Any]] = [{**item, "n": n} for n, item in enumerate(ordered, 1)]
+    marked = marked_summary.marked_summary(
+        structured=span.summary_sections, text=span.summary, facts=every
+    )
+    for item in every:
+        item["in_summary"] = marked.places.get(item["n"], "")
     retention = [item for item in every if item["verdict"] in FACT_VERDICTS]
+    retention_marked = list(
+        zip(
+            retention,
+            team_selectors.fact_marks_for(
+                span=span,
+                retention=retention,
+                user=request.user,
+                can_mark=access.has_role(request.user, session.project_id, Role.ENGINEER),
+            ),
+            strict=True,
+        )
+    )
     cost = selectors.compaction_cost(span.event) if span.event is not None else None
     history = _history(span)
     next_messages = list(
@@ -155,20 +173,11 @@ def _span_page(
             session_id=session.pk, messages=shown + next_messages
         ),
         "replay_query": urlencode(selectors.span_replay_prefill(span, tail=history.tail)),
-        "sections": sections.sections(span.summary_sections, span.summary),
+        "marked_summary": marked.sections,
         "retention": retention,
-        "retention_marked": list(
-            zip(
-                retention,
-                team_selectors.fact_marks_for(
-                    span=span,
-                    retention=retention,
-                    user=request.user,
-                    can_mark=access.has_role(request.user, session.project_id, Role.ENGINEER),
-                ),
-                strict=True,
-            )
-        ),
+        "kept_facts": [item for item in retention if item["verdict"] != "lost"],
+        "lost_marked": [pair for pair in retention_marked if pair[0]["verdict"] == "lost"],
+        "kept_marked": [pair for pair in retention_marked if pair[0]["verdict"] != "lost"],
         "lost": [item for item in retention if item["verdict"] == "lost"],
         "needed_again": [item for item in retention if item["needed_again"] is not None],
         "lost_not_needed": sum(
@@ -182,8 +191,39 @@ def _span_page(
         "can_replay": access.has_role(request.user, session.project_id, Role.ENGINEER),
         "next_messages": next_messages,
         "comments": team_selectors.comments_for(session=session, span=span),
+        **_neighbours(span, session),
     }
     return render(request, "compaction/span_detail.html", context)
+
+
+def _neighbours(span: CompactionSpan, session: AgentSession) -> dict[str, Any]:
+    """The compactions before and after this one in the same run (observed, or the same
+    replay), and where this one stands: the page's previous / next links."""
+    spans = (
+        selectors.replay_spans(span.replay)
+        if span.replay is not None
+        else selectors.observed_spans(session)
+    ).order_by()
+    seqs = sorted(set(spans.values_list("seq", flat=True)))
+    at = seqs.index(span.seq)
+    previous = seqs[at - 1] if at > 0 else None
+    following = seqs[at + 1] if at + 1 < len(seqs) else None
+    return {
+        "span_position": at + 1,
+        "span_total": len(seqs),
+        "previous_span": _span_url(span, previous),
+        "next_span": _span_url(span, following),
+        "previous_seq": previous,
+        "next_seq": following,
+    }
+
+
+def _span_url(span: CompactionSpan, seq: int | None) -> str:
+    if seq is None:
+        return ""
+    if span.replay_id is not None:
+        return reverse("compaction:replay-compaction", args=[span.replay_id, seq])
+    return reverse("compaction:compaction", args=[span.session_id, seq])
 
 
 @login_required

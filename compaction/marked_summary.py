@@ -17,7 +17,6 @@ from privacy import masking
 # Which verdicts have a place in the summary: a lost fact has none, and mentioned or reloaded
 # ones are not facts the summary was meant to keep.
 MARKED = ("kept", "paraphrased")
-_BULLETS = ("- ", "* ", "\u2022 ")
 
 
 @dataclass(frozen=True)
@@ -51,14 +50,6 @@ class MarkedSummary:
     places: dict[int, str]  # fact number -> the id of the mark that says it
 
 
-def _line(raw: str) -> tuple[bool, str]:
-    """A line without its list bullet, and whether it had one."""
-    for bullet in _BULLETS:
-        if raw.startswith(bullet):
-            return True, raw[len(bullet) :]
-    return False, raw.lstrip("#").strip() if raw.startswith("#") else raw
-
-
 def marked_summary(
     *, structured: Mapping[str, Any], text: str, facts: Sequence[Mapping[str, Any]]
 ) -> MarkedSummary:
@@ -70,7 +61,8 @@ def marked_summary(
     for s, part in enumerate(parts):
         for body in part.items or [part.text]:
             for raw in fact_places.summary_lines(masking.text_mask(body)):
-                bullet, line = _line(raw)
+                line = fact_places.unbulleted(raw)
+                bullet = raw.startswith(fact_places.BULLETS)
                 lines.append((s, bullet or bool(part.items), line))
     wanted = [f for f in facts if f["verdict"] in MARKED]
     found = fact_places.fact_places(

@@ -20,7 +20,16 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["NEEDLE_MAX", "Place", "Segment", "fact_places", "line_segments", "needles"]
+__all__ = [
+    "NEEDLE_MAX",
+    "Place",
+    "Segment",
+    "fact_places",
+    "line_segments",
+    "needles",
+    "summary_lines",
+    "unbulleted",
+]
 
 # A needle longer than this is cut: the cost of one find stays linear in the summary.
 NEEDLE_MAX = 200
@@ -28,6 +37,7 @@ NEEDLE_MAX = 200
 NEEDLE_MIN = 3
 # The mark that :func:`compaction.engine.text.clip` leaves where it cut a quoted line.
 CLIP_MARK = "\u2026"
+BULLETS = ("- ", "* ", "\u2022 ")
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,18 @@ def summary_lines(text: str) -> list[str]:
     return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
 
 
+def unbulleted(line: str) -> str:
+    """A line without its list bullet or heading marks, as a page shows it.
+
+    >>> unbulleted("- do not push"), unbulleted("## Goal"), unbulleted("-1 is fine")
+    ('do not push', 'Goal', '-1 is fine')
+    """
+    for bullet in BULLETS:
+        if line.startswith(bullet):
+            return line[len(bullet) :]
+    return line.lstrip("#").strip() if line.startswith("#") else line
+
+
 def needles(text: str, evidence: str) -> list[str]:
     """What to look for, best first: the fact as written, a path's file name (a summary often
     names ``api.py`` for ``billing/api.py``), then the longest stretch of the evidence line
@@ -66,7 +88,7 @@ def needles(text: str, evidence: str) -> list[str]:
         out.append(tail)
     if evidence:
         stretches = [" ".join(part.split()) for part in evidence.split(CLIP_MARK)]
-        out.append(max(stretches, key=len))
+        out.append(unbulleted(max(stretches, key=len)))
     return [n[:NEEDLE_MAX] for n in dict.fromkeys(out) if len(n) >= NEEDLE_MIN]
 
 

@@ -19,9 +19,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from alerts import charts, selectors, services, webhooks
 from alerts.forms import (
+    MUTE_PRESETS,
     AlertSettingsForm,
     AssignForm,
-    MUTE_PRESETS,
     CommentForm,
     MuteForm,
     ResolveForm,

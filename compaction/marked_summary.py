@@ -21,13 +21,53 @@ MARKED = ("kept", "paraphrased")
 
 @dataclass(frozen=True)
 class Stretch:
-    """Plain text (``anchor`` empty), or a mark: its id on the page, the verdicts of the
-    facts it says (``label``, as text), and the number of the first of them in the list."""
+    """Plain text (``label`` empty), or a piece of a mark: the verdicts of the facts it says
+    (``label``, as text) and the number of the first of them in the list. A mark cut by bold
+    or code is several pieces: ``anchor`` (its id on the page) on the first, ``last`` on the
+    one the verdict follows. ``style`` is "", "strong" or "code"."""
 
     text: str
     anchor: str = ""
     label: str = ""
     fact: int = 0
+    last: bool = False
+    style: str = ""
+
+
+_INLINE = {"**": "strong", "`": "code"}
+
+
+def inline_runs(line: str) -> list[tuple[str, str]]:
+    """A line's Markdown bold and code spans as (text, style) runs, the markers dropped; an
+    unclosed marker stays as text. Each marker is looked for once past where the scan is.
+
+    >>> inline_runs("Migrate **billing** with `read_file`, a * b")  # doctest: +NORMALIZE_WHITESPACE
+    [('Migrate ', ''), ('billing', 'strong'), (' with ', ''), ('read_file', 'code'),
+     (', a * b', '')]
+    """
+    runs: list[tuple[str, str]] = []
+    nxt = {mark: line.find(mark) for mark in _INLINE}
+    at = plain = 0
+    while True:
+        for mark in _INLINE:
+            if 0 <= nxt[mark] < at:
+                nxt[mark] = line.find(mark, at)
+        open_ = [(pos, mark) for mark, pos in nxt.items() if pos >= 0]
+        if not open_:
+            break
+        pos, mark = min(open_)
+        close = line.find(mark, pos + len(mark))
+        if close < 0:
+            nxt[mark] = -1  # no closing marker after it, so none after any later one either
+            continue
+        if close == pos + len(mark):
+            at = close  # an empty span ("****"): text
+            continue
+        runs.append((line[plain:pos], ""))
+        runs.append((line[pos + len(mark) : close], _INLINE[mark]))
+        at = plain = close + len(mark)
+    runs.append((line[plain:], ""))
+    return [run for run in runs if run[0]]
 
 
 @dataclass(frozen=True)
@@ -56,17 +96,17 @@ def marked_summary(
     """The summary (``structured`` sections, else ``text``) with the kept and paraphrased of
     ``facts`` marked where it says them. Each fact carries ``n``, its number on the page."""
     parts = sections.sections(structured, text) or [sections.Section("", [], text)]
-    # (section, bullet, line) for every non-empty line, masked before anything is looked for
-    lines: list[tuple[int, bool, str]] = []
+    # (section, bullet, runs) for every non-empty line, masked before anything is looked for
+    lines: list[tuple[int, bool, list[tuple[str, str]]]] = []
     for s, part in enumerate(parts):
         for body in part.items or [part.text]:
             for raw in fact_places.summary_lines(masking.text_mask(body)):
-                line = fact_places.unbulleted(raw)
+                runs = inline_runs(fact_places.unbulleted(raw))
                 bullet = raw.startswith(fact_places.BULLETS)
-                lines.append((s, bullet or bool(part.items), line))
+                lines.append((s, bullet or bool(part.items), runs))
     wanted = [f for f in facts if f["verdict"] in MARKED]
     found = fact_places.fact_places(
-        [line for _, _, line in lines],
+        ["".join(text for text, _ in runs) for _, _, runs in lines],
         [
             fact_places.needles(
                 masking.text_mask(str(f["text"])), masking.text_mask(str(f.get("evidence") or ""))
@@ -81,16 +121,20 @@ def marked_summary(
             by_line.setdefault(place.line, []).append((place.start, place.end, int(fact["n"])))
     places: dict[int, str] = {}
     cut: list[list[tuple[bool, tuple[Stretch, ...]]]] = [[] for _ in parts]
-    for i, (s, bullet, line) in enumerate(lines):
-        stretches = []
-        for seg in fact_places.line_segments(line, by_line.get(i, [])):
-            if not seg.facts:
-                stretches.append(Stretch(seg.text))
+    for i, (s, bullet, runs) in enumerate(lines):
+        line = "".join(text for text, _ in runs)
+        segments = fact_places.line_segments(line, by_line.get(i, []))
+        stretches: list[Stretch] = []
+        for seg_text, facts, style, first, last in _cut(segments, runs):
+            if not facts:
+                stretches.append(Stretch(seg_text, style=style))
                 continue
-            anchor = f"said-{seg.facts[0]}"
-            places.update(dict.fromkeys(seg.facts, anchor))
-            label = ", ".join(dict.fromkeys(verdict_of[n] for n in seg.facts))
-            stretches.append(Stretch(seg.text, anchor, label, seg.facts[0]))
+            anchor = f"said-{facts[0]}"
+            places.update(dict.fromkeys(facts, anchor))
+            label = ", ".join(dict.fromkeys(verdict_of[n] for n in facts))
+            stretches.append(
+                Stretch(seg_text, anchor if first else "", label, facts[0], last, style)
+            )
         cut[s].append((bullet, tuple(stretches)))
     out = []
     for part, part_lines in zip(parts, cut, strict=True):
@@ -102,3 +146,33 @@ def marked_summary(
                 blocks.append(Block(bullet, (stretches,)))
         out.append(MarkedSection(part.name, tuple(blocks)))
     return MarkedSummary(out, places)
+
+
+def _cut(
+    segments: Sequence[fact_places.Segment], runs: Sequence[tuple[str, str]]
+) -> list[tuple[str, tuple[int, ...], str, bool, bool]]:
+    """The line cut where a mark or a style begins or ends: (text, facts, style, first piece
+    of its mark, last piece of its mark)."""
+    bounds: list[tuple[int, int, tuple[int, ...]]] = []
+    at = 0
+    for seg in segments:
+        bounds.append((at, at + len(seg.text), seg.facts))
+        at += len(seg.text)
+    styles: list[tuple[int, int, str]] = []
+    at = 0
+    for text, style in runs:
+        styles.append((at, at + len(text), style))
+        at += len(text)
+    line = "".join(text for text, _ in runs)
+    out = []
+    i = j = 0
+    while i < len(bounds) and j < len(styles):
+        (m_start, m_end, facts), (s_start, s_end, style) = bounds[i], styles[j]
+        start, end = max(m_start, s_start), min(m_end, s_end)
+        if start < end:
+            out.append((line[start:end], facts, style, start == m_start, end == m_end))
+        if m_end <= s_end:
+            i += 1
+        else:
+            j += 1
+    return out

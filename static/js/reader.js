@@ -91,6 +91,13 @@
     if (showInPage(decodeURIComponent(link.getAttribute("href").slice(1)))) { event.preventDefault(); }
   });
 
+  // A link followed from elsewhere on the page, or back and forward, lands the same way.
+  window.addEventListener("hashchange", function () {
+    var moved = /^#raw-(\d+)$/.exec(window.location.hash);
+    if (moved && reader) { showRaw(moved[1], null); }
+    else if (window.location.hash.length > 1) { showInPage(decodeURIComponent(window.location.hash.slice(1))); }
+  });
+
   // --- Landing: #raw-N on the span page, ?seq=N (jump to seq) on the session page -------
   var hash = window.location.hash;
   var raw = /^#raw-(\d+)$/.exec(hash);

@@ -7,12 +7,14 @@ here builds markup, so a summary holding ``<script>`` reads as those characters.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from compaction.engine import fact_places, sections
 from privacy import masking
+from sessions import markdown
 
 # Which verdicts have a place in the summary: a lost fact has none, and mentioned or reloaded
 # ones are not facts the summary was meant to keep.
@@ -37,36 +39,74 @@ class Stretch:
 _INLINE = {"**": "strong", "`": "code"}
 
 
+def _markers(line: str, mark: str) -> tuple[list[int], list[int]]:
+    """Where ``mark`` may open and close a span: every occurrence outside a masked value
+    (``[cpf ***-79]``); bold only as exactly two stars, opening before a word and closing
+    after one, so a mask's or a glob's stars stay text."""
+    masks = markdown.mask_spans(line)
+    starts = [start for start, _ in masks]
+    found, at = [], line.find(mark)
+    while at >= 0:
+        i = bisect_right(starts, at) - 1
+        if i < 0 or at >= masks[i][1]:
+            found.append(at)
+        at = line.find(mark, at + len(mark))
+    if mark == "`":
+        return found, found
+    n = len(line)
+
+    def star(i: int) -> bool:
+        return 0 <= i < n and line[i] == "*"
+
+    def word(i: int) -> bool:
+        return 0 <= i < n and not line[i].isspace() and line[i] != "*"
+
+    opens = [p for p in found if word(p + 2) and not star(p - 1) and not word(p - 1)]
+    closes = [p for p in found if word(p - 1) and not star(p + 2)]
+    return opens, closes
+
+
 def inline_runs(line: str) -> list[tuple[str, str]]:
     """A line's Markdown bold and code spans as (text, style) runs, the markers dropped; an
-    unclosed marker stays as text. Each marker is looked for once past where the scan is.
+    unclosed marker, and the stars of a masked value, stay as text. Every marker is found
+    once and each list is walked forward only: linear in the line.
 
     >>> inline_runs("Migrate **billing** with `read_file`, a * b")  # doctest: +NORMALIZE_WHITESPACE
     [('Migrate ', ''), ('billing', 'strong'), (' with ', ''), ('read_file', 'code'),
      (', a * b', '')]
+    >>> inline_runs("[person_name C*** N***] and **cli_7**")
+    [('[person_name C*** N***] and ', ''), ('cli_7', 'strong')]
     """
+    marks = {mark: _markers(line, mark) for mark in _INLINE}
+    next_open = dict.fromkeys(_INLINE, 0)
+    next_close = dict.fromkeys(_INLINE, 0)
     runs: list[tuple[str, str]] = []
-    nxt = {mark: line.find(mark) for mark in _INLINE}
-    at = plain = 0
+    at = 0
     while True:
-        for mark in _INLINE:
-            if 0 <= nxt[mark] < at:
-                nxt[mark] = line.find(mark, at)
-        open_ = [(pos, mark) for mark, pos in nxt.items() if pos >= 0]
-        if not open_:
+        candidates = []
+        for mark, (opens, _) in marks.items():
+            i = next_open[mark]
+            while i < len(opens) and opens[i] < at:
+                i += 1
+            next_open[mark] = i
+            if i < len(opens):
+                candidates.append((opens[i], mark))
+        if not candidates:
             break
-        pos, mark = min(open_)
-        close = line.find(mark, pos + len(mark))
-        if close < 0:
-            nxt[mark] = -1  # no closing marker after it, so none after any later one either
+        pos, mark = min(candidates)
+        opens, closes = marks[mark]
+        j = next_close[mark]
+        while j < len(closes) and closes[j] <= pos + len(mark):
+            j += 1
+        next_close[mark] = j
+        if j == len(closes):  # nothing closes it, nor any later one
+            marks[mark] = ([], closes)
             continue
-        if close == pos + len(mark):
-            at = close  # an empty span ("****"): text
-            continue
-        runs.append((line[plain:pos], ""))
+        close = closes[j]
+        runs.append((line[at:pos], ""))
         runs.append((line[pos + len(mark) : close], _INLINE[mark]))
-        at = plain = close + len(mark)
-    runs.append((line[plain:], ""))
+        at = close + len(mark)
+    runs.append((line[at:], ""))
     return [run for run in runs if run[0]]
 
 

@@ -164,18 +164,16 @@ def marked_summary(
     for i, (s, bullet, runs) in enumerate(lines):
         line = "".join(text for text, _ in runs)
         segments = fact_places.line_segments(line, by_line.get(i, []))
-        stretches: list[Stretch] = []
-        for seg_text, facts, style, first, last in _cut(segments, runs):
-            if not facts:
-                stretches.append(Stretch(seg_text, style=style))
+        pieces: list[Stretch] = []
+        for seg_text, said, style, first, last in _cut(segments, runs):
+            if not said:
+                pieces.append(Stretch(seg_text, style=style))
                 continue
-            anchor = f"said-{facts[0]}"
-            places.update(dict.fromkeys(facts, anchor))
-            label = ", ".join(dict.fromkeys(verdict_of[n] for n in facts))
-            stretches.append(
-                Stretch(seg_text, anchor if first else "", label, facts[0], last, style)
-            )
-        cut[s].append((bullet, tuple(stretches)))
+            anchor = f"said-{said[0]}"
+            places.update(dict.fromkeys(said, anchor))
+            label = ", ".join(dict.fromkeys(verdict_of[n] for n in said))
+            pieces.append(Stretch(seg_text, anchor if first else "", label, said[0], last, style))
+        cut[s].append((bullet, tuple(pieces)))
     out = []
     for part, part_lines in zip(parts, cut, strict=True):
         blocks: list[Block] = []

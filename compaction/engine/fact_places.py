@@ -113,8 +113,8 @@ def fact_places(lines: Sequence[str], wanted: Sequence[Sequence[str]]) -> list[P
                 continue
             found = hay.find(n.lower() if fold else n)
             if found >= 0:
-                line = bisect_right(starts, found) - 1
-                place = Place(line, found - starts[line], found - starts[line] + len(n))
+                row = bisect_right(starts, found) - 1
+                place = Place(row, found - starts[row], found - starts[row] + len(n))
                 break
         out.append(place)
     return out

@@ -165,7 +165,10 @@ def test_previous_and_next_compaction_are_linked(viewer: Client, project):
 def test_the_stars_of_a_masked_value_are_never_read_as_bold():
     from compaction.marked_summary import inline_runs
 
-    line = "Objetivo: atender [person_name C*** N*** F***] (cliente **cli_48049**), [email c***@***.com]"
+    line = (
+        "Objetivo: atender [person_name C*** N*** F***] (cliente **cli_48049**), "
+        "[email c***@***.com]"
+    )
     assert inline_runs(line) == [
         ("Objetivo: atender [person_name C*** N*** F***] (cliente ", ""),
         ("cli_48049", "strong"),

@@ -122,16 +122,7 @@ def _moved(request: HttpRequest, pk: int, span_pk: int, *, middle: bool) -> Http
 def _span_page(
     request: HttpRequest, session: AgentSession, span: CompactionSpan, siblings: list[Any]
 ) -> HttpResponse:
-    ordered = sorted(
-        selectors.span_facts(span),
-        key=lambda item: (
-            VERDICT_ORDER[item["verdict"]] - (item["needed_again"] is not None),
-            KIND_ORDER.get(item["kind"], 9),
-            item.get("seq") or 0,
-        ),
-    )
-    # Each fact is numbered on the page (``#fact-N``); its mark in the summary is ``in_summary``.
-    every: list[dict[str, Any]] = [{**item, "n": n} for n, item in enumerate(ordered, 1)]
+    every = _numbered_facts(span)
     marked = marked_summary.marked_summary(
         structured=span.summary_sections, text=span.summary, facts=every
     )
@@ -191,9 +182,32 @@ def _span_page(
         "can_replay": access.has_role(request.user, session.project_id, Role.ENGINEER),
         "next_messages": next_messages,
         "comments": team_selectors.comments_for(session=session, span=span),
+        "said_here": _said_here(every),
         **_neighbours(span, session),
     }
     return render(request, "compaction/span_detail.html", context)
+
+
+def _numbered_facts(span: CompactionSpan) -> list[dict[str, Any]]:
+    """The span's facts in page order, each numbered (``n``: its ``#fact-N`` on the page)."""
+    ordered = sorted(
+        selectors.span_facts(span),
+        key=lambda item: (
+            VERDICT_ORDER[item["verdict"]] - (item["needed_again"] is not None),
+            KIND_ORDER.get(item["kind"], 9),
+            item.get("seq") or 0,
+        ),
+    )
+    return [{**item, "n": n} for n, item in enumerate(ordered, 1)]
+
+
+def _said_here(facts: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    """The facts each raw message said, by its seq: the raw column marks them too."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for item in facts:
+        if item.get("seq") is not None:
+            out.setdefault(int(item["seq"]), []).append(item)
+    return out
 
 
 def _neighbours(span: CompactionSpan, session: AgentSession) -> dict[str, Any]:
@@ -253,6 +267,7 @@ def _middle(request: HttpRequest, session: AgentSession, span: CompactionSpan) -
     )
     context = {
         "messages": hidden,
+        "said_here": _said_here(_numbered_facts(span)),
         "tool_names": session_selectors.tool_names(session_id=session.pk, messages=hidden),
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
     }

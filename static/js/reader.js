@@ -77,6 +77,8 @@
   function showInPage(id) {
     var el = document.getElementById(id);
     if (!el) { return false; }
+    var folded = el.closest ? el.closest("details:not([open])") : null;
+    if (folded) { folded.open = true; }
     var panel = el.closest ? el.closest("[role=tabpanel]") : null;
     var tab = panel ? document.getElementById(panel.getAttribute("aria-labelledby")) : null;
     if (tab) { select(tab); }
@@ -86,7 +88,7 @@
   }
 
   document.addEventListener("click", function (event) {
-    var link = event.target.closest ? event.target.closest("a.said-link, a.verdict-tag") : null;
+    var link = event.target.closest ? event.target.closest("a.said-link, a.verdict-tag, a.said-fact") : null;
     if (!link || event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) { return; }
     if (showInPage(decodeURIComponent(link.getAttribute("href").slice(1)))) { event.preventDefault(); }
   });

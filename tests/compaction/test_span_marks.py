@@ -174,3 +174,22 @@ def test_the_stars_of_a_masked_value_are_never_read_as_bold():
         ("cli_48049", "strong"),
         ("), [email c***@***.com]", ""),
     ]
+
+
+def test_the_raw_message_that_said_a_fact_names_it_with_its_verdict(
+    viewer: Client, span: CompactionSpan
+):
+    body = viewer.get(span.get_absolute_url()).content.decode()
+    n = _numbers(body)
+    message = body[body.index('id="raw-3"') :]
+    message = message[: message.index("</li>")]
+    assert "Said here:" in message
+    for text, verdict in (
+        ("billing/api.py", 'ok">kept'),
+        ("charge_customer", 'warn">paraphrased'),
+        ("do not change the public API", 'bad">lost'),
+    ):
+        assert (
+            f'<a class="said-fact" href="#fact-{n[text]}"><span class="badge {verdict}</span> {text}</a>'
+            in message
+        )

@@ -189,7 +189,5 @@ def test_the_raw_message_that_said_a_fact_names_it_with_its_verdict(
         ("charge_customer", 'warn">paraphrased'),
         ("do not change the public API", 'bad">lost'),
     ):
-        assert (
-            f'<a class="said-fact" href="#fact-{n[text]}"><span class="badge {verdict}</span> {text}</a>'
-            in message
-        )
+        link = f'<a class="said-fact" href="#fact-{n[text]}">'
+        assert f'{link}<span class="badge {verdict}</span> {text}</a>' in message

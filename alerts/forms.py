@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django import forms
+from django.utils import timezone
 
 from alerts.models import AlertRule, AlertSettings, WebhookFormat
 from sessions import limits
@@ -101,12 +102,26 @@ class ResolveForm(forms.Form):
     reason = forms.CharField(max_length=limits.RESOLVE_REASON_MAX)
 
 
-class MuteForm(forms.Form):
-    """``until`` as the viewer typed it (a datetime-local: no zone), read in ``tz``: the
-    browser's IANA zone, filled in by static/js/times.js. Without it (no JavaScript) it is
-    read as UTC, which the label then says."""
+# The mute presets, in the words their buttons say: the common answers to "mute for how long".
+MUTE_PRESETS: dict[str, tuple[str, timedelta]] = {
+    "1h": ("1 h", timedelta(hours=1)),
+    "8h": ("8 h", timedelta(hours=8)),
+    "1d": ("1 day", timedelta(days=1)),
+    "1w": ("1 week", timedelta(weeks=1)),
+}
 
-    until = forms.DateTimeField(widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+
+class MuteForm(forms.Form):
+    """A preset ``duration`` from now, or ``until`` as the viewer typed it (a datetime-local:
+    no zone), read in ``tz``: the browser's IANA zone, filled in by static/js/times.js.
+    Without it (no JavaScript) it is read as UTC, which the label then says."""
+
+    duration = forms.ChoiceField(
+        required=False, choices=[("", "")] + [(k, v[0]) for k, v in MUTE_PRESETS.items()]
+    )
+    until = forms.DateTimeField(
+        required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
     tz = forms.CharField(
         required=False, max_length=64, widget=forms.HiddenInput(attrs={"data-tz": ""})
     )
@@ -121,8 +136,12 @@ class MuteForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         until, zone = data.get("until"), data.get("tz")
-        if isinstance(until, datetime) and isinstance(zone, ZoneInfo):
+        if data.get("duration"):
+            data["until"] = timezone.now() + MUTE_PRESETS[data["duration"]][1]
+        elif isinstance(until, datetime) and isinstance(zone, ZoneInfo):
             data["until"] = local_to_utc(until.replace(tzinfo=None), zone)
+        elif "until" not in self.errors:
+            self.add_error("until", "give a date and time, or pick how long")
         return data
 
 

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from alerts import charts, selectors, services, webhooks
 from alerts.forms import (
+    MUTE_PRESETS,
     AlertSettingsForm,
     AssignForm,
     CommentForm,
@@ -170,6 +171,7 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "can_triage": has_role(request.user, alert.project_id, Role.ENGINEER),
         "resolve_form": ResolveForm(),
         "mute_form": MuteForm(),
+        "mute_presets": [(key, words) for key, (words, _) in MUTE_PRESETS.items()],
         "comment_form": CommentForm(),
         "assign_form": AssignForm(users=_members(alert), initial={"assignee": alert.assignee_id}),
         "deliveries": alert.deliveries.select_related("webhook")[:20],
@@ -199,7 +201,9 @@ def alert_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
             if not mute.is_valid():
                 if "tz" in mute.errors:
                     raise BadRequest(str(mute.errors["tz"][0]))
-                raise BadRequest("until: give a date and time")
+                if "duration" in mute.errors:
+                    raise BadRequest(f"duration: one of {', '.join(MUTE_PRESETS)}")
+                raise BadRequest("until: give a date and time, or pick how long")
             services.alert_mute(alert_id=alert.pk, until=mute.cleaned_data["until"], actor=user)
         elif action == "assign":
             assign = AssignForm(request.POST, users=_members(alert))

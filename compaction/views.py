@@ -14,8 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from alerts import selectors as alert_selectors
-from compaction import advice, charts, prices, selectors, services
-from compaction.engine import sections
+from compaction import advice, charts, marked_summary, prices, selectors, services
 from compaction.engine.advice import RETENTION_TOLERANCE
 from compaction.engine.names import Stage, Unit
 from compaction.engine.verdicts import FACT_VERDICTS
@@ -124,15 +123,25 @@ def _moved(request: HttpRequest, pk: int, span_pk: int, *, middle: bool) -> Http
 def _span_page(
     request: HttpRequest, session: AgentSession, span: CompactionSpan, siblings: list[Any]
 ) -> HttpResponse:
-    every = sorted(
-        selectors.span_facts(span),
-        key=lambda item: (
-            VERDICT_ORDER[item["verdict"]] - (item["needed_again"] is not None),
-            KIND_ORDER.get(item["kind"], 9),
-            item.get("seq") or 0,
-        ),
+    every = _numbered_facts(span)
+    marked = marked_summary.marked_summary(
+        structured=span.summary_sections, text=span.summary, facts=every
     )
+    for item in every:
+        item["in_summary"] = marked.places.get(item["n"], "")
     retention = [item for item in every if item["verdict"] in FACT_VERDICTS]
+    retention_marked = list(
+        zip(
+            retention,
+            team_selectors.fact_marks_for(
+                span=span,
+                retention=retention,
+                user=request.user,
+                can_mark=access.has_role(request.user, session.project_id, Role.ENGINEER),
+            ),
+            strict=True,
+        )
+    )
     cost = selectors.compaction_cost(span.event) if span.event is not None else None
     history = _history(span)
     next_messages = list(
@@ -158,20 +167,11 @@ def _span_page(
             session_id=session.pk, messages=shown + next_messages
         ),
         "replay_query": urlencode(selectors.span_replay_prefill(span, tail=history.tail)),
-        "sections": sections.sections(span.summary_sections, span.summary),
+        "marked_summary": marked.sections,
         "retention": retention,
-        "retention_marked": list(
-            zip(
-                retention,
-                team_selectors.fact_marks_for(
-                    span=span,
-                    retention=retention,
-                    user=request.user,
-                    can_mark=access.has_role(request.user, session.project_id, Role.ENGINEER),
-                ),
-                strict=True,
-            )
-        ),
+        "kept_facts": [item for item in retention if item["verdict"] != "lost"],
+        "lost_marked": [pair for pair in retention_marked if pair[0]["verdict"] == "lost"],
+        "kept_marked": [pair for pair in retention_marked if pair[0]["verdict"] != "lost"],
         "lost": [item for item in retention if item["verdict"] == "lost"],
         "needed_again": [item for item in retention if item["needed_again"] is not None],
         "lost_not_needed": sum(
@@ -185,8 +185,62 @@ def _span_page(
         "can_replay": access.has_role(request.user, session.project_id, Role.ENGINEER),
         "next_messages": next_messages,
         "comments": team_selectors.comments_for(session=session, span=span),
+        "said_here": _said_here(every),
+        **_neighbours(span, session),
     }
     return render(request, "compaction/span_detail.html", context)
+
+
+def _numbered_facts(span: CompactionSpan) -> list[dict[str, Any]]:
+    """The span's facts in page order, each numbered (``n``: its ``#fact-N`` on the page)."""
+    ordered = sorted(
+        selectors.span_facts(span),
+        key=lambda item: (
+            VERDICT_ORDER[item["verdict"]] - (item["needed_again"] is not None),
+            KIND_ORDER.get(item["kind"], 9),
+            item.get("seq") or 0,
+        ),
+    )
+    return [{**item, "n": n} for n, item in enumerate(ordered, 1)]
+
+
+def _said_here(facts: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    """The facts each raw message said, by its seq: the raw column marks them too."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for item in facts:
+        if item.get("seq") is not None:
+            out.setdefault(int(item["seq"]), []).append(item)
+    return out
+
+
+def _neighbours(span: CompactionSpan, session: AgentSession) -> dict[str, Any]:
+    """The compactions before and after this one in the same run (observed, or the same
+    replay), and where this one stands: the page's previous / next links."""
+    spans = (
+        selectors.replay_spans(span.replay)
+        if span.replay is not None
+        else selectors.observed_spans(session)
+    ).order_by()
+    seqs = sorted(set(spans.values_list("seq", flat=True)))
+    at = seqs.index(span.seq)
+    previous = seqs[at - 1] if at > 0 else None
+    following = seqs[at + 1] if at + 1 < len(seqs) else None
+    return {
+        "span_position": at + 1,
+        "span_total": len(seqs),
+        "previous_span": _span_url(span, previous),
+        "next_span": _span_url(span, following),
+        "previous_seq": previous,
+        "next_seq": following,
+    }
+
+
+def _span_url(span: CompactionSpan, seq: int | None) -> str:
+    if seq is None:
+        return ""
+    if span.replay_id is not None:
+        return reverse("compaction:replay-compaction", args=[span.replay_id, seq])
+    return reverse("compaction:compaction", args=[span.session_id, seq])
 
 
 @login_required
@@ -216,6 +270,7 @@ def _middle(request: HttpRequest, session: AgentSession, span: CompactionSpan) -
     )
     context = {
         "messages": hidden,
+        "said_here": _said_here(_numbered_facts(span)),
         "tool_names": session_selectors.tool_names(session_id=session.pk, messages=hidden),
         "can_reveal": access.has_role(request.user, session.project_id, Role.PRIVACY_REVIEWER),
     }

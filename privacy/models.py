@@ -229,9 +229,59 @@ class SubjectRequest(models.Model):
 
     @property
     def result_text(self) -> str:
-        """What was found or done, in words: "traces.Message 6, sessions_anonymized 1"."""
+        """What was found or done, by stored name: "traces.Message 6, sessions_anonymized 1"."""
         rows = self.result.get("rows") or {}
         return ", ".join(f"{name} {count}" for name, count in sorted(rows.items()))
+
+    @property
+    def result_words(self) -> str:
+        """What was found or done, as a reviewer reads it: "messages: 6, sessions anonymized:
+        1". Counts of nothing are left out."""
+        rows = self.result.get("rows") or {}
+        said = [
+            (RESULT_WORDS.get(name) or _words_of(name), count)
+            for name, count in rows.items()
+            if isinstance(count, int) and count
+        ]
+        return ", ".join(f"{words}: {count}" for words, count in sorted(said)) or "nothing"
+
+
+# The rows an erasure or a find counts, by the label it stores (see privacy.subjects'
+# _LABEL_BEFORE_THE_MOVE), in the words of the page; a label not listed reads as its name.
+RESULT_WORDS: dict[str, str] = {
+    "traces.AgentSession": "session titles or metadata",
+    "traces.Message": "messages",
+    "traces.CompactionEvent": "compaction summaries",
+    "traces.Probe": "probes",
+    "traces.AuditEvent": "audit records",
+    "compaction.CompactionSpan": "compaction spans",
+    "compaction.ReplayRun": "replays",
+    "compaction.SessionAnalysis": "analyses",
+    "compaction.Experiment": "experiments",
+    "compaction.Alert": "alerts",
+    "compaction.AlertEvent": "alert events",
+    "compaction.Comment": "comments",
+    "compaction.CommentRevision": "comment revisions",
+    "compaction.Finding": "findings",
+    "compaction.SavedFilter": "saved filters",
+    "compaction.Webhook": "webhooks",
+    "compaction.WebhookDelivery": "webhook deliveries",
+    "team.VerdictMark": "verdict notes",
+    "sessions_anonymized": "sessions anonymized",
+    "sessions_deleted": "sessions deleted",
+    "sessions_found_outside_the_index": "sessions found outside the index",
+    "replays_requeued": "replays run again",
+    "findings_removed": "findings removed",
+}
+
+
+def _words_of(name: str) -> str:
+    """``compaction.SomeThing`` -> "some thing rows"; ``some_count`` -> "some count"."""
+    if "." not in name:
+        return name.replace("_", " ")
+    model = name.rsplit(".", 1)[-1]
+    words = "".join(f" {c.lower()}" if c.isupper() else c for c in model).strip()
+    return f"{words} rows"
 
 
 class AuditAction(models.TextChoices):

@@ -38,6 +38,15 @@ def _parser() -> MarkdownIt:
 _MASK = re.compile(r"\[(?:" + "|".join(pii.KINDS) + r") [^\]\n]*\]")
 
 
+def mask_spans(text: str) -> list[tuple[int, int]]:
+    """Where masked values are in ``text``, as [start, end) pairs: their stars are no markup.
+
+    >>> mask_spans("CPF [cpf ***-79], **bold**")
+    [(4, 16)]
+    """
+    return [m.span() for m in _MASK.finditer(text)]
+
+
 def _protect_masks(text: str) -> str:
     r"""Backslash the markup characters inside masked values so they render as written.
 

@@ -116,13 +116,28 @@ def snippet_segments(marked: str) -> Segments:
     return tuple(out)
 
 
+# A line break or tab written as an escape (``\n`` in a tool's JSON output) reads as the
+# space a real one becomes in a snippet; an escaped backslash before the letter (``C:\\new``)
+# stays. One character class after a fixed lookbehind: linear.
+_ESCAPED_BREAK = re.compile(r"(?<!\\)\\[nrt]")
+
+
+def snippet_text(text: str) -> str:
+    r"""A snippet's text as a reader sees it: escaped line breaks read as spaces.
+
+    >>> snippet_text(r'{"body": "## Pix\nRefund"}'), snippet_text(r"C:\\new")
+    ('{"body": "## Pix Refund"}', 'C:\\\\new')
+    """
+    return _ESCAPED_BREAK.sub(" ", text)
+
+
 def snippet_html(segments: Segments) -> SafeString:
     """Escaped snippet markup: hits in ``<mark>``, everything else as text; personal data
     masked in each piece (a search for a CPF highlights its mask, never the number)."""
     parts = [
-        f"<mark>{escape(masking.text_mask(text))}</mark>"
+        f"<mark>{escape(snippet_text(masking.text_mask(text)))}</mark>"
         if marked
-        else str(escape(masking.text_mask(text)))
+        else str(escape(snippet_text(masking.text_mask(text))))
         for text, marked in segments
     ]
     return mark_safe("".join(parts))  # noqa: S308 - every piece above is escaped

@@ -283,6 +283,12 @@ def fact_kind(kind: str) -> str:
 
 
 @register.filter
+def said_at(table: dict[int, list[Any]] | None, seq: int) -> list[Any]:
+    """``{{ said_here|said_at:m.seq }}``: the facts the message at ``seq`` said."""
+    return table.get(seq, []) if table else []
+
+
+@register.filter
 def needed_how(how: str) -> str:
     """How a lost fact was needed again, in words."""
     return _NEEDED_HOW.get(how, how)

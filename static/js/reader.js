@@ -72,14 +72,41 @@
     showRaw(link.getAttribute("data-raw-seq"), link.getAttribute("data-fallback"));
   });
 
+  // --- Span page: from a fact to where the summary says it, and from a mark to its fact ----
+  // The target may sit in the column a phone hides behind the other tab: show that one first.
+  function showInPage(id) {
+    var el = document.getElementById(id);
+    if (!el) { return false; }
+    var folded = el.closest ? el.closest("details:not([open])") : null;
+    if (folded) { folded.open = true; }
+    var panel = el.closest ? el.closest("[role=tabpanel]") : null;
+    var tab = panel ? document.getElementById(panel.getAttribute("aria-labelledby")) : null;
+    if (tab) { select(tab); }
+    if (window.location.hash !== "#" + id) { history.pushState(null, "", "#" + id); }
+    mark(el);
+    return true;
+  }
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("a.said-link, a.verdict-tag, a.said-fact") : null;
+    if (!link || event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) { return; }
+    if (showInPage(decodeURIComponent(link.getAttribute("href").slice(1)))) { event.preventDefault(); }
+  });
+
+  // A link followed from elsewhere on the page, or back and forward, lands the same way.
+  window.addEventListener("hashchange", function () {
+    var moved = /^#raw-(\d+)$/.exec(window.location.hash);
+    if (moved && reader) { showRaw(moved[1], null); }
+    else if (window.location.hash.length > 1) { showInPage(decodeURIComponent(window.location.hash.slice(1))); }
+  });
+
   // --- Landing: #raw-N on the span page, ?seq=N (jump to seq) on the session page -------
   var hash = window.location.hash;
   var raw = /^#raw-(\d+)$/.exec(hash);
   if (raw && reader) {
     showRaw(raw[1], null);
   } else if (hash.length > 1) {
-    var target = document.getElementById(decodeURIComponent(hash.slice(1)));
-    if (target) { mark(target); }
+    showInPage(decodeURIComponent(hash.slice(1)));
   } else {
     var seq = new URLSearchParams(window.location.search).get("seq");
     var msg = null;

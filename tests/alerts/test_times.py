@@ -91,3 +91,45 @@ def test_muting_from_the_page_stores_the_viewers_time_in_utc(client: Client) -> 
         follow=True,
     )
     assert "tz: unknown time zone &#x27;Nowhere/Else&#x27;" in response.content.decode()
+
+
+@pytest.mark.django_db
+@time_machine.travel(NOW, tick=False)
+@pytest.mark.parametrize(
+    ("preset", "words", "later"),
+    [
+        ("1h", "1 h", timedelta(hours=1)),
+        ("8h", "8 h", timedelta(hours=8)),
+        ("1d", "1 day", timedelta(days=1)),
+        ("1w", "1 week", timedelta(weeks=1)),
+    ],
+)
+def test_muting_for_a_preset_time_needs_no_date(
+    client: Client, preset: str, words: str, later: timedelta
+) -> None:
+    project = make_project(name="acme")
+    alert = Alert.objects.get(session=analysed_session(project=project, compactions=THREE))
+    client.force_login(make_user(project=project, role=Role.ENGINEER))
+    page = client.get(f"/alerts/{alert.pk}/").content.decode()
+    assert (
+        f'<button type="submit" name="duration" value="{preset}" class="small">{words}</button>'
+        in (page)
+    )
+    client.post(f"/alerts/{alert.pk}/mute/", {"duration": preset, "until": "", "tz": "UTC"})
+    alert.refresh_from_db()
+    assert (alert.state, alert.muted_until) == (AlertState.MUTED, NOW + later)
+
+
+@pytest.mark.django_db
+def test_a_mute_with_neither_a_preset_nor_a_time_says_what_is_missing(client: Client) -> None:
+    project = make_project(name="acme")
+    alert = Alert.objects.get(session=analysed_session(project=project, compactions=THREE))
+    client.force_login(make_user(project=project, role=Role.ENGINEER))
+    for data, said in (
+        ({"until": ""}, "until: give a date and time, or pick how long"),
+        ({"duration": "1y"}, "duration: one of 1h, 8h, 1d, 1w"),
+    ):
+        page = client.post(f"/alerts/{alert.pk}/mute/", data, follow=True).content.decode()
+        assert said in page
+    alert.refresh_from_db()
+    assert alert.state != AlertState.MUTED

@@ -76,7 +76,11 @@ PAGES: dict[str, Callable[[Site], str]] = {
     "webhook-edit": lambda s: (
         f"/projects/{s.project.pk}/webhooks/{s.project.webhooks.get().pk}/edit/"
     ),
-    "replay-compare": lambda s: f"/sessions/{s.session.pk}/replays/compare/?a={s.replay.pk}",
+    # two finished replays, so the page draws its chart and its table
+    "replay-compare": lambda s: (
+        f"/sessions/{s.session.pk}/replays/compare/"
+        f"?a={s.replay.pk}&b={s.experiment.runs.order_by('pk').first().pk}"
+    ),
     "search": lambda s: "/search/?q=billing",
     "findings": lambda s: "/privacy/findings/",
     "finding-redact": lambda s: f"/privacy/findings/{s.finding_pk}/redact/",
@@ -226,10 +230,13 @@ def test_page_is_never_wider_than_the_window(
     assert not too_wide, f"{name} is wider than the window: {too_wide}"
 
 
-AXE_RUN = """async () => {
+# Serious and critical faults, and these of a lower impact that a screen reader user still
+# stumbles on: a header cell with no text leaves its column unnamed.
+ALWAYS = ["empty-table-header"]
+AXE_RUN = """async (always) => {
     const result = await axe.run(document, {resultTypes: ['violations']});
     return result.violations
-      .filter(v => v.impact === 'serious' || v.impact === 'critical')
+      .filter(v => v.impact === 'serious' || v.impact === 'critical' || always.includes(v.id))
       .map(v => ({id: v.id, impact: v.impact, help: v.help,
                   nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
 }"""
@@ -251,7 +258,7 @@ def test_page_has_no_serious_accessibility_fault(
         admin_page.set_viewport_size({"width": width, "height": 900})
         open_page(admin_page, url)
         admin_page.add_script_tag(path=str(AXE))
-        found = admin_page.evaluate(AXE_RUN)
+        found = admin_page.evaluate(AXE_RUN, ALWAYS)
         if found:
             faults[f"{scheme} {width}"] = found
     assert not faults, f"axe-core on {name}: {faults}"

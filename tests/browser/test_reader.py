@@ -141,7 +141,8 @@ def test_on_a_phone_the_summary_comes_first_and_a_fact_switches_to_its_message(
     assert document_width(logged_in) <= NARROW["width"]
     shoot(logged_in, "span-narrow")
 
-    logged_in.locator("#summary-col a.raw-link", has_text=f"#{HIDDEN_SEQ}").first.click()
+    # the lost fact leads the page, above the tabs; its message is in the raw column
+    logged_in.locator(".lost-box a.raw-link", has_text=f"#{HIDDEN_SEQ}").first.click()
     expect(raw_tab).to_have_attribute("aria-selected", "true")
     expect(logged_in.locator("#summary-col")).to_be_hidden()
     expect(logged_in.locator(f"#raw-{HIDDEN_SEQ}.is-target")).to_be_visible()
@@ -265,3 +266,29 @@ def test_jumping_to_a_seq_the_trace_skipped_lands_on_the_next_message(
     logged_in.wait_for_url("**#seq-32")
     assert in_viewport(logged_in, "#seq-32")
     assert logged_in.evaluate("document.querySelector(':target').id") == "seq-32"
+
+
+def test_a_kept_fact_links_to_its_mark_in_the_summary_and_back_at_both_widths(
+    logged_in: Page, live_server, project: Project
+) -> None:
+    session = long_span_session(project)
+    for size in (WIDE, NARROW):
+        logged_in.set_viewport_size(size)
+        logged_in.goto(span_url(live_server, session))
+        fact = logged_in.locator("#summary-col .facts-list li.kept").first
+        fact.locator("a.said-link").click()
+        mark = logged_in.locator("mark.fact.is-target")
+        expect(mark).to_be_visible()
+        expect(mark).to_be_focused()
+        expect(logged_in.locator("#summary-col")).to_be_visible()
+        assert in_viewport(logged_in, "mark.fact.is-target")
+        # the verdict is written beside the mark, not told by its colour alone
+        tag = logged_in.locator("mark.fact.is-target ~ a.verdict-tag").first
+        expect(tag).to_contain_text("kept")
+        tag.click()
+        expect(logged_in.locator(".facts-list li.is-target")).to_contain_text("kept")
+    # a link to a mark lands on it even when the raw column was the one showing
+    said = logged_in.locator("mark.fact[id]").first.get_attribute("id")
+    logged_in.get_by_role("tab", name="Raw history").click()
+    logged_in.goto(f"{span_url(live_server, session)}#{said}")
+    expect(logged_in.locator(f"#{said}.is-target")).to_be_visible()

@@ -67,7 +67,7 @@ def test_span_page_groups_history_and_shows_the_lost_constraint(viewer: Client, 
     assert CONSTRAINT in lost
     body = response.content.decode()
     assert "Lost by this compaction" in body
-    assert [s.name for s in response.context["sections"]] == ["Goal", "Done"]
+    assert [s.name for s in response.context["marked_summary"]] == ["Goal", "Done"]
     # One verdict for the splice and the loss: the splice worked, but a rule was lost.
     assert not span.failed
     assert span.verdict.status == "bad"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import re
 from io import StringIO
 
 import pytest
@@ -413,3 +414,21 @@ def test_command_line_requests_are_audited_with_their_operator(command: str) -> 
     names = set(AuditEvent.objects.values_list("actor_name", flat=True))
     assert f"cli:{getpass.getuser()}" in names
     assert "system" not in names
+
+
+def test_the_erasure_result_is_said_in_words_not_model_names(client: Client) -> None:
+    project = make_project()
+    support_chat(project)
+    client.force_login(make_user(project=project, role=Role.PRIVACY_REVIEWER))
+    asked = {"project": project.pk, "identifier": CPF, "action": "erase"}
+    client.post("/privacy/subjects/", {**asked, "reason": "art. 18 VI, pedido 7", "confirm": "yes"})
+    request = SubjectRequest.objects.get(project=project)
+    assert "traces.Message" in request.result["rows"]  # stored by name, for the audit
+    page = client.get("/privacy/subjects/").content.decode()
+    [cells] = re.findall(r"<tr><td>\d+</td>.*?</tr>", page, re.DOTALL)
+    result = re.findall(r"<td>([^<]*)</td></tr>", cells)[-1]
+    messages = request.result["rows"]["traces.Message"]
+    assert f"messages: {messages}" in result
+    assert "sessions anonymized: 1" in result
+    assert not re.search(r"\w\.\w|_", result), result  # no "traces.Message", no "x_y"
+    assert ": 0" not in result

@@ -220,7 +220,9 @@ def test_search_page_links_each_hit_to_its_message(client: Client) -> None:
     assert f'href="/sessions/{session.pk}/?seq=2#seq-2"' in body
     assert "<mark>charge_customer</mark>" in body
     body = client.get("/search/?q=webhook").content.decode()
-    assert f'href="/sessions/{session.pk}/?seq=3#seq-3"' in body
+    # a summary's hit opens its compaction: the summary beside the history it replaced
+    assert f'href="/sessions/{session.pk}/compactions/3/">Summary at #3</a>' in body
+    assert client.get(f"/sessions/{session.pk}/compactions/3/").status_code == 200
 
 
 def test_search_page_is_scoped_to_the_users_projects(client: Client) -> None:

@@ -185,7 +185,8 @@ def test_rundemo_gives_webhooks_a_worker_of_their_own(monkeypatch) -> None:
         port = free.getsockname()[1]
     run("rundemo", f"127.0.0.1:{port}")
     queues = [argv[argv.index("--queues") + 1].split(",") for argv in started]
-    assert queues == [["analysis", "replays", "sawtooth"], ["webhooks"]]
+    # background imports ride with the webhooks: neither may wait behind an analysis
+    assert queues == [["analysis", "replays", "sawtooth"], ["webhooks", "imports"]]
     assert ["--beat" in argv for argv in started] == [True, False]  # one beat only
 
 
@@ -199,7 +200,10 @@ def test_docker_compose_gives_webhooks_a_worker_of_their_own() -> None:
         argv = service.get("command") or []
         if "worker" in argv:
             consumed[name] = set(argv[argv.index("-Q") + 1].split(","))
-    assert consumed == {"worker": {"analysis", "replays", "sawtooth"}, "announcer": {"webhooks"}}
+    assert consumed == {
+        "worker": {"analysis", "replays", "sawtooth"},
+        "announcer": {"webhooks", "imports"},
+    }
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,7 @@ from alerts.models import (
 from compaction import prices
 from compaction import selectors as compaction_selectors
 from compaction.engine import alerts as engine
+from compaction.engine.alert_money import CompactionsPrice
 from compaction.engine.messages import Message as EngineMessage
 from compaction.models import AnalysisStatus, CompactionSpan, SessionAnalysis, SpanOrigin
 from privacy import findings as personal_data
@@ -92,13 +93,13 @@ def _with_money(
     )
 
 
-def _compactions_price(session: AgentSession) -> engine.CompactionsPrice | None:
+def _compactions_price(session: AgentSession) -> CompactionsPrice | None:
     """The full price of the session's compactions so far (compaction/prices.py); None when
     none of them is priced."""
     total = prices.compaction_prices_total(prices.compaction_prices(session))
     if total is None:
         return None
-    return engine.CompactionsPrice(
+    return CompactionsPrice(
         total_usd=total.total_usd,
         summary_calls_usd=total.summary_calls_usd,
         cache_rewrite_usd=total.cache_rewrite_usd,

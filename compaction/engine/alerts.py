@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal, NotRequired, TypedDict
 
+from compaction.engine.alert_money import CompactionsPrice, cost_line
 from compaction.engine.evals import BARELY_CHANGED_WARNING
 from compaction.engine.messages import Message, Orphan
 
@@ -153,18 +154,6 @@ class SecretHit:
     seq: int | None
     where: str
     masked: str
-
-
-@dataclass(frozen=True)
-class CompactionsPrice:
-    """The full price of a session's compactions so far (the money module's rule): their
-    summary calls, the cache re-written after them and the rework they caused."""
-
-    total_usd: float
-    summary_calls_usd: float
-    cache_rewrite_usd: float
-    rework_usd: float
-    priced: int  # compactions with a price (their calls carry usage)
 
 
 @dataclass(frozen=True)
@@ -631,32 +620,6 @@ def evaluate(
     return _one_per_group(found, inputs)
 
 
-def _cost_line(inputs: SessionInputs) -> tuple[dict[str, float], str]:
-    price = inputs.compactions_price
-    if price is not None:
-        numbers = {
-            "compactions_price_usd": round(price.total_usd, 6),
-            "summary_calls_usd": round(price.summary_calls_usd, 6),
-            "cache_rewrite_usd": round(price.cache_rewrite_usd, 6),
-            "rework_usd": round(price.rework_usd, 6),
-        }
-        plural = "s" if price.priced != 1 else ""
-        line = (
-            f"cost so far: ${price.total_usd:,.2f} for {price.priced} compaction{plural} "
-            f"(summary calls ${price.summary_calls_usd:,.2f}, cache re-writes "
-            f"${price.cache_rewrite_usd:,.2f}, rework ${price.rework_usd:,.2f})"
-        )
-    elif inputs.compaction_calls_usd is None:
-        return {}, "cost so far: the compaction calls are not priced"
-    else:
-        numbers = {"compaction_calls_usd": round(inputs.compaction_calls_usd, 6)}
-        line = f"cost so far: ${inputs.compaction_calls_usd:,.2f} in compaction calls"
-    if inputs.session_usd is not None:
-        numbers["session_usd"] = round(inputs.session_usd, 6)
-        line += f", of ${inputs.session_usd:,.2f} for the session"
-    return numbers, line
-
-
 def _one_per_group(found: list[AlertFinding], inputs: SessionInputs) -> list[AlertFinding]:
     """Fold the compaction rules that fired on the same compactions into the one that comes
     first in COMPACTION_PRECEDENCE, naming them in its evidence; each kept one says what the
@@ -676,7 +639,9 @@ def _one_per_group(found: list[AlertFinding], inputs: SessionInputs) -> list[Ale
         winner.evidence.setdefault("also", []).append(rule)
         winner.evidence["items"].append(f"also {rule}: {finding.title}")
         folded.add(rule)
-    numbers, line = _cost_line(inputs)
+    numbers, line = cost_line(
+        inputs.compactions_price, inputs.compaction_calls_usd, inputs.session_usd
+    )
     for finding in kept:
         finding.evidence["numbers"].update(numbers)
         finding.evidence["items"].append(line)

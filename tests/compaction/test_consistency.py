@@ -102,7 +102,7 @@ def test_every_money_size_and_count_of_the_demo_reads_the_same_everywhere(
             if span_page.status_code == 200:
                 text = span_page.content.decode()
                 before = "\u2013" if item["tokens_before"] is None else f"{item['tokens_before']:,}"
-                assert f"<dt>Before</dt><dd>{before}" in text, session.external_id
+                assert f"<dt>Tokens before</dt><dd>{before}" in text, session.external_id
                 if item["tokens_before_source"] == "computed" and item["tokens_before_note"]:
                     assert item["tokens_before_note"] in text
 

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from compaction.engine import alerts
+from compaction.engine.alert_money import CompactionsPrice
 from compaction.engine.alerts import (
     Call,
     Compaction,
-    CompactionsPrice,
     ContextLengthError,
     LostFact,
     PersonalDataHit,

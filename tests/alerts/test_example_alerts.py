@@ -5,9 +5,11 @@ five examples that came before raises either."""
 from __future__ import annotations
 
 import pytest
+from django.db.models import Max
 
 from alerts.models import ACTIVE_STATES, Alert
 from compaction import pipeline, prices
+from compaction.models import OutboxTask
 from sessions import example_data, services
 from sessions.models import AgentSession, Project
 from sessions.schemas import EventBatch
@@ -31,6 +33,9 @@ def demo(django_db_setup, django_db_blocker) -> dict[str, set[str]]:  # type: ig
     for a live session), and the rules of the alerts opened on each."""
     with django_db_blocker.unblock():
         project = make_project(name="demo-alerts")
+        # committed outside any test's transaction: the outbox rows its uploads wrote (they
+        # name no project) go with it, or later tests would find them
+        outbox_before = OutboxTask.objects.aggregate(n=Max("pk"))["n"] or 0
         try:
             for example in example_data.example_sessions():
                 for batch in example.batches:
@@ -53,6 +58,7 @@ def demo(django_db_setup, django_db_blocker) -> dict[str, set[str]]:  # type: ig
             }
         finally:
             Project.objects.filter(pk=project.pk).delete()
+            OutboxTask.objects.filter(pk__gt=outbox_before).delete()
 
 
 @pytest.mark.parametrize("external_id", EARLIER)

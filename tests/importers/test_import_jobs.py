@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from celery import Celery
+from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 
@@ -171,6 +172,9 @@ def test_progress_is_recorded_file_by_file(client: Client, monkeypatch: Any) -> 
 @pytest.mark.django_db
 @override_settings(INGEST_RATE_LIMIT_PER_MINUTE=3, IMPORT_RATE_BYTES_PER_BATCH=1024 * 1024)
 def test_a_large_import_counts_by_its_size_against_the_allowance(client: Client) -> None:
+    # the counts live in the cache, keyed by project: on SQLite an earlier test's project had
+    # the same id, and its uploads this minute would count here
+    cache.clear()
     key = make_key(make_project())
     data = _gemini_chat(4 * 1024 * 1024)  # 5 started MiB: 5 batches, the allowance is 3
     response = client.post(URL, {"file": SimpleUploadedFile(SINGLE.name, data)}, headers=auth(key))

@@ -206,6 +206,30 @@ def read_compaction_call(path: Path) -> CompactionCall:
 # --- one transcript ------------------------------------------------------------------------
 
 
+def _call_owners(
+    calls_by_session: dict[str | None, list[CompactionCall]], children: Sequence[FileInfo]
+) -> dict[Path, Path]:
+    """The subagent transcript each summary call summarised, where its prompt follows one of
+    that transcript's records. Such a call is that subagent's alone: the main session, imported
+    first, never takes it by time, however near its own boundary it finished. A call whose
+    prompt follows no record of a subagent stays open to every transcript of its session."""
+    owners: dict[Path, Path] = {}
+    for info in children:
+        wanted = {
+            call.prompt_parent_uuid: call.path
+            for call in calls_by_session.get(info.session_id, ())
+            if call.prompt_parent_uuid is not None and call.path not in owners
+        }
+        if not wanted:
+            continue
+        with reading.trace_open(info.path) as fh:
+            for rec in cc.iter_records(fh):
+                found = wanted.get(rec.uuid) if rec.uuid is not None else None
+                if found is not None:
+                    owners[found] = info.path
+    return owners
+
+
 def compaction_wire(
     record: cc.CompactionRecord,
     calls: Sequence[CompactionCall],
@@ -488,6 +512,15 @@ def claude_code_import(
             calls_by_session.setdefault(info.session_id, []).append(read_compaction_call(info.path))
     mains = [i for i in infos if not (i.is_subagent and i.sidechain)]
     children = [i for i in infos if i.is_subagent and i.sidechain and not i.is_compaction_call]
+    owners = _call_owners(calls_by_session, children)
+
+    def calls_of(info: FileInfo) -> list[CompactionCall]:
+        return [
+            call
+            for call in calls_by_session.get(info.session_id, ())
+            if owners.get(call.path, info.path) == info.path
+        ]
+
     imported_sessions: set[str | None] = set()
     claimed: dict[str | None, set[str]] = {}
     for info in mains:
@@ -496,7 +529,7 @@ def claude_code_import(
             path=info.path,
             report=report,
             info=info,
-            calls=calls_by_session.get(info.session_id, ()),
+            calls=calls_of(info),
             claimed=claimed.setdefault(info.session_id, set()),
             chunk_messages=chunk_messages,
             chunk_bytes=chunk_bytes,
@@ -509,7 +542,7 @@ def claude_code_import(
             path=info.path,
             report=report,
             info=info,
-            calls=calls_by_session.get(info.session_id, ()),
+            calls=calls_of(info),
             claimed=claimed.setdefault(info.session_id, set()),
             chunk_messages=chunk_messages,
             chunk_bytes=chunk_bytes,

@@ -375,3 +375,42 @@ def test_a_subagents_own_summary_call_is_the_subagents_cost(tmp_path: Path) -> N
     assert costs[main.pk].with_subagents_usd == pytest.approx(
         (costs[main.pk].usd or 0) + (costs[sub.pk].usd or 0), abs=1e-6
     )
+
+
+def test_the_main_session_never_takes_a_subagents_summary_call_by_time(tmp_path: Path) -> None:
+    """The main session compacts too, its boundary linked to no call and stamped seconds after
+    a subagent's summary call finished. That call summarised the subagent (its prompt follows
+    the subagent's last record), so the main session, imported first, does not take it by
+    time: the subagent keeps its own call, and the main compaction has none."""
+    everything = records(AUTO)
+    session_id = _session_id(AUTO)
+    messages = [r for r in everything if r.get("type") in ("user", "assistant")][:6]
+    boundary_at = index = next(
+        i for i, r in enumerate(everything) if r.get("subtype") == "compact_boundary"
+    )
+    boundary, summary = dict(everything[index]), dict(everything[index + 1])
+    finished = [r for r in records(_call_file(AUTO)) if r["type"] == "assistant"][-1]
+    stamp = (_stamp(finished["timestamp"]) + timedelta(seconds=5)).isoformat()
+    boundary.update(
+        uuid="11111111-1111-1111-1111-111111111111",
+        logicalParentUuid=messages[-1]["uuid"],
+        timestamp=stamp.replace("+00:00", "Z"),
+    )
+    summary.update(parentUuid=boundary["uuid"], uuid="22222222-2222-2222-2222-222222222222")
+    main_lines = [*messages, boundary, summary]
+    (tmp_path / "main.jsonl").write_text("".join(json.dumps(r) + "\n" for r in main_lines))
+    subagents = tmp_path / "main" / "subagents"
+    subagents.mkdir(parents=True)
+    lines = [json.dumps({**r, "isSidechain": True, "agentId": "sub1"}) + "\n" for r in everything]
+    (subagents / "agent-sub1.jsonl").write_text("".join(lines))
+    shutil.copy(_call_file(AUTO), subagents)
+    assert boundary_at > 6  # the subagent's history is longer than the main session's
+
+    project = make_project()
+    claude_code_import(project=project, paths=[tmp_path / "main.jsonl"])
+
+    main = AgentSession.objects.get(project=project, external_id=session_id)
+    sub = AgentSession.objects.get(project=project, parent=main)
+    assert "compaction_call" not in CompactionEvent.objects.get(session=main).kept
+    own = CompactionEvent.objects.get(session=sub).kept["compaction_call"]
+    assert own["matched_by"] == "uuid"

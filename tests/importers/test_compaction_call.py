@@ -385,9 +385,7 @@ def test_the_main_session_never_takes_a_subagents_summary_call_by_time(tmp_path:
     everything = records(AUTO)
     session_id = _session_id(AUTO)
     messages = [r for r in everything if r.get("type") in ("user", "assistant")][:6]
-    boundary_at = index = next(
-        i for i, r in enumerate(everything) if r.get("subtype") == "compact_boundary"
-    )
+    index = next(i for i, r in enumerate(everything) if r.get("subtype") == "compact_boundary")
     boundary, summary = dict(everything[index]), dict(everything[index + 1])
     finished = [r for r in records(_call_file(AUTO)) if r["type"] == "assistant"][-1]
     stamp = (_stamp(finished["timestamp"]) + timedelta(seconds=5)).isoformat()
@@ -404,7 +402,6 @@ def test_the_main_session_never_takes_a_subagents_summary_call_by_time(tmp_path:
     lines = [json.dumps({**r, "isSidechain": True, "agentId": "sub1"}) + "\n" for r in everything]
     (subagents / "agent-sub1.jsonl").write_text("".join(lines))
     shutil.copy(_call_file(AUTO), subagents)
-    assert boundary_at > 6  # the subagent's history is longer than the main session's
 
     project = make_project()
     claude_code_import(project=project, paths=[tmp_path / "main.jsonl"])

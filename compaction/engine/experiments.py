@@ -41,20 +41,45 @@ class ExperimentAggregate(TypedDict):
     policies: list[PolicyRow]
 
 
+# The stages in a label's words: short, one each.
+STAGE_WORDS = {
+    "clear_tool_results": "clear",
+    "drop_turns": "drop turns",
+    "summarize": "summarize",
+    "sliding_window": "slide",
+}
+
+
+def tokens_short(value: Any) -> str:
+    """A token count the way a label says it, exact: ``90k``, ``90.5k``, ``1,234``.
+
+    >>> [tokens_short(n) for n in (90000, 90500, 1234, 0)]
+    ['90k', '90.5k', '1,234', '0']
+    """
+    if not isinstance(value, int) or isinstance(value, bool):
+        return str(value)
+    if value and value % 100 == 0:
+        return f"{value / 1000:g}k"
+    return f"{value:,}"
+
+
 def policy_key(policy: Mapping[str, Any]) -> str:
-    """A short label for a policy, the same for equal policies.
+    """A short label for a policy, the same for equal policies and different for different
+    ones: what it does, at which limits (soft/hard), what it keeps, and its summarizer.
 
     >>> policy_key({"hard_limit": 120000, "soft_limit": 90000, "keep_last": 6, "unit": "turn",
     ...             "stages": ["summarize"], "summarizer": "extractive"})
-    'hard 120,000 · soft 90,000 · keep 6 turns only · summarize · extractive'
+    'summarize at 90k/120k · keep 6 turns only · extractive'
     """
     unit = policy.get("unit", "turn")
     # runs stored before the step fallback existed have no key: they cut at turns only
     strict = unit == "turn" and not policy.get("step_fallback", False)
+    stages = " + ".join(STAGE_WORDS.get(s, str(s)) for s in policy.get("stages") or ()) or "none"
     return (
-        f"hard {policy.get('hard_limit'):,} · soft {policy.get('soft_limit'):,} · "
+        f"{stages} at {tokens_short(policy.get('soft_limit'))}/"
+        f"{tokens_short(policy.get('hard_limit'))} · "
         f"keep {policy.get('keep_last')} {unit}s{' only' if strict else ''} · "
-        f"{' + '.join(policy.get('stages') or ())} · {policy.get('summarizer')}"
+        f"{policy.get('summarizer')}"
     )
 
 

@@ -239,7 +239,27 @@ def test_the_experiment_aggregate_groups_runs_by_policy() -> None:
 
 def test_the_policy_key_names_limits_unit_stages_and_summarizer() -> None:
     key = experiments.policy_key(Policy(unit="step", stages=("drop_turns",)).to_dict())
-    assert key == "hard 120,000 · soft 90,000 · keep 6 steps · drop_turns · extractive"
+    assert key == "drop turns at 90k/120k · keep 6 steps · extractive"
+
+
+def test_policy_keys_are_short_and_tell_every_knob_apart() -> None:
+    base = Policy().to_dict()
+    variants = [
+        base,
+        {**base, "hard_limit": 120_500},
+        {**base, "hard_limit": 120_001},
+        {**base, "soft_limit": 80_000},
+        {**base, "keep_last": 4},
+        {**base, "unit": "step"},
+        {**base, "step_fallback": not base["step_fallback"]},
+        {**base, "stages": ["summarize", "clear_tool_results"]},
+        {**base, "stages": ["summarize"]},
+        {**base, "stages": []},
+        {**base, "summarizer": "anthropic"},
+    ]
+    keys = [experiments.policy_key(v) for v in variants]
+    assert len(set(keys)) == len(variants), keys
+    assert max(len(k) for k in keys) <= 60, keys
 
 
 def test_each_compaction_is_charged_only_with_what_it_lost() -> None:

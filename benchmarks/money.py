@@ -12,7 +12,10 @@ The product's side imports each file into a scratch SQLite database and reads th
 Prints one line per file and a final JSON line, e.g. {"files": 15, "sessions_usd_independent":
 ..., "sessions_usd_product": ..., "max_abs_error_pct": 0.0, "total_error_pct": 0.0}.
 
-    .venv/bin/python benchmarks/money.py
+    .venv/bin/python benchmarks/money.py [--transcripts all|manifest|unused]
+
+``unused``: the transcripts added after the money module was built (for the verdicts), which
+it was never checked against while being written.
 """
 
 from __future__ import annotations
@@ -46,14 +49,39 @@ LIST_PRICES: dict[str, list[tuple[date, float, float]]] = {
 
 
 def _family(model: str) -> str | None:
+    """The price family of a model id: itself, or itself with a date suffix (``-20250929``).
+    ``claude-opus-4-8`` is not ``claude-opus-4``: a model the list does not have is unpriced."""
     for key in sorted(LIST_PRICES, key=len, reverse=True):
-        if model == key or (model.startswith(key + "-") and model[len(key) + 1 :].isdigit()):
+        suffix = model[len(key) + 1 :]
+        if model == key or (model.startswith(key + "-") and len(suffix) == 8 and suffix.isdigit()):
             return key
     return None
 
 
+def _usd(family: str, stamp: str, usage: dict[str, Any]) -> float:
+    day = date.fromisoformat(stamp[:10]) if stamp[:10] else date.today()
+    rate_in, rate_out = next(
+        ((i, o) for since, i, o in reversed(LIST_PRICES[family]) if since <= day),
+        LIST_PRICES[family][0][1:],
+    )
+    written = int(usage.get("cache_creation_input_tokens") or 0)
+    split = usage.get("cache_creation") if isinstance(usage.get("cache_creation"), dict) else {}
+    one_hour = min(int((split or {}).get("ephemeral_1h_input_tokens") or 0), written)
+    return (
+        int(usage.get("input_tokens") or 0) * rate_in
+        + int(usage.get("output_tokens") or 0) * rate_out
+        + int(usage.get("cache_read_input_tokens") or 0) * rate_in * 0.1
+        + (written - one_hour) * rate_in * 1.25
+        + one_hour * rate_in * 2.0
+    ) / 1e6
+
+
 def independent_usd(path: Path) -> tuple[float, int, int]:
-    """USD of every call in a transcript, the calls priced and the calls without a price."""
+    """USD of every call in a transcript, the calls priced and the calls without a price.
+
+    A call's top-level usage holds its own sampling steps. Another model's inference inside
+    it (an ``advisor_message`` in ``usage.iterations``, naming its model) is billed apart, at
+    that model's price: a call of its own here."""
     calls: dict[str, tuple[str, str, dict[str, Any]]] = {}
     for record in json_records(path):
         message = record.get("message")
@@ -64,44 +92,53 @@ def independent_usd(path: Path) -> tuple[float, int, int]:
             continue
         key = str(message.get("id") or record.get("uuid"))
         calls[key] = (model, str(record.get("timestamp") or ""), usage)  # the last record wins
-    usd, priced, unpriced = 0.0, 0, 0
+    billed: list[tuple[str, str, dict[str, Any]]] = []
     for model, stamp, usage in calls.values():
+        billed.append((model, stamp, usage))
+        for it in usage.get("iterations") or []:
+            if isinstance(it, dict) and it.get("type") not in ("message", "compaction"):
+                billed.append((str(it.get("model") or model), stamp, it))
+    usd, priced, unpriced = 0.0, 0, 0
+    for model, stamp, usage in billed:
+        counted = ("input_tokens", "output_tokens", "cache_read_input_tokens")
+        if (
+            sum(int(usage.get(k) or 0) for k in counted)
+            + int(usage.get("cache_creation_input_tokens") or 0)
+            == 0
+        ):
+            continue  # 0/0: no usage, not priced
         family = _family(model)
         if family is None:
             unpriced += 1
             continue
-        day = date.fromisoformat(stamp[:10]) if stamp[:10] else date.today()
-        rate_in, rate_out = next(
-            ((i, o) for since, i, o in reversed(LIST_PRICES[family]) if since <= day),
-            LIST_PRICES[family][0][1:],
-        )
-        written = int(usage.get("cache_creation_input_tokens") or 0)
-        split = usage.get("cache_creation") if isinstance(usage.get("cache_creation"), dict) else {}
-        one_hour = min(int(split.get("ephemeral_1h_input_tokens") or 0), written)
-        if (
-            sum(
-                int(usage.get(k) or 0)
-                for k in ("input_tokens", "output_tokens", "cache_read_input_tokens")
-            )
-            + written
-            == 0
-        ):
-            continue  # 0/0: no usage, not priced
-        usd += (
-            int(usage.get("input_tokens") or 0) * rate_in
-            + int(usage.get("output_tokens") or 0) * rate_out
-            + int(usage.get("cache_read_input_tokens") or 0) * rate_in * 0.1
-            + (written - one_hour) * rate_in * 1.25
-            + one_hour * rate_in * 2.0
-        ) / 1e6
+        usd += _usd(family, stamp, usage)
         priced += 1
     return usd, priced, unpriced
 
 
-def transcripts() -> list[Path]:
+def transcripts(which: str = "all") -> list[Path]:
+    """The Claude Code transcripts of realtraces: ``manifest`` (those the money module was
+    built with), ``unused`` (added later, for the verdicts; the module never saw them) or
+    ``all``. A file stored both plain and gzipped counts once."""
     manifest = json.loads((REALTRACES / "manifest.json").read_text())
-    paths = [REALTRACES / entry["file"] for entry in manifest]
-    return [p for p in paths if p.exists() and "Claude Code" in _harness(manifest, p)]
+    listed = [REALTRACES / entry["file"] for entry in manifest]
+    listed = [p for p in listed if p.exists() and "Claude Code" in _harness(manifest, p)]
+    if which == "manifest":
+        return listed
+    known = {_stem(p) for p in listed}
+    others = sorted(
+        p
+        for p in REALTRACES.rglob("*.jsonl*")
+        if p.suffix in (".jsonl", ".gz")
+        and not p.name.startswith("rollout-")
+        and _stem(p) not in known
+        and not (p.suffix == ".jsonl" and p.with_name(p.name + ".gz").exists())
+    )
+    return others if which == "unused" else listed + others
+
+
+def _stem(path: Path) -> Path:
+    return path.with_name(path.name.removesuffix(".gz"))
 
 
 def _harness(manifest: list[dict[str, Any]], path: Path) -> str:
@@ -112,6 +149,11 @@ def _harness(manifest: list[dict[str, Any]], path: Path) -> str:
 
 
 def main() -> None:
+    which = "all"
+    if "--transcripts" in sys.argv:
+        which = sys.argv[sys.argv.index("--transcripts") + 1]
+    if which not in ("all", "manifest", "unused"):
+        sys.exit("--transcripts takes all, manifest or unused")
     django_on_scratch_sqlite("sawtooth-money-")
     from compaction import selectors
     from sessions.importers import claude_code
@@ -120,7 +162,7 @@ def main() -> None:
     errors: list[float] = []
     ours_total = theirs_total = 0.0
     files = 0
-    for n, path in enumerate(transcripts()):
+    for n, path in enumerate(transcripts(which)):
         theirs, priced, unpriced = independent_usd(path)
         if priced == 0:
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any, Literal, cast
 
@@ -18,7 +18,7 @@ from compaction.engine import replay as replay_engine
 from compaction.engine.analysis import WindowSource, window_for
 from compaction.engine.evals import RetentionItemDict
 from compaction.engine.experiments import PolicyRow
-from compaction.engine.messages import NOT_A_MODEL, is_prompt, message_from_wire
+from compaction.engine.messages import NOT_A_MODEL, is_prompt, message_from_wire, usage_from_wire
 from compaction.engine.names import Stage, Unit
 from compaction.engine.replay import TotalsDict
 from compaction.engine.session_replay import ReplayEvals
@@ -271,21 +271,22 @@ def _own_calls(sessions: Sequence[AgentSession]) -> dict[int, list[pricing.Price
         model = row["model"] or model_of[session_id]
         on = row["day"] or started[session_id]
         calls[session_id].append(pricing.PricedCall(model, _counts(row), calls=row["n"], on=on))
-    # A server-side compaction is billed inside its call, as iterations (rare: one read each).
+    # A server-side compaction is billed inside its call, as iterations, and so is another
+    # model's inference inside it (the advisor's), at that model's price (rare: one read each).
     iterated = responses.filter(iterations__isnull=False).values_list(
         "session_id", "model", "iterations", "timestamp"
     )
     for session_id, model, iterations, moment in iterated:
-        compaction = pricing.TokenCounts()
-        for it in iterations if isinstance(iterations, list) else []:
-            if isinstance(it, dict) and it.get("type") != "message":
-                compaction = compaction + pricing.counts_from_wire(it)
+        own = model or model_of[session_id]
+        on = moment.astimezone(UTC).date() if moment else started[session_id]
+        usage = usage_from_wire({"iterations": iterations})
+        compaction = pricing.compacting_counts(usage)
         if compaction.total:
-            own = model or model_of[session_id]
-            on = moment.astimezone(UTC).date() if moment else started[session_id]
             calls[session_id].append(
                 pricing.PricedCall(own, pricing.TokenCounts(), compaction, 0, on=on)
             )
+        for side in pricing.side_calls(own, usage):
+            calls[session_id].append(replace(side, on=on))
     # Summary calls of their own (Claude Code's compaction agent), in no call of the curve.
     events = CompactionEvent.objects.filter(session__in=list(model_of)).exclude(kept={})
     for session_id, kept in events.values_list("session_id", "kept"):

@@ -59,6 +59,19 @@ class Iteration(Schema):
     output_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
     cache_read_input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
     cache_creation_input_tokens: int = Field(0, ge=0, le=TOKENS_MAX)
+    model: str | None = Field(
+        None,
+        max_length=MESSAGE_MODEL_MAX,
+        description="Another model's inference inside the call (an advisor_message): the "
+        "model it ran on, whose price it is billed at.",
+    )
+
+    def stored(self) -> dict[str, Any]:
+        """The iteration as the message row keeps it (no ``model`` key when none is named)."""
+        out = self.model_dump(mode="json")
+        if out.get("model") is None:
+            out.pop("model", None)
+        return out
 
 
 class CacheCreation(Schema):

@@ -326,7 +326,7 @@ def _new_messages(
                 cache_creation_input_tokens=usage.cache_creation_input_tokens if usage else None,
                 cache_creation_1h_input_tokens=usage.one_hour_writes or None if usage else None,
                 iterations=(
-                    [it.model_dump(mode="json") for it in usage.iterations]
+                    [it.stored() for it in usage.iterations]
                     if usage and usage.iterations is not None
                     else None
                 ),
@@ -435,6 +435,8 @@ def _mask_personal_data(
     """
     for message in messages:
         message.content = pii.mask_json(message.content)
+        if message.iterations is not None:  # an advisor's model is named in its iteration
+            message.iterations = pii.mask_json(message.iterations)
     for event in compactions:
         event.summary = pii.mask_json(event.summary)
         event.error = pii.mask_json(event.error)

@@ -164,6 +164,7 @@ class IterationDict(TypedDict):
     output_tokens: int
     cache_read_input_tokens: int
     cache_creation_input_tokens: int
+    model: NotRequired[str]
 
 
 class UsageDict(TypedDict):
@@ -186,22 +187,28 @@ class CacheCreationDict(TypedDict):
 
 @dataclass(frozen=True, slots=True)
 class Iteration:
-    """One entry of ``usage.iterations``: a sampling step (``message``) or a ``compaction``."""
+    """One entry of ``usage.iterations``: a sampling step (``message``), a ``compaction``, or
+    another model's inference inside the call (``advisor_message``: the advisor tool's model,
+    named in ``model``, billed at its own price and not in the call's top-level counters)."""
 
     type: str
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    model: str | None = None
 
     def to_dict(self) -> IterationDict:
-        return {
+        out: IterationDict = {
             "type": self.type,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
         }
+        if self.model is not None:
+            out["model"] = self.model
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -577,6 +584,7 @@ def usage_from_wire(raw: Mapping[str, Any], where: str = "usage") -> Usage:
         for i, it in enumerate(raw_its):
             if isinstance(it, Mapping):
                 w = f"{where}.iterations[{i}]"
+                model = it.get("model")
                 iterations.append(
                     Iteration(
                         type=str(it.get("type", "message")),
@@ -584,6 +592,7 @@ def usage_from_wire(raw: Mapping[str, Any], where: str = "usage") -> Usage:
                         output_tokens=_int(it, "output_tokens", w),
                         cache_read_input_tokens=_int(it, "cache_read_input_tokens", w),
                         cache_creation_input_tokens=_int(it, "cache_creation_input_tokens", w),
+                        model=model if isinstance(model, str) and model else None,
                     )
                 )
     written = _int(raw, "cache_creation_input_tokens", where)

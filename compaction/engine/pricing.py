@@ -93,16 +93,20 @@ class TokenCounts:
         )
 
 
+COMPACTION_ITERATION = "compaction"
+
+
 def counts_of(usage: Usage) -> TokenCounts:
-    """A call's charged tokens: its counters plus its non-``message`` iterations (a
-    server-side compaction), as ``tokens.billed_tokens`` counts them.
+    """A call's charged tokens at its own model: its counters plus its ``compaction``
+    iterations (a server-side compaction). Another model's iterations are
+    :func:`side_calls`.
 
     >>> from compaction.engine.messages import Iteration
     >>> counts_of(Usage(input_tokens=10, output_tokens=2,
     ...                 iterations=(Iteration("compaction", 5000, 800),))).total
     5812
     """
-    return _counters(usage) + _compacting_counts(usage)
+    return _counters(usage) + compacting_counts(usage)
 
 
 def _counters(u: Usage | Iteration) -> TokenCounts:
@@ -115,13 +119,32 @@ def _counters(u: Usage | Iteration) -> TokenCounts:
     )
 
 
-def _compacting_counts(usage: Usage) -> TokenCounts:
-    """The non-``message`` iterations of a call (a server-side compaction), summed."""
+def compacting_counts(usage: Usage) -> TokenCounts:
+    """The ``compaction`` iterations of a call (a server-side compaction), summed."""
     total = TokenCounts()
     for it in usage.iterations:
-        if it.type != "message":
+        if it.type == COMPACTION_ITERATION:
             total = total + _counters(it)
     return total
+
+
+def side_calls(model: str | None, usage: Usage) -> list[PricedCall]:
+    """The inferences of other models inside one call (an ``advisor_message`` iteration, or
+    any iteration that is neither a sampling step nor a compaction), each a call of its own
+    priced at the model it names, else at the call's. They are not in the call's top-level
+    counters, and they are not compaction.
+
+    >>> from compaction.engine.messages import Iteration
+    >>> [(c.model, c.counts.total) for c in side_calls("opus", Usage(input_tokens=5,
+    ...     iterations=(Iteration("message", 5), Iteration("advisor_message", 900, 90,
+    ...     model="fable"), Iteration("compaction", 50))))]
+    [('fable', 990)]
+    """
+    return [
+        PricedCall(it.model or model, _counters(it))
+        for it in usage.iterations
+        if it.type not in ("message", COMPACTION_ITERATION)
+    ]
 
 
 def _count(raw: Mapping[str, Any], key: str) -> int:
@@ -316,7 +339,7 @@ def call_of(model: str | None, usage: Usage) -> PricedCall:
     ...         iterations=(Iteration("compaction", 5000, 800),))).compaction.total
     5800
     """
-    return PricedCall(model, _counters(usage), _compacting_counts(usage))
+    return PricedCall(model, _counters(usage), compacting_counts(usage))
 
 
 def replay_rule_call(model: str | None, context_tokens: int, output_tokens: int) -> PricedCall:

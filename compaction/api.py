@@ -8,7 +8,7 @@ from typing import Any
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
-from compaction import advice, forecasts, prices, selectors, services
+from compaction import advice, forecasts, prices, selectors, services, sizes
 from compaction.engine import pricing
 from compaction.engine.evals import RetentionItemDict
 from compaction.models import CompactionSpan, ReplayRun, ReplayStatus
@@ -77,7 +77,8 @@ def _compaction_out(event: Any, price: pricing.CompactionPrice | None = None) ->
         else None
     )
     cost = selectors.compaction_cost(event)
-    before = selectors.compaction_tokens_before(event, span)
+    before = sizes.compaction_tokens_before(event, span)
+    after = sizes.compaction_tokens_after(event, span)
     return CompactionOut(
         seq=event.seq,
         trigger=event.trigger,
@@ -85,7 +86,9 @@ def _compaction_out(event: Any, price: pricing.CompactionPrice | None = None) ->
         tokens_before=before.tokens,
         tokens_before_source=before.source,
         tokens_before_note=before.note,
-        tokens_after=event.tokens_after,
+        tokens_after=after.tokens,
+        tokens_after_source=after.source,
+        tokens_after_note=after.note,
         summary=masking.text_mask(event.summary),
         replaced=replaced,
         error=masking.text_mask(event.error) or None,

@@ -291,6 +291,23 @@ class CompactionSpan(models.Model):
         return note if isinstance(note, str) else ""
 
     @property
+    def prefix_tokens(self) -> int | None:
+        """The new prefix the compaction left as the harness counted it, when it did (its
+        size after, which leaves out the system prompt and tools the cache already holds);
+        else the size after. What the cache has to be written again."""
+        details = self.details if isinstance(self.details, dict) else {}
+        reported = details.get("reported")
+        after = reported.get("tokens_after") if isinstance(reported, dict) else None
+        return after if isinstance(after, int) else self.tokens_after
+
+    @property
+    def tokens_after_note(self) -> str:
+        """Why the size after is the session's own and not the harness's, or ""."""
+        details = self.details if isinstance(self.details, dict) else {}
+        note = details.get("tokens_after_note")
+        return note if isinstance(note, str) else ""
+
+    @property
     def tokens_dropped(self) -> int | None:
         if self.tokens_before is None or self.tokens_after is None:
             return None

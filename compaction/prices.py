@@ -12,7 +12,7 @@ from datetime import UTC
 
 from django.conf import settings
 
-from compaction import selectors
+from compaction import selectors, sizes
 from compaction.engine import pricing
 from compaction.engine.experiments import policy_key
 from compaction.engine.messages import NOT_A_MODEL, usage_from_wire
@@ -84,10 +84,11 @@ def compaction_prices(
         boundaries.append(
             pricing.Boundary(
                 seq=event.seq,
-                tokens_before=selectors.compaction_tokens_before(event, span).tokens,
+                tokens_before=sizes.compaction_tokens_before(event, span).tokens,
                 tokens_after=after,
                 summary_call=_summary_call(event, session),
                 needed_again=needed,
+                prefix_tokens=event.tokens_after,
             )
         )
     table = pricing.price_table(settings.MODEL_PRICES)

@@ -174,7 +174,17 @@ class CompactionOut(Schema):
         "(the same as the boundary before, or more than 20 % above the last call's context) "
         "and the computed size replaced it: the figure reported and why.",
     )
-    tokens_after: int | None
+    tokens_after: int | None = Field(
+        description="The context after the compaction: as sent or reported, else as the "
+        "analysis measured it (the figure the span page shows); see tokens_after_source"
+    )
+    tokens_after_source: Literal["sent", "reported", "computed"] | None = None
+    tokens_after_note: str | None = Field(
+        None,
+        description="Set when the harness's figure was more than 20 % below the context of "
+        "the first call after the compaction (it left out the system prompt and tools) and "
+        "that call's context replaced it: the figure reported and why.",
+    )
     summary: str
     replaced: Replaced | None
     error: str | None

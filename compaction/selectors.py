@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from django.conf import settings
 from django.db.models import Count, Min, Q, QuerySet, Sum
@@ -193,31 +193,6 @@ class SessionCost:
             "with_subagents_usd": self.with_subagents_usd if self.usd is not None else None,
             "reported_usd": self.reported_usd,
         }
-
-
-@dataclass(frozen=True)
-class TokensBefore:
-    """The context before a compaction as the span page shows it, where it comes from, and
-    why the harness's figure was not used when it was not."""
-
-    tokens: int | None
-    source: Literal["sent", "reported", "computed"] | None
-    note: str | None = None
-
-
-def compaction_tokens_before(event: CompactionEvent, span: CompactionSpan | None) -> TokensBefore:
-    """What the client sent (the ingest API) or an importer read from the trace, unless the
-    analysis found it disagrees with the session's own calls (then the computed size and its
-    note); else what the analysis measured from the curve."""
-    details = span.details if span is not None and isinstance(span.details, dict) else {}
-    if span is not None and details.get("tokens_before_source") == "computed":
-        note = details.get("tokens_before_note")
-        return TokensBefore(span.tokens_before, "computed", note if isinstance(note, str) else None)
-    if event.tokens_before is not None:
-        return TokensBefore(event.tokens_before, "sent" if event.source == "api" else "reported")
-    if span is not None and span.tokens_before is not None:
-        return TokensBefore(span.tokens_before, "computed")
-    return TokensBefore(None, None)
 
 
 def session_window(session: AgentSession) -> tuple[int, WindowSource]:
@@ -637,7 +612,7 @@ def modelled_rewrites(
     """Each compaction's new prefix (its context after) written to the cache again."""
     if price is None:
         return None
-    prefixes = [s.tokens_after for s in spans if s.tokens_after is not None]
+    prefixes = [s.prefix_tokens for s in spans if s.prefix_tokens is not None]
     return pricing.modelled_rewrites_usd(prefixes, price, one_hour=one_hour)
 
 

@@ -132,6 +132,8 @@ class Compaction:
     orphans_after: tuple[Orphan, ...] = ()
     summary: str = ""
     at: datetime | None = None  # the trace time of the message at ``seq``, when it has one
+    # the harness's own size after when it gave one (the shown one may be the next call's)
+    reported_after: int | None = None
 
     @property
     def light(self) -> bool:
@@ -326,7 +328,8 @@ def _loop(inputs: SessionInputs, t: Thresholds) -> AlertFinding | None:
     for c in compacted:
         i = bisect_left(seqs, c.seq)
         # A reported size below the threshold contradicts the call: not counted as a loop.
-        reported_below = c.tokens_after is not None and c.tokens_after < threshold
+        after = c.reported_after if c.reported_after is not None else c.tokens_after
+        reported_below = after is not None and after < threshold
         if i < len(calls) and calls[i].context_tokens >= threshold and not reported_below:
             looping.append((c, calls[i]))
     if not looping:

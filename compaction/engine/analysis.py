@@ -118,6 +118,9 @@ class ObservedDetails(TypedDict):
     # set when the harness's size before disagreed with the session's calls and was replaced
     tokens_before_source: NotRequired[Literal["computed"]]
     tokens_before_note: NotRequired[str]
+    # the same for the size after: the harness's figure was far below the next call's context
+    tokens_after_source: NotRequired[Literal["computed"]]
+    tokens_after_note: NotRequired[str]
 
 
 # --- calibration and the context after a compaction ---------------------------------------------
@@ -254,6 +257,35 @@ def checked_before(
     return CheckedBefore(measured, False, "computed", note)
 
 
+def checked_after(reported: int | None, point_after: tokens.CurvePoint | None) -> CheckedBefore:
+    """The size after a compaction: the harness's figure unless the first call after it saw
+    more than 20 % more (the harness counted the kept messages alone, without the system
+    prompt and tools every call carries: Claude Code's ``postTokens``, Gemini's "compressed
+    to"), then that call's context, with why; the call's context when the harness gave none.
+    So the drop reads as the session's own curve does.
+
+    >>> first = tokens.CurvePoint(12, 58_460, 58_900, 0.29, False)
+    >>> checked_after(12_994, first).tokens, checked_after(55_000, first).tokens
+    (58460, 55000)
+    """
+    if reported is None:
+        if point_after is None:
+            return CheckedBefore(None, False, None, "")
+        return CheckedBefore(point_after.context_tokens, point_after.estimated, "computed", "")
+    if point_after is None or point_after.estimated:
+        return CheckedBefore(reported, False, "harness", "")
+    measured = point_after.context_tokens
+    if measured <= reported * STALE_BEFORE_RATIO:
+        return CheckedBefore(reported, False, "harness", "")
+    note = (
+        f"The harness reported {reported:,} tokens after, more than 20 % below the context of "
+        f"the first call after it (it leaves out what every call carries, such as the system "
+        f"prompt and tools); the size shown is that call's context, {measured:,} "
+        f"(#{point_after.seq})."
+    )
+    return CheckedBefore(measured, False, "computed", note)
+
+
 # --- the failure rules ---------------------------------------------------------------------------
 
 
@@ -308,6 +340,7 @@ class ObservedSpan:
     inputs_key: str = ""  # span_inputs_key: what the retention was computed from
     # why the harness's size before was replaced by the session's own (checked_before)
     tokens_before_note: str = ""
+    tokens_after_note: str = ""  # and after (checked_after)
 
     @property
     def seq(self) -> int:
@@ -354,6 +387,9 @@ class ObservedSpan:
         if self.tokens_before_note:
             out["tokens_before_source"] = "computed"
             out["tokens_before_note"] = self.tokens_before_note
+        if self.tokens_after_note:
+            out["tokens_after_source"] = "computed"
+            out["tokens_after_note"] = self.tokens_after_note
         return out
 
 
@@ -374,10 +410,9 @@ def _observed_span(
     before = checked_before(
         compaction.tokens_before, previous.tokens_before if previous else None, point_before
     )
-    tokens_before, tokens_after = before.tokens, compaction.tokens_after
-    estimated = before.estimated
-    if tokens_after is None and point_after is not None:
-        tokens_after, estimated = point_after.context_tokens, estimated or point_after.estimated
+    after = checked_after(compaction.tokens_after, point_after)
+    tokens_before, tokens_after = before.tokens, after.tokens
+    estimated = before.estimated or after.estimated
     probes_before = [p for p in probes if p.seq is None or p.seq < compaction.seq]
     key = span_inputs_key(step, probes_before, judge, harness)
     reused = (earlier or {}).get(key)
@@ -401,8 +436,11 @@ def _observed_span(
         report, step.before, [m for m in step.seen if m.seq > compaction.seq]
     )
     splice = None
-    if tokens_before is not None and tokens_after is not None:
-        splice = evals.splice_effectiveness(tokens_before, tokens_after)
+    # whether the splice replaced the old messages is the harness's account when it gave one
+    # (its size after counts what the splice kept; the next call adds the new input to it)
+    spliced = compaction.tokens_after if compaction.tokens_after is not None else tokens_after
+    if tokens_before is not None and spliced is not None:
+        splice = evals.splice_effectiveness(tokens_before, spliced)
     return ObservedSpan(
         index=index,
         compaction=compaction,
@@ -417,6 +455,7 @@ def _observed_span(
         judge_cost=cost,
         inputs_key=key,
         tokens_before_note=before.note,
+        tokens_after_note=after.note,
     )
 
 

@@ -461,13 +461,17 @@ class Response:
 class Boundary:
     """One compaction: the seq of the first message after it, the context before and after,
     its own summary call (``compaction`` counts of a :class:`PricedCall`, or None when the
-    harness did not log one) and the seqs its lost facts were needed again at."""
+    harness did not log one) and the seqs its lost facts were needed again at.
+    ``prefix_tokens`` is the new prefix as the harness counted it (its size after, which
+    leaves out the system prompt and tools the cache already holds), the re-write's cap;
+    None: ``tokens_after``."""
 
     seq: int
     tokens_before: int | None
     tokens_after: int | None
     summary_call: PricedCall | None = None
     needed_again: tuple[int, ...] = ()
+    prefix_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -564,8 +568,11 @@ def compaction_prices(
             out.append(None)
             continue
         written = first.counts.cache_creation_input_tokens
-        if boundary.tokens_after is not None:
-            written = min(written, boundary.tokens_after)
+        prefix = (
+            boundary.prefix_tokens if boundary.prefix_tokens is not None else boundary.tokens_after
+        )
+        if prefix is not None:
+            written = min(written, prefix)
         one_hour = min(first.counts.cache_creation_1h_input_tokens, written)
         summary: float | None = None
         if boundary.summary_call is not None:

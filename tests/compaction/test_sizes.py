@@ -141,3 +141,56 @@ def test_usage_reported_as_zero_is_no_usage(client: Client) -> None:
     assert [(m["model"], m["calls"]) for m in cost["by_model"]] == [(MODEL, 1)]
     curve = client.get("/api/v1/sessions/proxy/curve", **auth).json()
     assert [p["estimated"] for p in curve["points"]] == [True, True, True, False, True, True]
+
+
+def test_checked_after_keeps_an_agreeing_figure_and_replaces_one_far_below() -> None:
+    first = tokens.CurvePoint(12, 58_460, 58_900, 0.29, False)
+    assert analysis.checked_after(55_000, first) == (55_000, False, "harness", "")
+    assert analysis.checked_after(48_717, first).source == "harness"  # 58,460 is 20.0 % above
+    below = analysis.checked_after(12_994, first)  # Claude Code 2.1.232's postTokens
+    assert (below.tokens, below.source) == (58_460, "computed")
+    assert "12,994 tokens after, more than 20 % below" in below.note
+    guess = tokens.CurvePoint(12, 58_460, 58_900, 0.29, True)
+    assert analysis.checked_after(12_994, guess).tokens == 12_994
+    assert analysis.checked_after(None, first) == (58_460, False, "computed", "")
+    assert analysis.checked_after(None, None) == (None, False, None, "")
+
+
+@pytest.mark.django_db
+def test_a_size_after_without_the_system_prompt_is_replaced_by_the_next_calls(
+    client: Client,
+) -> None:
+    # As in a real Claude Code 2.1.232 session: 115,665 -> postTokens 12,994, while the first
+    # call after saw 58,460 (the system prompt and tools are in every call, not in postTokens).
+    messages = _turns([90_000, 115_352, 58_460, 70_000, 80_000, 40_000, 45_000])
+    compactions = [
+        {"seq": 4, "trigger": "manual", "summary": "Goal: a.", "tokens_before": 115_665,
+         "tokens_after": 12_994},
+        {"seq": 10, "trigger": "auto", "summary": "Goal: b.", "tokens_before": 80_500,
+         "tokens_after": 38_000},
+    ]  # fmt: skip
+    session = make_session(
+        make_project(),
+        external_id="post-tokens",
+        session={"model": MODEL},
+        messages=messages,
+        compactions=compactions,
+    )
+    pipeline.session_analyse(session_id=session.pk)
+    spans = list(selectors.observed_spans(session))
+    assert [s.tokens_after for s in spans] == [58_460, 38_000]
+    assert [bool(s.tokens_after_note) for s in spans] == [True, False]
+
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {make_key(session.project)}"}
+    listed = client.get("/api/v1/sessions/post-tokens/compactions", **auth).json()
+    assert [(c["tokens_after"], c["tokens_after_source"]) for c in listed] == [
+        (58_460, "computed"),
+        (38_000, "sent"),
+    ]
+    assert "12,994 tokens after, more than 20 % below" in listed[0]["tokens_after_note"]
+    assert listed[1]["tokens_after_note"] is None
+
+    client.force_login(make_user(project=session.project))
+    span_page = client.get(spans[0].url()).content.decode()
+    assert "<dd>58,460" in span_page
+    assert "12,994 tokens after" in span_page

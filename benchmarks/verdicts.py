@@ -22,6 +22,10 @@ digit of sha256("owner/name") is 0-7, except the repositories already labelled b
 split (they are tuning, whatever their hash). Each case says its ``split``; this script
 checks it against the rule and refuses a case that disagrees.
 
+A compaction labelled twice (two readers, or the same file stored plain and gzipped) is scored
+once, from the first case in the file; the second reading measures the readers' agreement
+(``second_readings_*`` in the JSON line).
+
 Scoring: the product's report for each compaction comes from the same analysis the product
 runs (:func:`compaction.engine.analysis.analyse`, chained contexts included). A label is
 matched to the reported fact of the same kind and text, else one naming the same thing (a path
@@ -91,7 +95,12 @@ def repo_of(case: Mapping[str, Any]) -> str:
     return str(case["transcript"]).split("/", 1)[0].replace("__", "/", 1)
 
 
-def cases() -> list[dict[str, Any]]:
+def compaction_key(case: Mapping[str, Any]) -> tuple[str, int]:
+    """Which compaction a case labels: the same file stored plain and gzipped is one."""
+    return str(case["transcript"]).removesuffix(".gz"), int(case["compaction"])
+
+
+def all_cases() -> list[dict[str, Any]]:
     out = []
     for case in load(LABELS):
         rule = split_of(repo_of(case))
@@ -99,6 +108,44 @@ def cases() -> list[dict[str, Any]]:
             raise SystemExit(f"{case['case']}: split {case.get('split')!r}, the rule says {rule}")
         out.append(case)
     return out
+
+
+def cases() -> list[dict[str, Any]]:
+    """Each labelled compaction once: where two labellers read the same compaction, the
+    first case in the file is scored and the second only measures their agreement
+    (:func:`second_readings`)."""
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for case in all_cases():
+        key = compaction_key(case)
+        if key not in seen:
+            seen.add(key)
+            out.append(case)
+    return out
+
+
+def second_readings() -> dict[str, Any]:
+    """How often two labellers who read the same compaction gave a fact the same verdict
+    (facts matched by kind and text): the labels' own noise, which bounds any precision."""
+    first: dict[tuple[str, int], dict[str, Any]] = {}
+    shared = agreed = cases_read_twice = 0
+    for case in all_cases():
+        key = compaction_key(case)
+        if key not in first:
+            first[key] = case
+            continue
+        cases_read_twice += 1
+        labels = {(f["kind"], _norm(f["text"])): f["label"] for f in first[key]["facts"]}
+        for fact in case["facts"]:
+            other = labels.get((fact["kind"], _norm(fact["text"])))
+            if other is not None:
+                shared += 1
+                agreed += other == fact["label"]
+    return {
+        "compactions_read_twice": cases_read_twice,
+        "facts_read_twice": shared,
+        "agreement": round(agreed / shared, 3) if shared else None,
+    }
 
 
 @dataclass(frozen=True)
@@ -348,6 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"  precision_lost {f['precision_lost']} {f['precision_lost_ci90']}"
                     f"  recall_lost {f['recall_lost']}  precision_kept {f['precision_kept']}"
                 )
+    out.update(_flat("second_readings", second_readings()))
     out["seconds"] = round(time.perf_counter() - started, 2)
     print(json.dumps(out))
     return 0

@@ -49,7 +49,7 @@ def test_the_five_verdicts_hold_their_measured_floor_on_the_tuning_half():
     figures it reached; the held-out half is reported, never tuned on, so it has no floor."""
     figures = run_verdicts()
     assert figures["tuning_cases"] >= 31
-    assert figures["heldout_cases"] >= 14
+    assert figures["heldout_cases"] >= 11  # each compaction once (four were read by two labellers)
     # measured at 0.879 / 0.695 / 0.994 / 0.909 on 31 tuning compactions (six repositories)
     assert figures["tuning_precision_lost"] >= 0.87
     assert figures["tuning_recall_lost"] >= 0.69

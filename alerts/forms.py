@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django import forms
 from django.utils import timezone
 
-from alerts.models import AlertRule, AlertSettings, WebhookFormat
+from alerts.models import THRESHOLD_FIELDS, AlertRule, AlertSettings, WebhookFormat
 from sessions import limits
 
 
@@ -23,16 +23,7 @@ class AlertSettingsForm(forms.ModelForm[AlertSettings]):
 
     class Meta:
         model = AlertSettings
-        fields = [
-            "storm_compactions",
-            "storm_window_minutes",
-            "repeated_compaction_count",
-            "thrash_compactions",
-            "thrash_window_calls",
-            "near_overflow_percent",
-            "disabled_rules",
-            "email_recipients",
-        ]
+        fields = [*THRESHOLD_FIELDS, "email_recipients"]
         labels = {
             "storm_compactions": "Storm: K compactions",
             "storm_window_minutes": "Storm: within W minutes of trace time",

@@ -52,6 +52,19 @@ class AlertState(models.TextChoices):
 ACTIVE_STATES = (AlertState.OPEN, AlertState.ACKNOWLEDGED)
 
 
+# The fields of AlertSettings that change what the rules judge (the form shows them in this
+# order); a change to any of them has the stored analyses judged again.
+THRESHOLD_FIELDS: tuple[str, ...] = (
+    "storm_compactions",
+    "storm_window_minutes",
+    "repeated_compaction_count",
+    "thrash_compactions",
+    "thrash_window_calls",
+    "near_overflow_percent",
+    "disabled_rules",
+)
+
+
 class AlertSettings(models.Model):
     """A project's alert thresholds; a project without a row uses the engine defaults."""
 

@@ -258,8 +258,18 @@ def alerts_evaluate_session(
         }
         findings = engine.evaluate(inputs, limits, **detectors)
         if any(f.rule in engine.COMPACTION_PRECEDENCE for f in findings):
-            # the compaction rules' alerts say what the compactions cost so far
-            findings = engine.evaluate(_with_money(inputs, session, costs), limits, **detectors)
+            # the compaction rules' alerts say what the compactions cost so far: those rules
+            # again, with the money (the others, the scans of summaries among them, ran once)
+            others = frozenset(engine.RULES) - frozenset(engine.COMPACTION_PRECEDENCE)
+            priced = engine.evaluate(
+                _with_money(inputs, session, costs),
+                dataclasses.replace(limits, disabled=limits.disabled | others),
+            )
+            order = {rule: n for n, rule in enumerate(engine.RULES)}
+            findings = sorted(
+                [f for f in findings if f.rule not in engine.COMPACTION_PRECEDENCE] + priced,
+                key=lambda f: order[f.rule],
+            )
     except DatabaseError:
         raise  # infrastructure: the analysis task retries
     except Exception:

@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from alerts import webhook_destinations, webhook_secrets
 from alerts.models import (
+    THRESHOLD_FIELDS,
     Alert,
     AlertEvent,
     AlertEventKind,
@@ -220,27 +221,16 @@ THRESHOLD_RULES = frozenset(
         "near_overflow",
     }
 )
+
+
 # The settings that change what a rule says (the e-mail recipients do not).
-THRESHOLD_FIELDS = frozenset(
-    {
-        "storm_compactions",
-        "storm_window_minutes",
-        "repeated_compaction_count",
-        "thrash_compactions",
-        "thrash_window_calls",
-        "near_overflow_percent",
-        "disabled_rules",
-    }
-)
-
-
 def alert_settings_save(*, settings_row: AlertSettings, changed: list[str], by: Any) -> None:
     """Save a project's alert thresholds and recipients; audited (the recipients by count:
     who gets alert e-mails is named on the settings page, not copied into the log). A changed
     threshold queues the rules over the project's recent stored analyses
     (``services.alerts_reevaluate_project``), committed with the change."""
     settings_row.save()
-    if set(changed) & THRESHOLD_FIELDS:
+    if set(changed) & set(THRESHOLD_FIELDS):
         # The stored analyses are judged again by the new thresholds, in the background: the
         # rules the thresholds change, or every rule when one may have been switched back on.
         rules = None if "disabled_rules" in changed else sorted(THRESHOLD_RULES)

@@ -274,4 +274,5 @@ def test_too_few_sessions_give_no_recommendation_and_say_how_many_it_takes(
     client.force_login(make_user(project=project))
     page = client.get(f"/experiments/{experiment.pk}/").content.decode()
     assert "No recommendation: 3 sessions back it; at least 10 needed." in page
+    assert "sessions would be needed" not in page  # said once, not twice
     assert "Run <strong" not in page

@@ -7,10 +7,11 @@ compactions with the context before and after each.
 
 Codex rollout (JSON lines of ``{timestamp, type, payload}``):
 
-* a call is an ``event_msg`` ``token_count`` whose ``info.total_token_usage.total_tokens`` is
-  above every earlier one (Codex repeats counts, and writes a synthetic one around a
-  compaction with the total unchanged); its context is ``info.last_token_usage.input_tokens``
-  (cached tokens are inside it);
+* a call is an ``event_msg`` ``token_count`` whose ``info.total_token_usage.total_tokens``
+  differs from the count before it (Codex repeats counts, and writes a synthetic one around a
+  compaction with the total unchanged; a resumed session's new process starts the total
+  again, lower); its context is ``info.last_token_usage.input_tokens`` (cached tokens are
+  inside it);
 * a compaction is a ``compacted`` line; a call with no ``response_item`` of its own between the
   count before it and that line is the summarizer's (not a point of the curve);
 * before = the last curve point's context before the line, after = the first one after it.
@@ -73,7 +74,7 @@ def count_codex(data: bytes) -> dict[str, Any]:
             if not isinstance(info, dict):
                 continue
             total = (info.get("total_token_usage") or {}).get("total_tokens") or 0
-            if total <= best:
+            if total == best:
                 continue
             best = total
             calls += 1

@@ -53,6 +53,9 @@ USED_WHILE_FIXING = frozenset(
         "codex-moonmind/rollout-2025-11-12T17-48-11-019a7ae6-1945-7c63-98f2-210adb922af9.jsonl.gz",
         "codex-moonmind/rollout-2025-11-13T16-00-16-019a7fa9-a846-7393-8d7a-9997d08b0096.jsonl.gz",
         "codex-moonmind/rollout-2025-11-13T18-21-11-019a802a-aab1-7c31-9831-d2510c7a74a2.jsonl.gz",
+        "codex-testframework/rollout-2026-02-04T20-21-23-019c2a1a-2a36-7a12-8458-72a5255e90a5.jsonl.gz",
+        "codex-zoqore/rollout-2026-02-20T15-32-40-019c7cc1-2a42-7011-bc3b-24c4a1934ac6.jsonl.gz",
+        "codex-zoqore/rollout-2025-11-16T23-29-58-019a9013-a57c-7252-8f75-f99631732eda.jsonl.gz",
     }
 )
 

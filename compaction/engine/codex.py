@@ -113,8 +113,7 @@ _KNOWN_EVENTS = frozenset(
 # The model of a message the user interrupted before Codex recorded its usage: kept, never
 # drawn, billed or counted as a call (``messages.NOT_A_MODEL``).
 INTERRUPTED = "<interrupted>"
-# The last response of a file that ends before its usage and before its turn completed (copied
-# while the call ran): kept, not a call; replaced when the grown file is read (open_messages).
+# A response whose count never came and whose turn never completed: kept, never a call.
 UNFINISHED = "<unfinished>"
 
 
@@ -370,7 +369,7 @@ class _Reader:
         self.results: list[Block] = []
         self.results_ts: str | None = None
         self.open_calls: set[str] = set()  # tool calls of the last response not answered yet
-        self.deferred: list[tuple[list[Block], str | None]] = []
+        self.deferred: list[tuple[Role, list[Block], str | None]] = []
         self.total: int | None = None  # the running total of the last call
         self.last_context: int | None = None
         self.pending_call: tuple[Usage, str | None, str | None] | None = None
@@ -378,16 +377,14 @@ class _Reader:
         self.estimate: int | None = None  # a synthetic count's estimate, not yet placed
         self.own_from: int | None = None  # ``subagent_history_start_ordinal``: the copy ends
         self.previous_call_at: str | None = None
-        # The last response stored without usage since the last call: a build that writes a
-        # call's ``token_count`` after its tool outputs (Codex Desktop 0.142) pays it here.
-        self.unpaid: int | None = None
-        # Whether the file counts a call before its items (CLI 0.57), told by the first
-        # assistant item (two counts with no item between, as a copied history has, mean
-        # items first); then ``draft_usage`` is the count of the items that follow it.
+        self.unpaid: int | None = None  # a response stored unpaid (0.142: count after outputs)
+        # The file counts a call before its items (CLI 0.57), told by the first assistant
+        # item (two counts with no item between: items first); ``draft_usage`` is then theirs.
         self.count_first: bool | None = None
         self.draft_usage: Usage | None = None
         self.turn_closed = False  # a ``task_complete`` since the last response item
         self.abandoned: int | None = None  # the unpaid response a user message left behind
+        self.stranded: list[int] = []  # responses whose count can no longer come (Codex stopped)
 
     # --- messages -------------------------------------------------------------------------
 
@@ -410,8 +407,8 @@ class _Reader:
         if self.results:
             self._append("user", self.results, self.results_ts)
             self.results, self.results_ts = [], None
-        for blocks, ts in self.deferred:
-            self._append("system", blocks, ts)
+        for role, blocks, ts in self.deferred:
+            self._append(role, blocks, ts)
         self.deferred, self.open_calls = [], set()
 
     def _close_draft(self, usage: Usage | None = None, ts: str | None = None) -> None:
@@ -433,14 +430,14 @@ class _Reader:
         self.draft, self.draft_ts = [], None
 
     def _pay(self, usage: Usage) -> bool:
-        """Give ``usage`` to the response stored without it, if one waits; True if one did."""
-        index, self.unpaid = self.unpaid, None
-        if index is None:
-            return False
-        message = self.out.messages[index]
-        self.out.messages[index] = replace(message, usage=usage)
-        self.last_context = context_size(usage)
-        return True
+        """Give ``usage`` to the response stored without it, if one waits (one a user message
+        came after, as a prompt typed while it streamed: its count follows); True if one did."""
+        index = self.unpaid if self.unpaid is not None else self.abandoned
+        self.unpaid = self.abandoned = None
+        if index is not None:
+            self.out.messages[index] = replace(self.out.messages[index], usage=usage)
+            self.last_context = context_size(usage)
+        return index is not None
 
     def turn_aborted(self) -> None:
         """The user stopped the turn: a response still open got no usage and never completed,
@@ -448,8 +445,7 @@ class _Reader:
         ran but whose count, due after them, never came (0.141, before its abort note)."""
         stranded = self.unpaid if self.unpaid is not None else self.abandoned
         if stranded is not None and not self.draft and self.pending_call is None:
-            message = self.out.messages[stranded]
-            self.out.messages[stranded] = replace(message, model=INTERRUPTED)
+            self.out.messages[stranded] = replace(self.out.messages[stranded], model=INTERRUPTED)
             self.out.interrupted += 1
         self.abandoned = None
         self._flush_pending()
@@ -469,6 +465,8 @@ class _Reader:
 
     def _assistant(self, block: Block | None, ts: str | None) -> None:
         self.turn_closed = False
+        if self.abandoned is not None and not self.count_first:
+            self.stranded.append(self.abandoned)  # the model answers again: its count is lost
         self.abandoned = None
         if self.count_first is None:  # the first assistant item tells the file's order
             self.count_first = self.pending_call is not None
@@ -491,13 +489,14 @@ class _Reader:
             if isinstance(block, ToolResultBlock):
                 self.open_calls.discard(block.tool_use_id)
             return
-        if role == "system" and self.open_calls:
-            # Codex writes a developer note (an approval, a permission change) between a call
-            # and its output; placed after the output, the tool pair stays whole.
-            self.deferred.append(([block], ts))
+        if self.open_calls:
+            # Codex writes a developer note (an approval, a permission change) or a prompt
+            # typed while a tool ran between a call and its output; placed after the output
+            # (where the model reads it), the tool pair stays whole.
+            self.deferred.append((role, [block], ts))
             return
         self._close_results()
-        if role == "user":  # the last turn's usage can no longer come (but see turn_aborted)
+        if role == "user" and self.unpaid is not None:  # its count comes now or never
             self.abandoned, self.unpaid = self.unpaid, None
         self._append(role, [block], ts)
 
@@ -556,7 +555,6 @@ class _Reader:
             self.total = total
         usage = usage_from_codex(last)
         self.out.calls += 1
-        self.abandoned = None
         if self.count_first is None and self.pending_call is not None:
             self.count_first = False  # two counts with no item between: no evidence of order
         if self.waiting_after is not None:
@@ -770,19 +768,20 @@ class _Reader:
         return self.out
 
     def _unfinished(self) -> None:
-        """The file ends on a response with no usage in a turn not complete: kept, no call
-        (a file that records no usage at all is left as it is)."""
-        if not self.out.calls or self.turn_closed or self.draft_usage is not None:
+        """Responses whose count never came (the file ends, its turn not complete; or Codex
+        stopped and the session resumed): kept, no call (unless the file records no usage)."""
+        if not self.out.calls:
             return
-        if self.draft:
-            self._close_as(UNFINISHED)
-            self.out.unfinished += 1
-        elif self.unpaid is not None:
-            message = self.out.messages[self.unpaid]
-            self.out.messages[self.unpaid] = replace(message, model=UNFINISHED)
-            self.out.unfinished += 1
-            self.out.open_messages = min(self.out.open_messages, self.unpaid)  # its count may come
-        self.unpaid = None
+        if not self.turn_closed and self.draft_usage is None:
+            if self.draft:
+                self._close_as(UNFINISHED)
+                self.stranded.append(len(self.out.messages) - 1)
+            elif self.unpaid is not None:  # its count may still come: the file is open there
+                self.stranded.append(self.unpaid)
+                self.out.open_messages = min(self.out.open_messages, self.unpaid)
+        for index in self.stranded:
+            self.out.messages[index] = replace(self.out.messages[index], model=UNFINISHED)
+        self.out.unfinished += len(self.stranded)
 
 
 def parse_rollout(lines: Iterable[str | tuple[int, str]]) -> CodexRollout:

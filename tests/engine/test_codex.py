@@ -519,6 +519,32 @@ def test_a_count_written_before_its_items_belongs_to_the_items_after_it() -> Non
     assert points(rollout) == [(3_796, False), (3_933, False)]
 
 
+def test_a_prompt_typed_while_a_call_ran_leaves_its_count_to_that_call() -> None:
+    # codex_cli_rs 0.94.0: reasoning and a tool call, then the user's new prompt, then the
+    # call's token_count, then the tool's output (the model reads the prompt after it).
+    rollout = cut("cli-0.94.0-prompt-typed-while-a-call-streamed.jsonl.gz")
+    assert rollout.calls == 3
+    assert points(rollout) == [(96_917, False), (96_105, False), (96_738, False)]
+    assert check_pairs(rollout.messages) == []
+    kinds = [(m.role, type(m.content[-1]).__name__) for m in rollout.messages]
+    assert kinds[2:5] == [
+        ("assistant", "ToolUseBlock"),
+        ("user", "ToolResultBlock"),  # the output, then the prompt typed while it ran
+        ("user", "TextBlock"),
+    ]
+
+
+def test_a_response_cut_when_codex_stopped_is_no_call_after_the_session_resumes() -> None:
+    # codex_vscode 0.104.0-alpha.1: a reasoning item, no count, and an hour later the session
+    # resumes (its instructions written again, a new prompt, the next call counted).
+    rollout = cut("vscode-0.104.0-alpha.1-stopped-then-resumed.jsonl.gz")
+    assert rollout.calls == 1
+    assert rollout.unfinished == 1
+    (cut_short,) = [m for m in rollout.messages if m.model == codex.UNFINISHED]
+    assert cut_short.usage is None
+    assert points(rollout) == [(11_926, False)]
+
+
 def test_a_running_total_that_starts_again_still_counts_each_call() -> None:
     # codex_cli_rs 0.57.0 resumed three hours later: the running total starts again at the
     # new process's first call (2,962,187 then 60,023), so a lower total is a new call.

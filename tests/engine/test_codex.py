@@ -400,9 +400,10 @@ def test_top_level_parent_thread_id_names_the_parent() -> None:
 
 
 # --- the faults of issue 41 ------------------------------------------------------------
-# Codex Desktop 0.142 and 0.144 on cuts of real rollouts (tests/fixtures/codex/cuts/). The
-# ``turn_aborted`` of 0.12x CLI builds and ``thread_rolled_back`` are on the shapes of
-# published single lines: no real rollout holding them was found (ids and texts shortened).
+# On cuts of real rollouts (tests/fixtures/codex/cuts/): Codex Desktop 0.142 and 0.144, and a
+# ``turn_aborted`` after reasoning (VS Code 0.65). The 0.12x CLI ``turn_aborted`` and
+# ``thread_rolled_back`` stay on the shapes of published single lines: no real rollout holding
+# them was found (ids and texts shortened).
 
 
 def reasoning(text: str = "Looking at the tests") -> str:
@@ -449,6 +450,17 @@ def cut(name: str) -> codex.CodexRollout:
 def points(rollout: codex.CodexRollout) -> list[tuple[int, bool]]:
     curve = observed_curve(rollout.messages, context_window=258_400)
     return [(p.context_tokens, p.estimated) for p in curve]
+
+
+def test_a_real_response_the_user_interrupted_after_its_reasoning_is_no_call() -> None:
+    # codex_vscode 0.65.0-alpha.11 (counts before items): a reasoning item, then turn_aborted
+    # with no count for it; the next turn is counted as usual.
+    rollout = cut("vscode-0.65.0-alpha.11-aborted-after-reasoning.jsonl.gz")
+    assert rollout.calls == 3
+    assert rollout.interrupted == 1
+    (stopped,) = [m for m in rollout.messages if m.model == codex.INTERRUPTED]
+    assert stopped.usage is None
+    assert points(rollout) == [(170_638, False), (167_059, False), (167_557, False)]
 
 
 def test_usage_written_after_the_tool_outputs_belongs_to_the_response_before_them() -> None:

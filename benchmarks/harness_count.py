@@ -7,12 +7,16 @@ compactions with the context before and after each.
 
 Codex rollout (JSON lines of ``{timestamp, type, payload}``):
 
-* a call is an ``event_msg`` ``token_count`` whose ``info.total_token_usage.total_tokens`` is
-  above every earlier one (Codex repeats counts, and writes a synthetic one around a
-  compaction with the total unchanged); its context is ``info.last_token_usage.input_tokens``
-  (cached tokens are inside it);
+* a call is an ``event_msg`` ``token_count`` whose ``info.total_token_usage.total_tokens``
+  differs from the count before it (Codex repeats counts, and writes a synthetic one around a
+  compaction with the total unchanged; a resumed session's new process starts the total
+  again, lower); its context is ``info.last_token_usage.input_tokens`` (cached tokens are
+  inside it);
 * a compaction is a ``compacted`` line; a call with no ``response_item`` of its own between the
-  count before it and that line is the summarizer's (not a point of the curve);
+  count before it and that line is the summarizer's (not a point of the curve); in a rollout
+  that writes a call's count before its items (CLI 0.5x: the first growing count is followed
+  by assistant items before any other growing count), a call's items are those after its
+  count, so the summarizer's is the count with no item after it before that line;
 * before = the last curve point's context before the line, after = the first one after it.
 
 Gemini CLI single-JSON chat (``{sessionId, projectHash, messages}``):
@@ -42,6 +46,26 @@ def _bytes(path: Path) -> bytes:
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
+_ASSISTANT = {"reasoning", "function_call", "custom_tool_call", "local_shell_call"}
+
+
+def _counts_first(lines: list[dict[str, Any]]) -> bool:
+    """Whether the first growing count comes before its items (they follow it at once)."""
+    seen_count = False
+    for line in lines:
+        payload = line.get("payload") if isinstance(line.get("payload"), dict) else {}
+        kind = payload.get("type")
+        if line.get("type") == "response_item" and (
+            kind in _ASSISTANT or (kind == "message" and payload.get("role") == "assistant")
+        ):
+            return seen_count
+        if kind == "token_count" and isinstance(payload.get("info"), dict):
+            if seen_count:
+                return False  # two counts with no item between: a copied history
+            seen_count = True
+    return False
+
+
 def count_codex(data: bytes) -> dict[str, Any]:
     points: list[int] = []
     calls = 0
@@ -57,10 +81,9 @@ def count_codex(data: bytes) -> dict[str, Any]:
             c["after"] = context
         waiting.clear()
 
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        line = json.loads(raw)
+    lines = [json.loads(raw) for raw in data.split(b"\n") if raw.strip()]
+    counts_first = _counts_first(lines)
+    for line in lines:
         kind = line.get("type")
         payload = line.get("payload") if isinstance(line.get("payload"), dict) else {}
         if kind == "response_item":
@@ -73,7 +96,7 @@ def count_codex(data: bytes) -> dict[str, Any]:
             if not isinstance(info, dict):
                 continue
             total = (info.get("total_token_usage") or {}).get("total_tokens") or 0
-            if total <= best:
+            if total == best:
                 continue
             best = total
             calls += 1
@@ -81,7 +104,7 @@ def count_codex(data: bytes) -> dict[str, Any]:
             if pending is not None:
                 point(pending)
                 pending = None
-            if item_since_count:
+            if item_since_count and not counts_first:
                 point(context)
             else:
                 pending = context

@@ -11,9 +11,10 @@ first line with the session's id; both are read.
 The rules, made exact:
 
 * A model call is a ``token_count`` whose running total (``total_token_usage.total_tokens``)
-  grew. Codex writes the same count two or three times, and after a compaction writes a
-  synthetic one (the same total, ``last_token_usage`` holding only Codex's estimate of the new
-  context, written just before the ``compacted`` line and again after it): neither is a call.
+  changed: it grew, or started again (a resumed session's new process counts from zero).
+  Codex writes the same count two or three times, and after a compaction writes a synthetic
+  one (the same total, ``last_token_usage`` holding only Codex's estimate of the new context,
+  written just before the ``compacted`` line and again after it): neither is a call.
 * A compaction's ``tokens_before`` is the context of the last call before it, its
   ``tokens_after`` the context of the first call after it (what the model saw); Codex's own
   estimate is kept beside it (``codex_estimate_after``) and stands in only when no call
@@ -22,8 +23,10 @@ The rules, made exact:
   tokens; the product's usage keeps cache reads apart (Anthropic's shape), so ``input_tokens``
   becomes ``input - cached`` and ``cache_read_input_tokens`` the cached part: the context
   (input + cache read) is Codex's ``input_tokens``, counted once.
-* The assistant items written before a call's ``token_count`` are that call's response; a
-  call with no item of its own just before a ``compacted`` line is the summarizer's.
+* The assistant items written before a call's ``token_count`` are that call's response (in
+  a file that counts first, as 0.57 did, those written after it); a call with no item of its
+  own just before a ``compacted`` line is the summarizer's. A response with no count is no
+  call when the user aborted its turn or the file ends before its turn completed.
 * A ``compacted`` line is a compaction: *remote* when its ``message`` is empty (the summary is
   an encrypted item in ``replacement_history``), *local* when ``message`` is the summary.
   Codex does not record why it compacted: the trigger is inferred from how full the window
@@ -110,6 +113,8 @@ _KNOWN_EVENTS = frozenset(
 # The model of a message the user interrupted before Codex recorded its usage: kept, never
 # drawn, billed or counted as a call (``messages.NOT_A_MODEL``).
 INTERRUPTED = "<interrupted>"
+# A response whose count never came and whose turn never completed: kept, never a call.
+UNFINISHED = "<unfinished>"
 
 
 def is_rollout_line(record: Mapping[str, Any]) -> bool:
@@ -197,6 +202,7 @@ class CodexRollout:
     ignored: Counter[str] = field(default_factory=Counter)
     unknown: Counter[str] = field(default_factory=Counter)  # line and event types not known
     interrupted: int = 0  # responses cut short before any usage was written: not calls
+    unfinished: int = 0  # the last response, when the file ends before its usage: not a call
     model_switches: list[tuple[int, str]] = field(default_factory=list)  # (line, new model)
     rollbacks: list[tuple[int, int]] = field(default_factory=list)  # (line, turns rolled back)
     # Where what more lines could still change begins (a rollout read while Codex writes it):
@@ -363,7 +369,7 @@ class _Reader:
         self.results: list[Block] = []
         self.results_ts: str | None = None
         self.open_calls: set[str] = set()  # tool calls of the last response not answered yet
-        self.deferred: list[tuple[list[Block], str | None]] = []
+        self.deferred: list[tuple[Role, list[Block], str | None]] = []
         self.total: int | None = None  # the running total of the last call
         self.last_context: int | None = None
         self.pending_call: tuple[Usage, str | None, str | None] | None = None
@@ -371,9 +377,14 @@ class _Reader:
         self.estimate: int | None = None  # a synthetic count's estimate, not yet placed
         self.own_from: int | None = None  # ``subagent_history_start_ordinal``: the copy ends
         self.previous_call_at: str | None = None
-        # The last response stored without usage since the last call: a build that writes a
-        # call's ``token_count`` after its tool outputs (Codex Desktop 0.142) pays it here.
-        self.unpaid: int | None = None
+        self.unpaid: int | None = None  # a response stored unpaid (0.142: count after outputs)
+        # The file counts a call before its items (CLI 0.57), told by the first assistant
+        # item (two counts with no item between: items first); ``draft_usage`` is then theirs.
+        self.count_first: bool | None = None
+        self.draft_usage: Usage | None = None
+        self.turn_closed = False  # a ``task_complete`` since the last response item
+        self.abandoned: int | None = None  # the unpaid response a user message left behind
+        self.stranded: list[int] = []  # responses whose count can no longer come (Codex stopped)
 
     # --- messages -------------------------------------------------------------------------
 
@@ -396,39 +407,50 @@ class _Reader:
         if self.results:
             self._append("user", self.results, self.results_ts)
             self.results, self.results_ts = [], None
-        for blocks, ts in self.deferred:
-            self._append("system", blocks, ts)
+        for role, blocks, ts in self.deferred:
+            self._append(role, blocks, ts)
         self.deferred, self.open_calls = [], set()
 
     def _close_draft(self, usage: Usage | None = None, ts: str | None = None) -> None:
+        if usage is None:
+            usage, self.draft_usage = self.draft_usage, None
         if self.draft or usage is not None:
             self._append("assistant", self.draft, self.draft_ts or ts, usage)
             self.open_calls = {b.id for b in self.draft if isinstance(b, ToolUseBlock)}
             self.draft, self.draft_ts = [], None
             self.unpaid = len(self.out.messages) - 1 if usage is None else None
 
+    def _close_as(self, model: str) -> None:
+        """Store the open response without usage, as written by ``model`` (not a model)."""
+        self._close_results()
+        seq = len(self.out.messages)
+        blocks = tuple(self.draft)
+        self.out.messages.append(Message(seq, "assistant", blocks, self.draft_ts, None, model))
+        self.open_calls = {b.id for b in blocks if isinstance(b, ToolUseBlock)}
+        self.draft, self.draft_ts = [], None
+
     def _pay(self, usage: Usage) -> bool:
-        """Give ``usage`` to the response stored without it, if one waits; True if one did."""
-        index, self.unpaid = self.unpaid, None
-        if index is None:
-            return False
-        message = self.out.messages[index]
-        self.out.messages[index] = replace(message, usage=usage)
-        self.last_context = context_size(usage)
-        return True
+        """Give ``usage`` to the response stored without it, if one waits (one a user message
+        came after, as a prompt typed while it streamed: its count follows); True if one did."""
+        index = self.unpaid if self.unpaid is not None else self.abandoned
+        self.unpaid = self.abandoned = None
+        if index is not None:
+            self.out.messages[index] = replace(self.out.messages[index], usage=usage)
+            self.last_context = context_size(usage)
+        return index is not None
 
     def turn_aborted(self) -> None:
         """The user stopped the turn: a response still open got no usage and never completed,
-        so it is kept (what the model had streamed) but is not a call."""
+        so it is kept (what the model had streamed) but is not a call; so is one whose tools
+        ran but whose count, due after them, never came (0.141, before its abort note)."""
+        stranded = self.unpaid if self.unpaid is not None else self.abandoned
+        if stranded is not None and not self.draft and self.pending_call is None:
+            self.out.messages[stranded] = replace(self.out.messages[stranded], model=INTERRUPTED)
+            self.out.interrupted += 1
+        self.abandoned = None
         self._flush_pending()
         if self.draft:
-            self._close_results()
-            seq = len(self.out.messages)
-            self.out.messages.append(
-                Message(seq, "assistant", tuple(self.draft), self.draft_ts, None, INTERRUPTED)
-            )
-            self.open_calls = {b.id for b in self.draft if isinstance(b, ToolUseBlock)}
-            self.draft, self.draft_ts = [], None
+            self._close_as(INTERRUPTED)
             self.out.interrupted += 1
         self.unpaid = None
 
@@ -442,6 +464,16 @@ class _Reader:
             self.last_context = context_size(usage)
 
     def _assistant(self, block: Block | None, ts: str | None) -> None:
+        self.turn_closed = False
+        if self.abandoned is not None and not self.count_first:
+            self.stranded.append(self.abandoned)  # the model answers again: its count is lost
+        self.abandoned = None
+        if self.count_first is None:  # the first assistant item tells the file's order
+            self.count_first = self.pending_call is not None
+        if self.count_first and self.pending_call is not None and not self.draft:
+            usage, self.pending_call = self.pending_call[0], None  # these items' own count
+            self._close_results()
+            self.draft_usage, self.last_context = usage, context_size(usage)
         self._flush_pending()
         self._close_results()
         if block is not None:
@@ -457,14 +489,15 @@ class _Reader:
             if isinstance(block, ToolResultBlock):
                 self.open_calls.discard(block.tool_use_id)
             return
-        if role == "system" and self.open_calls:
-            # Codex writes a developer note (an approval, a permission change) between a call
-            # and its output; placed after the output, the tool pair stays whole.
-            self.deferred.append(([block], ts))
+        if self.open_calls:
+            # Codex writes a developer note (an approval, a permission change) or a prompt
+            # typed while a tool ran between a call and its output; placed after the output
+            # (where the model reads it), the tool pair stays whole.
+            self.deferred.append((role, [block], ts))
             return
         self._close_results()
-        if role == "user":
-            self.unpaid = None  # a new prompt: the last turn's usage can no longer come
+        if role == "user" and self.unpaid is not None:  # its count comes now or never
+            self.abandoned, self.unpaid = self.unpaid, None
         self._append(role, [block], ts)
 
     def response_item(self, payload: Mapping[str, Any], ts: str | None) -> None:
@@ -510,7 +543,7 @@ class _Reader:
         last = last if isinstance(last, Mapping) else {}
         totals = info.get("total_token_usage")
         total = _int(totals.get("total_tokens")) if isinstance(totals, Mapping) else None
-        if total is not None and self.total is not None and total <= self.total:
+        if total is not None and self.total is not None and total == self.total:
             estimate = _int(last.get("total_tokens"))
             if not _int(last.get("input_tokens")) and estimate:
                 self.out.synthetic_counts += 1
@@ -522,14 +555,18 @@ class _Reader:
             self.total = total
         usage = usage_from_codex(last)
         self.out.calls += 1
+        if self.count_first is None and self.pending_call is not None:
+            self.count_first = False  # two counts with no item between: no evidence of order
         if self.waiting_after is not None:
             self._set_after(context_size(usage), "next_call")
         started, self.previous_call_at = self.previous_call_at, ts
-        if self.draft:
+        if self.draft and self.draft_usage is not None:
+            self._close_draft()  # a response counted before its items: this count is the next
+        elif self.draft:
             self._close_draft(usage, ts)
             self.last_context = context_size(usage)
             return
-        if self._pay(usage):
+        if not self.count_first and self._pay(usage):
             return
         self._flush_pending()
         self.pending_call = (usage, started, ts)
@@ -692,6 +729,9 @@ class _Reader:
         event = body.get("type")
         if event == "token_count":
             self.token_count(body, ts)
+        elif event in ("task_complete", "turn_complete"):
+            self.turn_closed = True
+            self.out.ignored[f"event_msg {event}"] += 1
         elif event == "turn_aborted":
             self.turn_aborted()
             self.out.ignored["event_msg turn_aborted"] += 1
@@ -722,9 +762,26 @@ class _Reader:
             estimate = self.out.compactions[self.waiting_after].codex_estimate_after
             if estimate is not None:
                 self._set_after(estimate, "codex_estimate")
+        self._unfinished()
         self._close_draft()
         self._close_results()
         return self.out
+
+    def _unfinished(self) -> None:
+        """Responses whose count never came (the file ends, its turn not complete; or Codex
+        stopped and the session resumed): kept, no call (unless the file records no usage)."""
+        if not self.out.calls:
+            return
+        if not self.turn_closed and self.draft_usage is None:
+            if self.draft:
+                self._close_as(UNFINISHED)
+                self.stranded.append(len(self.out.messages) - 1)
+            elif self.unpaid is not None:  # its count may still come: the file is open there
+                self.stranded.append(self.unpaid)
+                self.out.open_messages = min(self.out.open_messages, self.unpaid)
+        for index in self.stranded:
+            self.out.messages[index] = replace(self.out.messages[index], model=UNFINISHED)
+        self.out.unfinished += len(self.stranded)
 
 
 def parse_rollout(lines: Iterable[str | tuple[int, str]]) -> CodexRollout:

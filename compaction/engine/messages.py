@@ -630,8 +630,9 @@ def content_from_wire(content: Any, where: str = "content") -> tuple[Block, ...]
 # API request (a 502, an overload, a usage limit) as an assistant message of model
 # "<synthetic>" with zero usage. "<interrupted>": a response the user stopped before the
 # harness recorded any usage for it (a Codex ``turn_aborted``, a Gemini CLI cancelled tool
-# call with no tokens): kept as what was streamed, never a call.
-NOT_A_MODEL = frozenset({"<synthetic>", "<interrupted>"})
+# call with no tokens): kept as what was streamed, never a call. "<unfinished>": the last
+# response of a log that ends before its usage was written and before its turn completed.
+NOT_A_MODEL = frozenset({"<synthetic>", "<interrupted>", "<unfinished>"})
 
 
 def is_failed_request(message: Message) -> bool:

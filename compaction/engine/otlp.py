@@ -734,12 +734,24 @@ def _compacted(span: Span) -> tuple[dict[str, Any] | None, bool]:
 #   ``compaction.tokens_before/after``, the harness's ~4 characters-per-token estimates);
 # - redpanda ai-sdk-go ``plugins/otel/compaction.go``: ``redpanda.compaction``
 #   (``redpanda.compaction.phase`` proactive|reactive, ``pruned_results``,
-#   ``dropped_messages``, ``before.*`` / ``after.*`` token breakdowns by category).
+#   ``dropped_messages``, ``before.*`` / ``after.*`` token breakdowns by category);
+# - Google ADK ``apps/compaction.py`` ``_summarize_events_with_trace`` and
+#   ``telemetry/tracing.py`` ``_build_compaction_attributes``: ``compact_events {trigger}``
+#   (``gen_ai.operation.name`` ``compact_events``; ``gen_ai.compaction.trigger``
+#   token_threshold|sliding_window, ``summarizer_type``, ``event_count``, the config's
+#   ``token_threshold`` / ``event_retention_size`` / ``compaction_interval`` /
+#   ``overlap_size``, ``result_event_id``, ``prompt_chars_saved``). No tokens: before and after
+#   are the calls around it; the summary is the first message of the compacted prompt.
 EMITTER_SPANS = {
     "openclaw.compaction": "openclaw",
     "compact_messages": "pydantic-ai-harness",
     "redpanda.compaction": "redpanda-ai-sdk-go",
+    "compact_events": "google-adk",
 }
+_ADK_TRIGGERS = {"token_threshold": "threshold", "sliding_window": "auto"}
+_ADK_KEPT = ("trigger", "summarizer_type", "event_count", "token_threshold",
+             "event_retention_size", "compaction_interval", "overlap_size", "result_event_id",
+             "prompt_chars_saved")  # fmt: skip
 _TRIGGERS = {"auto": "auto", "manual": "manual", "threshold": "threshold"}
 _REDPANDA_PHASES = {"proactive": "threshold", "reactive": "auto"}
 
@@ -764,6 +776,8 @@ def emitter_compaction(span: Span) -> dict[str, Any] | None:
     ('threshold', 158000, 96000, 'prune_tool_results')
     """
     emitter = EMITTER_SPANS.get(span.name)
+    if emitter is None and span.attr("gen_ai.operation.name") == "compact_events":
+        emitter = "google-adk"  # ADK names the span "compact_events <trigger>"
     if emitter is None:
         return None
     a = span.attributes
@@ -789,6 +803,17 @@ def emitter_compaction(span: Span) -> dict[str, Any] | None:
         for key in ("messages_before", "messages_after"):
             if f"compaction.{key}" in a:
                 kept[key] = a[f"compaction.{key}"]
+    elif emitter == "google-adk":
+        if "gen_ai.compaction.result_event_id" not in a:
+            return None  # no compaction event came of it (the summarizer failed or declined)
+        raw = str(a.get("gen_ai.compaction.trigger") or "")
+        trigger = _ADK_TRIGGERS.get(raw, "unknown")
+        before = after = None  # ADK records none: the calls around it measure them
+        strategy = "summarize"  # a BaseEventsSummarizer writes a summary event
+        for key in _ADK_KEPT:
+            if f"gen_ai.compaction.{key}" in a:
+                kept[key] = a[f"gen_ai.compaction.{key}"]
+        kept["summary_at"] = "first"  # the compacted prompt opens with the summary event
     else:
         phase = str(a.get("redpanda.compaction.phase") or "")
         trigger = _REDPANDA_PHASES.get(phase, "unknown")

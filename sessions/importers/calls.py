@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -60,6 +60,17 @@ def _find_summary(messages: Sequence[Mapping[str, Any]]) -> tuple[int | None, st
     return None, ""
 
 
+def _first_text(messages: Sequence[Mapping[str, Any]]) -> tuple[int | None, str]:
+    """The first new message's text, where an emitter puts its summary there."""
+    if not messages:
+        return None, ""
+    content = messages[0]["content"]
+    if isinstance(content, str):
+        return 0, content
+    texts = [str(b.get("text") or "") for b in content if isinstance(b, Mapping)]
+    return 0, "\n".join(t for t in texts if t)
+
+
 def context_tokens(usage: Mapping[str, Any] | None) -> int | None:
     """The context size of a call (or of one usage iteration), by the engine's one rule."""
     return None if usage is None else tokens.context_size(usage_from_wire(usage))
@@ -72,6 +83,9 @@ class _State:
     next_seq: int
     last_context: int | None
     compacted_view: bool = False  # the last call's context was reported a compacted view
+    # The keys (span ids) of the calls applied: one sent again is known at once, even after a
+    # compaction made its prompt no longer a prefix of the context.
+    applied: list[str] = field(default_factory=list)
 
     @classmethod
     def load(cls, import_state: Mapping[str, Any]) -> _State:
@@ -83,6 +97,7 @@ class _State:
             int(raw.get("next_seq", 0)),
             raw.get("last_context"),
             raw.get("compacted_view") is True,
+            [str(k) for k in raw.get("applied", []) if isinstance(k, str)],
         )
 
     def dump(self) -> dict[str, Any]:
@@ -92,10 +107,16 @@ class _State:
             "next_seq": self.next_seq,
             "last_context": self.last_context,
             "compacted_view": self.compacted_view,
+            "applied": self.applied,
         }
 
 
-def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
+def _apply_call(call: Call, state: _State, writer: SessionWriter, applied: set[str] | None) -> None:
+    if applied is not None:
+        if call.key in applied:
+            return  # sent again
+        applied.add(call.key)
+        state.applied.append(call.key)
     full = call.inputs + call.outputs
     canonical = [_canonical(m) for m in full]
     hashes = [digest[:_HASH_CHARS] for _, digest in canonical]
@@ -138,6 +159,8 @@ def _apply_call(call: Call, state: _State, writer: SessionWriter) -> None:
     if rewritten or (call.compacted is not None and not same_view):
         summary_index, summary = _find_summary(full[common:])
         explicit = call.compacted or {}
+        if summary_index is None and (explicit.get("kept") or {}).get("summary_at") == "first":
+            summary_index, summary = _first_text(full[common:])  # Google ADK's summary event
         replaced = {"from_seq": state.seqs[common], "to_seq": state.seqs[-1]} if rewritten else None
         summarized = summary_index is not None or bool(explicit.get("summary"))
         writer.add_compaction(
@@ -208,9 +231,11 @@ def conversation_ingest(
     source: str,
     session: Mapping[str, Any] | None = None,
     ordered: bool = False,
+    stable_keys: bool = False,
 ) -> None:
     """Append the calls of one conversation. Unless ``ordered``, they are sorted by start
-    time first (spans arrive in any order)."""
+    time first (spans arrive in any order). With ``stable_keys`` (span ids), a call whose key
+    was applied before is a resend and adds nothing."""
     if not calls:
         return
     calls = list(calls) if ordered else sorted(calls, key=lambda c: (c.start_ns, c.key))
@@ -224,8 +249,9 @@ def conversation_ingest(
             session=report.session(external_id),
             file=file,
         )
+        applied = set(state.applied) if stable_keys else None
         for call in calls:
-            _apply_call(call, state, writer)
+            _apply_call(call, state, writer, applied)
         extra = dict(session or {})
         metadata.update(extra.pop("metadata", None) or {})
         metadata["source"] = metadata.get("source") or source

@@ -136,6 +136,7 @@ def session_fields(rollout: codex.CodexRollout, path: Path) -> dict[str, Any]:
     }
     read: dict[str, Any] = {
         "interrupted_responses": rollout.interrupted,
+        "unfinished_responses": rollout.unfinished,
         "model_switches": [{"line": n, "model": m} for n, m in rollout.model_switches],
         "rollbacks": [{"line": n, "turns": t} for n, t in rollout.rollbacks],
         "unknown_types": dict(rollout.unknown),

@@ -154,6 +154,7 @@ def spans_ingest(
                 file=file,
                 report=result.report,
                 source=FORMAT,
+                stable_keys=True,  # span ids
                 session={
                     "agent": span.attr("gen_ai.agent.name", "service.name"),
                     "metadata": {"provider": provider} if provider else {},

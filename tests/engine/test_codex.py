@@ -399,11 +399,11 @@ def test_top_level_parent_thread_id_names_the_parent() -> None:
     assert (rollout.kind, rollout.parent_id) == ("subagent", "p2")
 
 
-# --- the faults of issue 41, each on the line shapes the builds wrote ---------------------
-# The lines below copy the shapes of records published from real rollouts (the ``turn_aborted``
-# of 0.12x CLI builds, the ``world_state`` / ``thread_settings_applied`` /
-# ``thread_rolled_back`` lines of Codex Desktop 0.144, the usage-after-outputs order of
-# Codex Desktop 0.142); ids and texts are shortened.
+# --- the faults of issue 41 ------------------------------------------------------------
+# On cuts of real rollouts (tests/fixtures/codex/cuts/): Codex Desktop 0.142 and 0.144, and a
+# ``turn_aborted`` after reasoning (VS Code 0.65). The 0.12x CLI ``turn_aborted`` and
+# ``thread_rolled_back`` stay on the shapes of published single lines: no real rollout holding
+# them was found (ids and texts shortened).
 
 
 def reasoning(text: str = "Looking at the tests") -> str:
@@ -440,41 +440,132 @@ def test_an_interrupted_response_is_kept_but_is_not_a_call() -> None:
     assert [(p.context_tokens, p.estimated) for p in curve] == [(10_000, False), (11_000, False)]
 
 
+CUTS = FIXTURES / "cuts"  # runs of whole lines of real rollouts (SOURCES.md: which lines)
+
+
+def cut(name: str) -> codex.CodexRollout:
+    return codex.parse_rollout_bytes(read(CUTS / name))
+
+
+def points(rollout: codex.CodexRollout) -> list[tuple[int, bool]]:
+    curve = observed_curve(rollout.messages, context_window=258_400)
+    return [(p.context_tokens, p.estimated) for p in curve]
+
+
+def test_a_real_response_the_user_interrupted_after_its_reasoning_is_no_call() -> None:
+    # codex_vscode 0.65.0-alpha.11 (counts before items): a reasoning item, then turn_aborted
+    # with no count for it; the next turn is counted as usual.
+    rollout = cut("vscode-0.65.0-alpha.11-aborted-after-reasoning.jsonl.gz")
+    assert rollout.calls == 3
+    assert rollout.interrupted == 1
+    (stopped,) = [m for m in rollout.messages if m.model == codex.INTERRUPTED]
+    assert stopped.usage is None
+    assert points(rollout) == [(170_638, False), (167_059, False), (167_557, False)]
+
+
 def test_usage_written_after_the_tool_outputs_belongs_to_the_response_before_them() -> None:
-    rollout = parse(
-        meta(originator="Codex Desktop", cli_version="0.142.0-alpha.6"),
-        turn("gpt-5.5"),
-        user("refactor the parser"),
-        reasoning(),
-        call("c1"),
-        call("c2"),
-        output("c1"),
-        output("c2"),
-        count(228_511, usage(228_411, cached=220_000, out=100)),
-        call("c3"),
-        output("c3"),
-        count(461_802, usage(233_191, cached=228_000, out=100)),
-        count(461_802, usage(233_191, cached=228_000, out=100)),  # the repeat
-        count(462_902, usage(1_000, out=100)),  # the summarizer's own call
-        count(462_902, usage(0, out=0, total=40_000)),  # Codex's estimate
-        compacted(""),
-        say("Continuing from the summary."),
-        count(510_012, usage(47_000, out=110)),
-    )
-    assert rollout.calls == 4
-    assert rollout.summarizer_calls == 1
+    # Codex Desktop 0.142.5: each call's token_count follows its tool outputs; a remote
+    # compaction (no summarizer call of its own) then a synthetic count, written by the build.
+    rollout = cut("desktop-0.142.5-remote-compaction.jsonl.gz")
+    assert rollout.meta["cli_version"] == "0.142.5"
+    assert rollout.calls == 3
+    assert rollout.summarizer_calls == 0
     answers = [m for m in rollout.messages if m.role == "assistant"]
     assert len(answers) == 3  # no empty message carries the usage of another
     assert all(m.usage is not None and m.content for m in answers)
-    curve = observed_curve(rollout.messages)
-    assert [(p.context_tokens, p.estimated) for p in curve] == [
-        (228_411, False),
-        (233_191, False),
-        (47_000, False),
-    ]
+    assert points(rollout) == [(217_794, False), (218_740, False), (24_896, False)]
     (event_,) = rollout.compactions
-    assert (event_.tokens_before, event_.tokens_after) == (233_191, 47_000)
+    assert event_.remote
+    assert (event_.tokens_before, event_.tokens_after) == (218_740, 24_896)
     assert check_pairs(rollout.messages) == []
+
+
+def test_world_state_and_a_model_switch_of_desktop_0144_are_read() -> None:
+    rollout = cut("desktop-0.144.0-alpha.4-model-switch.jsonl.gz")
+    assert rollout.meta["cli_version"] == "0.144.0-alpha.4"
+    assert rollout.ignored["world_state"] == 1
+    assert rollout.unknown == {}
+    assert rollout.calls == 5
+    assert all(not estimated for _, estimated in points(rollout))
+    assert rollout.models == ["gpt-5.6-terra", "gpt-5.6-sol"]
+    assert rollout.model_switches == [(26, "gpt-5.6-sol")]  # the line of the cut
+
+
+# --- faults found by real files of the harness-versions benchmark --------------------------
+
+
+def test_a_file_that_ends_while_a_call_runs_draws_no_estimate_for_it() -> None:
+    # codex-tui 0.140.0, copied by Entire while the model's `git add` ran: the last response
+    # has no token_count yet and its turn did not complete.
+    rollout = cut("tui-0.140.0-file-ends-mid-call.jsonl.gz")
+    assert rollout.calls == 1
+    assert rollout.unfinished == 1
+    last = rollout.messages[-1]
+    assert last.model == codex.UNFINISHED
+    assert last.usage is None
+    assert len(last.content) == 3  # what the model streamed is kept
+    assert not is_call(last)
+    assert points(rollout) == [(29_162, False)]
+
+
+def test_a_response_whose_tools_ran_when_the_turn_was_aborted_is_not_a_call() -> None:
+    # codex-tui 0.141.0: the count of a call is due after its tool outputs; the user aborted
+    # the turn after the output, before the count, and Codex wrote its <turn_aborted> note.
+    rollout = cut("tui-0.141.0-aborted-while-a-tool-ran.jsonl.gz")
+    assert rollout.calls == 3
+    assert rollout.interrupted == 1
+    (stopped,) = [m for m in rollout.messages if m.model == codex.INTERRUPTED]
+    assert stopped.usage is None
+    assert any(isinstance(b, ToolUseBlock) for b in stopped.content)
+    assert points(rollout) == [(88_026, False), (88_201, False), (88_063, False)]
+
+
+def test_a_count_written_before_its_items_belongs_to_the_items_after_it() -> None:
+    # codex_cli_rs 0.57.0 writes a call's token_count, then its reasoning and tool call.
+    rollout = cut("cli-0.57.0-counted-before-its-items.jsonl.gz")
+    assert rollout.calls == 2
+    answers = [m for m in rollout.messages if m.role == "assistant"]
+    assert len(answers) == 2
+    assert all(m.content and m.usage is not None for m in answers)
+    assert [context_size(m.usage) for m in answers if m.usage] == [3_796, 3_933]
+    assert points(rollout) == [(3_796, False), (3_933, False)]
+
+
+def test_a_prompt_typed_while_a_call_ran_leaves_its_count_to_that_call() -> None:
+    # codex_cli_rs 0.94.0: reasoning and a tool call, then the user's new prompt, then the
+    # call's token_count, then the tool's output (the model reads the prompt after it).
+    rollout = cut("cli-0.94.0-prompt-typed-while-a-call-streamed.jsonl.gz")
+    assert rollout.calls == 3
+    assert points(rollout) == [(96_917, False), (96_105, False), (96_738, False)]
+    assert check_pairs(rollout.messages) == []
+    kinds = [(m.role, type(m.content[-1]).__name__) for m in rollout.messages]
+    assert kinds[2:5] == [
+        ("assistant", "ToolUseBlock"),
+        ("user", "ToolResultBlock"),  # the output, then the prompt typed while it ran
+        ("user", "TextBlock"),
+    ]
+
+
+def test_a_response_cut_when_codex_stopped_is_no_call_after_the_session_resumes() -> None:
+    # codex_vscode 0.104.0-alpha.1: a reasoning item, no count, and an hour later the session
+    # resumes (its instructions written again, a new prompt, the next call counted).
+    rollout = cut("vscode-0.104.0-alpha.1-stopped-then-resumed.jsonl.gz")
+    assert rollout.calls == 1
+    assert rollout.unfinished == 1
+    (cut_short,) = [m for m in rollout.messages if m.model == codex.UNFINISHED]
+    assert cut_short.usage is None
+    assert points(rollout) == [(11_926, False)]
+
+
+def test_a_running_total_that_starts_again_still_counts_each_call() -> None:
+    # codex_cli_rs 0.57.0 resumed three hours later: the running total starts again at the
+    # new process's first call (2,962,187 then 60,023), so a lower total is a new call.
+    rollout = cut("cli-0.57.0-running-total-restarts.jsonl.gz")
+    assert rollout.calls == 8
+    assert points(rollout) == [
+        (58_841, False), (59_318, False), (59_970, False), (60_099, False),
+        (60_196, False), (60_321, False), (62_258, False), (63_437, False),
+    ]  # fmt: skip
 
 
 def test_records_of_newer_builds_are_read_or_counted_and_never_refuse_the_file() -> None:

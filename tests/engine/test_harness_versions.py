@@ -37,4 +37,7 @@ def test_every_real_file_is_read_as_counted_by_hand() -> None:
     assert "NOT EXACT" not in run.stdout
     assert last["files_count"] >= 19
     assert last["files_exact_count"] == last["files_count"]
-    assert last["versions_read_exactly_count"] == last["versions_count"] >= 2
+    assert last["versions_all_files_exact_count"] == last["versions_count"] >= 2
+    # the target: 12 or more files not used while fixing, 3 or more per listed version
+    assert last["files_unused_exact_count"] >= 12
+    assert last["versions_read_exactly_count"] >= 2

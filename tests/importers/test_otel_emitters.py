@@ -1,8 +1,9 @@
 """Emitters' own compaction spans through the OTLP door, and the window an emitter reports.
 
 Each fixture (``tests/fixtures/otel_emitters/``, sources in its ``SOURCES.md``) is written from
-the emitter's own source at a named commit: the span name and attribute keys are the ones that
-code sets.
+the emitter's own source at a named commit, or exported by the emitter's own code installed from
+PyPI (pydantic-ai-harness, Google ADK): the span name and attribute keys are the ones that code
+sets.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from compaction.engine.otlp import Span, emitter_compaction
 from sessions.models import AgentSession, CompactionEvent
 from tests.factories import make_key, make_project
 
@@ -172,3 +174,71 @@ def test_pydantic_ai_harness_exported_by_its_own_code_gives_one_compaction(
     first_after = calls.filter(seq__gte=stored.seq).order_by("seq").first()
     assert first_after is not None
     assert first_after.input_tokens == 66  # the request that was sent the compacted history
+    # sent again: the calls before the compaction are known by their span ids (their prompts
+    # are no longer a prefix of the compacted context), so nothing is added
+    post(client, key, "pydantic_ai_harness_export.pb")
+    assert CompactionEvent.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("session", "trigger", "adk_trigger", "before", "after", "config"),
+    [
+        (
+            "garden-session-1",
+            "threshold",
+            "token_threshold",
+            2_303,
+            1_607,
+            {"token_threshold": 2000, "event_retention_size": 2},
+        ),
+        (
+            "garden-session-2",
+            "auto",
+            "sliding_window",
+            1_937,
+            1_241,
+            {"compaction_interval": 3, "overlap_size": 1},
+        ),
+    ],
+)
+def test_google_adk_exported_by_its_own_code_gives_one_compaction_per_session(
+    client: Client,
+    key: str,
+    session: str,
+    trigger: str,
+    adk_trigger: str,
+    before: int,
+    after: int,
+    config: dict[str, int],
+) -> None:
+    # Exported by google-adk 2.13.0 (PyPI) over a scripted model: one session compacting on
+    # its token threshold, one on its sliding window (SOURCES.md says how it was made).
+    post(client, key, "google_adk_export.pb")
+    stored = CompactionEvent.objects.get(session__external_id=session)
+    assert (stored.trigger, stored.strategy) == (trigger, "summarize")
+    # ADK's span holds no tokens: before is the last call's prompt, after the next one's
+    assert (stored.tokens_before, stored.tokens_after) == (before, after)
+    assert stored.kept["emitter"] == "google-adk"
+    assert stored.kept["trigger"] == adk_trigger
+    assert stored.kept["summarizer_type"] == "LlmEventSummarizer"
+    assert stored.kept["event_count"] == 6
+    assert stored.kept["prompt_chars_saved"] == 4435
+    assert {k: stored.kept[k] for k in config} == config
+    # the compacted prompt opens with the summary event the summarizer wrote
+    assert stored.summary.startswith("Conversation Language: English.")
+    assert stored.summary_seq == stored.seq
+    # ADK calls its summarizer model outside any span: no summary call is recorded
+    calls = stored.session.messages.filter(role="assistant", input_tokens__isnull=False)
+    assert calls.count() == 5
+    # sent again: nothing new (the door is idempotent)
+    post(client, key, "google_adk_export.pb")
+    assert CompactionEvent.objects.count() == 2
+
+
+def test_a_google_adk_compaction_span_without_a_result_event_is_no_compaction() -> None:
+    attrs = {"gen_ai.operation.name": "compact_events", "gen_ai.compaction.trigger": "x"}
+    assert emitter_compaction(Span("t", "s", "compact_events x", 0, 0, attrs)) is None
+    attrs["gen_ai.compaction.result_event_id"] = "e1"
+    report = emitter_compaction(Span("t", "s", "compact_events x", 0, 0, attrs))
+    assert report is not None
+    assert report["trigger"] == "unknown"

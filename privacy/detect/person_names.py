@@ -60,10 +60,16 @@ _FIELD = re.compile(
     r'|author_?name|author|committer)"\s*:\s*"$'
 )
 # A person's own line: a commit's author, a sign-off trailer, an e-mail's sender, git config.
+# Markdown may bold the key ("**Author:** Ana Lima"); a command inside a tool call's JSON
+# arguments escapes its quotes (git -c user.name=\"Ana Lima\").
 _AUTHOR_CUE = re.compile(
-    r"(?:^|\n)[ \t]*(?:author|commit|committer|co-authored-by|signed-off-by|reviewed-by"
-    r"|from|de|to|para|cc|reply-to)[ \t]*:[ \t]*$|user\.name[ \t=]*[\"']?$"
+    r"(?:^|\n)[ \t]*\*{0,2}(?:author|commit|committer|co-authored-by|signed-off-by|reviewed-by"
+    r"|from|de|to|para|cc|reply-to)\*{0,2}[ \t]*:[ \t]*\*{0,2}[ \t]*$"
+    r"|user\.name[ \t=]*\\?[\"']?$"
 )
+# git's own hint when it has no identity: its `git config --global user.name "Your Name"` is
+# git's placeholder, not the user's name.
+_GIT_IDENTITY_HINT = "please tell me who you are"
 # "Name <someone@host>": an e-mail's display name.
 _DISPLAY_NAME = re.compile(r"[ \t]*<[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9.\-]{1,253}>")
 # Where names are made up: seed, fixture, factory, mock and test data of an app.
@@ -204,6 +210,8 @@ def _made_up(text: str, lowered: str, start: int, end: int) -> bool:
     data, and nothing a person says of themselves marks the name (an author line, an e-mail's
     display name, "my name is")."""
     before = lowered[max(0, start - _LOOK) : start]
+    if _GIT_IDENTITY_HINT in lowered and "user.name" in before:
+        return True
     if _AUTHOR_CUE.search(before) or _DISPLAY_NAME.match(text, end):
         return False
     if re.search(r"(?:\bmeu nome [ée]|\bme chamo|\bmy name is)[ \t]*$", before):

@@ -21,6 +21,7 @@ worst case).
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -139,6 +140,42 @@ _PLACEHOLDER_VALUES = frozenset(
     }
 )
 _IDENTIFIER_PATH = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
+
+
+# Where a credential is an example, whatever it looks like: beside a host of the reserved
+# example domains (RFC 2606: ``jira.example.com``, ``user:pass@api.example.org``), or in a
+# project's test code (a Rust ``#[test]``, an ``assert``, a pytest or jest test). Looked for
+# once per text by substring search; a secret is an example when one sits within reach.
+_EXAMPLE_MARKS = (
+    "example.com",
+    "example.org",
+    "example.net",
+    "#[test]",
+    "#[cfg(test)]",
+    "assert",
+    "def test_",
+    "fn test_",
+    "@pytest",
+    "describe(",
+    "expect(",
+)
+_EXAMPLE_BEFORE = 400  # characters before a secret where a mark makes it an example
+_EXAMPLE_AFTER = 120
+
+
+def _example_marks(lowered: str) -> list[int]:
+    found: list[int] = []
+    for mark in _EXAMPLE_MARKS:
+        at = lowered.find(mark)
+        while at != -1:
+            found.append(at)
+            at = lowered.find(mark, at + len(mark))
+    return sorted(found)
+
+
+def _near(marks: list[int], start: int, end: int) -> bool:
+    i = bisect.bisect_left(marks, start - _EXAMPLE_BEFORE)
+    return i < len(marks) and marks[i] <= end + _EXAMPLE_AFTER
 
 
 @dataclass(frozen=True)
@@ -293,4 +330,12 @@ def find(text: str) -> list[Secret]:
         if kept and secret.start < kept[-1].end:
             continue
         kept.append(secret)
+    if len(lowered) == len(text) and any(secret.level == "finding" for secret in kept):
+        marks = _example_marks(lowered)
+        kept = [
+            Secret(s.start, s.end, s.value, s.prefix, "info")
+            if s.level == "finding" and _near(marks, s.start, s.end)
+            else s
+            for s in kept
+        ]
     return kept

@@ -109,6 +109,26 @@ def test_documentation_placeholders_are_info_and_never_masked(text: str) -> None
     assert pii.mask(text) == text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        'jira:\n  endpoint: "https://jira.example.com"\n  token: "jira-token-k7Qz9"',
+        'endpoint: "https://user:Zx81qpLm@jira.example.com"',
+        '#[test]\nfn test_full_config() {\n    let yaml = r#"\nsquash:\n  password: "Zx81qpLm"',
+        "def test_login(client):\n    client.post('/login', data={'password': 'Zx81qpLm'})",
+    ],
+)
+def test_a_credential_for_an_example_host_or_in_test_code_is_info(text: str) -> None:
+    found = secret_values(text)
+    assert found
+    assert all(level == "info" for _, level in found)
+
+
+def test_the_same_credential_in_a_projects_own_configuration_is_a_finding() -> None:
+    text = 'jira:\n  endpoint: "https://jira.acme.io"\n  token: "jira-token-k7Qz9"'
+    assert secret_values(text) == [("jira-token-k7Qz9", "finding")]
+
+
 def test_personal_data_beside_a_secret_is_still_found() -> None:
     found = pii.scan(f"CPF 529.982.247-25 token={GITHUB}")
     assert [d.kind for d in found] == ["cpf", "secret"]
@@ -135,6 +155,7 @@ def worst_cases() -> Iterator[tuple[str, str]]:
     yield "said", "my password is " * (MB // 15)
     yield "bearer", ("Bearer " + "a" * 19 + " ") * (MB // 27)
     yield "colons", ":" * MB
+    yield "example marks", ("assert password=Zx81qpLm " + "example.com ") * (MB // 37)
     yield "streets", "Rua " * (MB // 4)
     yield "street names", "Rua " + "Flores de " * (MB // 10)
     yield "numbered streets", ("12 Baker " * 4 + "Street ") * (MB // 43)

@@ -496,7 +496,8 @@ def test_gits_placeholder_in_its_who_are_you_hint_is_nobodys_name() -> None:
         '  git config --global user.name "Your Name"\n'
     )
     found = [d for d in scan(hint) if d.kind == "person_name"]
-    assert found and {d.level for d in found} == {"info"}
+    assert found
+    assert {d.level for d in found} == {"info"}
     assert mask(hint) == hint
 
 

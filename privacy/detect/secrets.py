@@ -106,7 +106,7 @@ _BEARER = re.compile(r"(?i)\bbearer[ \t]{1,3}([A-Za-z0-9._~+/\-]{20,2000}=*)")
 _PLACEHOLDER_WORDS = (
     "example",
     "xxxx",
-    "****",
+    "***",  # a masked value: "password=***"
     "your",
     "placeholder",
     "dummy",
@@ -153,6 +153,7 @@ _EXAMPLE_MARKS = (
     "#[test]",
     "#[cfg(test)]",
     "assert",
+    "mock",
     "def test_",
     "fn test_",
     "@pytest",
@@ -273,6 +274,22 @@ def _assigned_key(text: str, at: int) -> str | None:
     return None if before.isalpha() else key
 
 
+def _in_code(text: str, at: int, value: str, end: int) -> bool:
+    """Whether an unquoted value after a secret's key is code, by what stands around it: a
+    Rust path or reference (``&zeroize::Zeroizing``, ``Zeroizing::new``), a macro (``vec!``),
+    a call, generic or index right after it (``(``, ``<``, ``[``), or, after a ``:``, a type
+    annotation or a variable that a ``;``, ``,``, ``)`` or ``}`` ends (``privateKey: Uint8Array;``).
+    A value in a ``.env`` or YAML line ends at the line's end; a connection string's
+    ``Password=…;`` has ``=``, not ``:``."""
+    if "::" in value or value.startswith("&") or value.endswith("!"):
+        return True
+    after = text[end : end + 1]
+    if after in ("(", "<", "["):
+        return True
+    closing = text[end : end + 3].lstrip(" ")[:1]  # "{ publicKey: Uint8Array }"
+    return text[at] == ":" and closing in (";", ",", ")", "}")
+
+
 def _assigned(text: str, at: int) -> list[Secret]:
     key = _assigned_key(text, at)
     if key is None:
@@ -284,6 +301,8 @@ def _assigned(text: str, at: int) -> list[Secret]:
     if key == "token" and not quote:
         return []  # "token: 1234" is a count or a word more often than a secret
     if (not quote and _code_like(value)) or (quote and value.isdigit() and len(value) < 6):
+        return []
+    if not quote and _in_code(text, at, value, match.end(2)):
         return []
     prefix = prefix_of(value)
     level = _level(value)

@@ -77,6 +77,13 @@ _MADE_UP = re.compile(
     r"seed|fixture|factor(?:y|ies)|faker|mock|dummy|sample|demo|stub|__tests__|/tests?/|/spec/"
     r"|\.test\.|\.spec\.|test_|_test\b|\bexpect\(|\bdescribe\(|\bassert"
 )
+# A commit's author written as one word, as git prints a login-like name:
+# "Author: Mertozturkk <mert@example.org>". Only in git's own author and trailer lines, and
+# only with the address beside it; the name is the person's whatever it looks like.
+_ONE_WORD_AUTHOR = re.compile(
+    r"(?:^|\n)[ \t]{0,8}(?:Author|Commit|Co-[Aa]uthored-[Bb]y|Signed-off-by)[ \t]{0,3}:[ \t]{0,3}"
+    r"([A-Za-z][A-Za-z0-9_.\-]{1,38})[ \t]{1,3}<[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9.\-]{1,253}>"
+)
 _SIGN_OFF = re.compile(
     r"(?:^|\n)[ \t]*(?:att\.?|atenciosamente|abra[çc]os?|obrigad[oa]|cordialmente|"
     r"sauda[çc][õo]es|best regards|kind regards|regards|thanks|cheers|sincerely|best)"
@@ -194,7 +201,23 @@ def find(text: str) -> list[NameSpan]:
                 made_up = _made_up(text, lowered, start, end)
                 found.append(NameSpan(start, end, canonical, confidence, made_up))
                 break
+    if "<" in text and "@" in text:
+        _one_word_authors(text, found)
     return _with_repeats(text, found)
+
+
+def _one_word_authors(text: str, found: list[NameSpan]) -> None:
+    """Commit authors git prints as one word ("Author: Mertozturkk <…>"), into ``found``."""
+    taken = [(n.start, n.end) for n in found]
+    for match in _ONE_WORD_AUTHOR.finditer(text):
+        start, end = match.span(1)
+        word = match.group(1)
+        if word.lower() in _NOT_NAME or "bot" in word.lower() or any(c.isdigit() for c in word):
+            continue  # a product, a bot, or a login with digits ("JamBalaya56562"): no name
+        if any(a <= start < b for a, b in taken):
+            continue  # a name of two words or more already found there
+        found.append(NameSpan(start, end, word.lower(), "high"))
+    found.sort(key=lambda n: n.start)
 
 
 def in_made_up_data(text: str, start: int) -> bool:

@@ -60,16 +60,29 @@ _FIELD = re.compile(
     r'|author_?name|author|committer)"\s*:\s*"$'
 )
 # A person's own line: a commit's author, a sign-off trailer, an e-mail's sender, git config.
+# Markdown may bold the key ("**Author:** Ana Lima"); a command inside a tool call's JSON
+# arguments escapes its quotes (git -c user.name=\"Ana Lima\").
 _AUTHOR_CUE = re.compile(
-    r"(?:^|\n)[ \t]*(?:author|commit|committer|co-authored-by|signed-off-by|reviewed-by"
-    r"|from|de|to|para|cc|reply-to)[ \t]*:[ \t]*$|user\.name[ \t=]*[\"']?$"
+    r"(?:^|\n)[ \t]*\*{0,2}(?:author|commit|committer|co-authored-by|signed-off-by|reviewed-by"
+    r"|from|de|to|para|cc|reply-to)\*{0,2}[ \t]*:[ \t]*\*{0,2}[ \t]*$"
+    r"|user\.name[ \t=]*\\?[\"']?$"
 )
+# git's own hint when it has no identity: its `git config --global user.name "Your Name"` is
+# git's placeholder, not the user's name.
+_GIT_IDENTITY_HINT = "please tell me who you are"
 # "Name <someone@host>": an e-mail's display name.
 _DISPLAY_NAME = re.compile(r"[ \t]*<[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9.\-]{1,253}>")
 # Where names are made up: seed, fixture, factory, mock and test data of an app.
 _MADE_UP = re.compile(
     r"seed|fixture|factor(?:y|ies)|faker|mock|dummy|sample|demo|stub|__tests__|/tests?/|/spec/"
     r"|\.test\.|\.spec\.|test_|_test\b|\bexpect\(|\bdescribe\(|\bassert"
+)
+# A commit's author written as one word, as git prints a login-like name:
+# "Author: Mertozturkk <mert@example.org>". Only in git's own author and trailer lines, and
+# only with the address beside it; the name is the person's whatever it looks like.
+_ONE_WORD_AUTHOR = re.compile(
+    r"(?:^|\n)[ \t]{0,8}(?:Author|Commit|Co-[Aa]uthored-[Bb]y|Signed-off-by)[ \t]{0,3}:[ \t]{0,3}"
+    r"([A-Za-z][A-Za-z0-9_.\-]{1,38})[ \t]{1,3}<[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9.\-]{1,253}>"
 )
 _SIGN_OFF = re.compile(
     r"(?:^|\n)[ \t]*(?:att\.?|atenciosamente|abra[çc]os?|obrigad[oa]|cordialmente|"
@@ -188,7 +201,23 @@ def find(text: str) -> list[NameSpan]:
                 made_up = _made_up(text, lowered, start, end)
                 found.append(NameSpan(start, end, canonical, confidence, made_up))
                 break
+    if "<" in text and "@" in text:
+        _one_word_authors(text, found)
     return _with_repeats(text, found)
+
+
+def _one_word_authors(text: str, found: list[NameSpan]) -> None:
+    """Commit authors git prints as one word ("Author: Mertozturkk <…>"), into ``found``."""
+    taken = [(n.start, n.end) for n in found]
+    for match in _ONE_WORD_AUTHOR.finditer(text):
+        start, end = match.span(1)
+        word = match.group(1)
+        if word.lower() in _NOT_NAME or "bot" in word.lower() or any(c.isdigit() for c in word):
+            continue  # a product, a bot, or a login with digits ("JamBalaya56562"): no name
+        if any(a <= start < b for a, b in taken):
+            continue  # a name of two words or more already found there
+        found.append(NameSpan(start, end, word.lower(), "high"))
+    found.sort(key=lambda n: n.start)
 
 
 def in_made_up_data(text: str, start: int) -> bool:
@@ -204,6 +233,8 @@ def _made_up(text: str, lowered: str, start: int, end: int) -> bool:
     data, and nothing a person says of themselves marks the name (an author line, an e-mail's
     display name, "my name is")."""
     before = lowered[max(0, start - _LOOK) : start]
+    if _GIT_IDENTITY_HINT in lowered and "user.name" in before:
+        return True
     if _AUTHOR_CUE.search(before) or _DISPLAY_NAME.match(text, end):
         return False
     if re.search(r"(?:\bmeu nome [ée]|\bme chamo|\bmy name is)[ \t]*$", before):

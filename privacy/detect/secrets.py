@@ -21,6 +21,7 @@ worst case).
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -105,7 +106,7 @@ _BEARER = re.compile(r"(?i)\bbearer[ \t]{1,3}([A-Za-z0-9._~+/\-]{20,2000}=*)")
 _PLACEHOLDER_WORDS = (
     "example",
     "xxxx",
-    "****",
+    "***",  # a masked value: "password=***"
     "your",
     "placeholder",
     "dummy",
@@ -139,6 +140,43 @@ _PLACEHOLDER_VALUES = frozenset(
     }
 )
 _IDENTIFIER_PATH = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
+
+
+# Where a credential is an example, whatever it looks like: beside a host of the reserved
+# example domains (RFC 2606: ``jira.example.com``, ``user:pass@api.example.org``), or in a
+# project's test code (a Rust ``#[test]``, an ``assert``, a pytest or jest test). Looked for
+# once per text by substring search; a secret is an example when one sits within reach.
+_EXAMPLE_MARKS = (
+    "example.com",
+    "example.org",
+    "example.net",
+    "#[test]",
+    "#[cfg(test)]",
+    "assert",
+    "mock",
+    "def test_",
+    "fn test_",
+    "@pytest",
+    "describe(",
+    "expect(",
+)
+_EXAMPLE_BEFORE = 400  # characters before a secret where a mark makes it an example
+_EXAMPLE_AFTER = 120
+
+
+def _example_marks(lowered: str) -> list[int]:
+    found: list[int] = []
+    for mark in _EXAMPLE_MARKS:
+        at = lowered.find(mark)
+        while at != -1:
+            found.append(at)
+            at = lowered.find(mark, at + len(mark))
+    return sorted(found)
+
+
+def _near(marks: list[int], start: int, end: int) -> bool:
+    i = bisect.bisect_left(marks, start - _EXAMPLE_BEFORE)
+    return i < len(marks) and marks[i] <= end + _EXAMPLE_AFTER
 
 
 @dataclass(frozen=True)
@@ -236,6 +274,22 @@ def _assigned_key(text: str, at: int) -> str | None:
     return None if before.isalpha() else key
 
 
+def _in_code(text: str, at: int, value: str, end: int) -> bool:
+    """Whether an unquoted value after a secret's key is code, by what stands around it: a
+    Rust path or reference (``&zeroize::Zeroizing``, ``Zeroizing::new``), a macro (``vec!``),
+    a call, generic or index right after it (``(``, ``<``, ``[``), or, after a ``:``, a type
+    annotation or a variable that a ``;``, ``,``, ``)`` or ``}`` ends (``privateKey: Uint8Array;``).
+    A value in a ``.env`` or YAML line ends at the line's end; a connection string's
+    ``Password=…;`` has ``=``, not ``:``."""
+    if "::" in value or value.startswith("&") or value.endswith("!"):
+        return True
+    after = text[end : end + 1]
+    if after in ("(", "<", "["):
+        return True
+    closing = text[end : end + 3].lstrip(" ")[:1]  # "{ publicKey: Uint8Array }"
+    return text[at] == ":" and closing in (";", ",", ")", "}")
+
+
 def _assigned(text: str, at: int) -> list[Secret]:
     key = _assigned_key(text, at)
     if key is None:
@@ -247,6 +301,8 @@ def _assigned(text: str, at: int) -> list[Secret]:
     if key == "token" and not quote:
         return []  # "token: 1234" is a count or a word more often than a secret
     if (not quote and _code_like(value)) or (quote and value.isdigit() and len(value) < 6):
+        return []
+    if not quote and _in_code(text, at, value, match.end(2)):
         return []
     prefix = prefix_of(value)
     level = _level(value)
@@ -293,4 +349,12 @@ def find(text: str) -> list[Secret]:
         if kept and secret.start < kept[-1].end:
             continue
         kept.append(secret)
+    if len(lowered) == len(text) and any(secret.level == "finding" for secret in kept):
+        marks = _example_marks(lowered)
+        kept = [
+            Secret(s.start, s.end, s.value, s.prefix, "info")
+            if s.level == "finding" and _near(marks, s.start, s.end)
+            else s
+            for s in kept
+        ]
     return kept

@@ -109,6 +109,53 @@ def test_documentation_placeholders_are_info_and_never_masked(text: str) -> None
     assert pii.mask(text) == text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        'jira:\n  endpoint: "https://jira.example.com"\n  token: "jira-token-k7Qz9"',
+        'endpoint: "https://user:Zx81qpLm@jira.example.com"',
+        '#[test]\nfn test_full_config() {\n    let yaml = r#"\nsquash:\n  password: "Zx81qpLm"',
+        "def test_login(client):\n    client.post('/login', data={'password': 'Zx81qpLm'})",
+    ],
+)
+def test_a_credential_for_an_example_host_or_in_test_code_is_info(text: str) -> None:
+    found = secret_values(text)
+    assert found
+    assert all(level == "info" for _, level in found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "function keypair(): { publicKey: Uint8Array; privateKey: Uint8Array } {",
+        "  return { privateKey: ed25519Seed, publicKey: ed25519PublicKey };",
+        "    file_ipns_private_key: &zeroize::Zeroizing<Vec<u8>>,",
+        "    let ipns_private_key = Zeroizing::new(unwrap(&k))?;",
+        "    let private_key = vec![0u8; 32];",
+        "PASSWORD=*** (redacted)",
+    ],
+)
+def test_code_after_a_secrets_key_is_not_a_secret(text: str) -> None:
+    assert [v for v, level in secret_values(text) if level == "finding"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("DB_PASSWORD=Zx81qpLm\nDB_USER=app", "Zx81qpLm"),
+        ("Host=db;Username=app;Password=Zx81qpLm;SslMode=Require", "Zx81qpLm"),
+        ("database:\n  password: Zx81qpLm\n", "Zx81qpLm"),
+    ],
+)
+def test_an_unquoted_password_in_configuration_is_still_a_finding(text: str, value: str) -> None:
+    assert (value, "finding") in secret_values(text)
+
+
+def test_the_same_credential_in_a_projects_own_configuration_is_a_finding() -> None:
+    text = 'jira:\n  endpoint: "https://jira.acme.io"\n  token: "jira-token-k7Qz9"'
+    assert secret_values(text) == [("jira-token-k7Qz9", "finding")]
+
+
 def test_personal_data_beside_a_secret_is_still_found() -> None:
     found = pii.scan(f"CPF 529.982.247-25 token={GITHUB}")
     assert [d.kind for d in found] == ["cpf", "secret"]
@@ -135,6 +182,7 @@ def worst_cases() -> Iterator[tuple[str, str]]:
     yield "said", "my password is " * (MB // 15)
     yield "bearer", ("Bearer " + "a" * 19 + " ") * (MB // 27)
     yield "colons", ":" * MB
+    yield "example marks", ("assert password=Zx81qpLm " + "example.com ") * (MB // 37)
     yield "streets", "Rua " * (MB // 4)
     yield "street names", "Rua " + "Flores de " * (MB // 10)
     yield "numbered streets", ("12 Baker " * 4 + "Street ") * (MB // 43)

@@ -297,3 +297,24 @@ def test_a_subjects_excerpts_mask_her_names_alone(project: Project) -> None:
     ]
     assert any(e.startswith("[person_name C***] de novo") for e in excerpts), excerpts
     assert not any("Camila" in e for e in excerpts), excerpts
+
+
+def test_the_one_word_author_pattern_reads_a_megabyte_of_its_worst_case_in_linear_time() -> None:
+    """Author lines that never reach their address, and one address-less run: each start reads a
+    bounded number of characters."""
+
+    def hang(signum: int, frame: object) -> None:
+        raise TimeoutError("the one-word author pattern did not finish 1 MB")
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(180)
+    try:
+        for text in (
+            "\nAuthor: " + "a" * 38 + " <" + "b" * 64 + "@" + "c" * 200 + " " + "<@",
+            ("\nAuthor: Ab <x" + "@" + "y" * 10) * 40_000,
+            "\nAuthor: " * 100_000 + "<@",
+        ):
+            person_names.find(text * (1_000_000 // len(text) or 1))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -464,6 +464,8 @@ def test_server_container_private_and_documentation_addresses_are_info(text: str
         ("Co-authored-by: Sandra Webb <sandra@webb.dev>", "Sandra Webb"),
         ("From: Bruno Tavares <bruno.tavares@acme.io>", "Bruno Tavares"),
         ('git config user.name "Hugo Mendes"', "Hugo Mendes"),
+        ('{"cmd": "git -c user.name=\\"Hugo Mendes\\" commit -m x"}', "Hugo Mendes"),
+        ("# Product Requirements\n\n**Author:** Hugo Mendes\n**Date:** 2026-01-30", "Hugo Mendes"),
         ('{"author": "Rita Prado", "plan": "pro"}', "Rita Prado"),
         ("Hi, my name is Joanna Kowalska and I maintain this fork", "Joanna Kowalska"),
     ],
@@ -485,6 +487,42 @@ def test_names_in_seed_fixture_factory_and_test_data_are_info(text: str) -> None
     found = [d for d in scan(text) if d.kind == "person_name"]
     assert found
     assert {d.level for d in found} == {"info"}
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("commit 26f8ed17\nAuthor: Mertozturkk <mert.oz@gmail.com>\nDate:   Tue", "Mertozturkk"),
+        ("commit 5213766\nAuthor: matheusmelo-cabelo <m.melo@gmail.com>\n", "matheusmelo-cabelo"),
+    ],
+)
+def test_a_commit_author_git_prints_as_one_word_is_a_name(text: str, name: str) -> None:
+    (found,) = [d for d in scan(text) if d.kind == "person_name"]
+    assert (found.value, found.level) == (name, "finding")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "commit 367ec83\nAuthor: JamBalaya56562 <jb@outlook.jp>\n",
+        "commit 1a2b3c4\nAuthor: dependabot <support@github.com>\n",
+        "Co-Authored-By: Claude <noreply@anthropic.com>",
+    ],
+)
+def test_a_one_word_author_with_digits_a_bot_or_a_product_is_no_name(text: str) -> None:
+    assert [d for d in scan(text) if d.kind == "person_name"] == []
+
+
+def test_gits_placeholder_in_its_who_are_you_hint_is_nobodys_name() -> None:
+    hint = (
+        "Author identity unknown\n\n*** Please tell me who you are.\n\nRun\n\n"
+        '  git config --global user.email "you@example.com"\n'
+        '  git config --global user.name "Your Name"\n'
+    )
+    found = [d for d in scan(hint) if d.kind == "person_name"]
+    assert found
+    assert {d.level for d in found} == {"info"}
+    assert mask(hint) == hint
 
 
 def test_once_a_person_is_found_their_first_name_and_surname_alone_are_masked_too() -> None:

@@ -51,7 +51,9 @@ _MESSAGE_CHARS = 2000  # a report well under a pipe's buffer, so writing it neve
 
 def memory_limit_mb(text_bytes: int) -> int:
     """How far a pass over ``text_bytes`` of content may grow its address space (0: no
-    limit): by default 1024 MB, and 64 MB more per MiB."""
+    limit): by default 4096 MB, and 256 MB more per MiB. Generous, for runaways: a pass over
+    a 1.7 MiB session of 2,000 compactions (tests/compaction/test_faults_integration.py's
+    long session) peaks at about 2 GB resident."""
     base = int(settings.ANALYSIS_MEMORY_LIMIT_MB or 0)
     if base <= 0:
         return 0

@@ -214,8 +214,8 @@ ANALYSIS_TIME_LIMIT_SECONDS = env_int("ANALYSIS_TIME_LIMIT_SECONDS", 1800)
 # named, and not retried. ANALYSIS_IN_CHILD=0 runs passes in the worker's own process (the
 # budget's timer and Celery's time limit then hold, no memory limit).
 ANALYSIS_IN_CHILD = env_bool("ANALYSIS_IN_CHILD", True)
-ANALYSIS_MEMORY_LIMIT_MB = env_int("ANALYSIS_MEMORY_LIMIT_MB", 1024)
-ANALYSIS_MEMORY_LIMIT_MB_PER_MB = env_int("ANALYSIS_MEMORY_LIMIT_MB_PER_MB", 64)
+ANALYSIS_MEMORY_LIMIT_MB = env_int("ANALYSIS_MEMORY_LIMIT_MB", 4096)
+ANALYSIS_MEMORY_LIMIT_MB_PER_MB = env_int("ANALYSIS_MEMORY_LIMIT_MB_PER_MB", 256)
 # Passes of one session whose worker died under them (killed by a hard limit: Celery's time
 # limit, the OOM killer) before it is marked failed with the reason instead of queued again.
 ANALYSIS_MAX_ATTEMPTS = env_int("ANALYSIS_MAX_ATTEMPTS", 3)

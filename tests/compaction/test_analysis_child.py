@@ -104,9 +104,9 @@ def test_a_pass_over_its_memory_limit_is_marked_with_the_limit(monkeypatch) -> N
 def test_the_memory_limit_grows_with_the_session() -> None:
     from compaction import child
 
-    with override_settings(ANALYSIS_MEMORY_LIMIT_MB=1024, ANALYSIS_MEMORY_LIMIT_MB_PER_MB=64):
-        assert child.memory_limit_mb(0) == 1024
-        assert child.memory_limit_mb(10 * 1024 * 1024) == 1664
+    with override_settings(ANALYSIS_MEMORY_LIMIT_MB=4096, ANALYSIS_MEMORY_LIMIT_MB_PER_MB=256):
+        assert child.memory_limit_mb(0) == 4096
+        assert child.memory_limit_mb(10 * 1024 * 1024) == 6656
     with override_settings(ANALYSIS_MEMORY_LIMIT_MB=0):
         assert child.memory_limit_mb(10 * 1024 * 1024) == 0  # no limit
 

@@ -105,11 +105,11 @@ def _child_start(limits: Limits, parent: int) -> None:
     if os.getppid() != parent:
         os._exit(1)  # the worker died before the signal was armed
     try:
-        from billiard.util import _run_after_forkers
-
-        _run_after_forkers()  # Celery's and kombu's: drop the worker's broker connections
+        from billiard import util as billiard_util
     except ImportError:
         pass
+    else:  # Celery's and kombu's hooks: drop (not close) the worker's broker connections
+        billiard_util._run_after_forkers()  # type: ignore[attr-defined]
     if limits.seconds > 0:
         cpu = math.ceil(limits.seconds) + _CPU_GRACE_SECONDS
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))

@@ -116,12 +116,18 @@ def child(door: str, path: Path, cap_mb: int) -> None:
 
         answer = repr(watch.harness_of(path))
     elif door == "command":
+        from django.core.management.base import CommandError
+
         services.project_create(name=name)
         with tempfile.TemporaryFile("w+") as out:
-            call_command("import_traces", str(path), "--project", name, "--json", stdout=out)
-            out.seek(0)
-            report = json.loads(out.read())
-        answer = str(report["files"][0]["error"] or f"{report['messages']} messages")
+            try:
+                call_command("import_traces", str(path), "--project", name, "--json", stdout=out)
+            except CommandError as exc:  # its answer to a refused file: exit 1, naming it
+                answer = " ".join(str(exc).split())
+            else:
+                out.seek(0)
+                report = json.loads(out.read())
+                answer = str(report["files"][0]["error"] or f"{report['messages']} messages")
     else:
         project = services.project_create(name=name)
         client = Client(HTTP_HOST="localhost")

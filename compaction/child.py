@@ -30,6 +30,7 @@ import math
 import os
 import resource
 import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -62,11 +63,14 @@ def memory_limit_mb(text_bytes: int) -> int:
 
 def wanted() -> bool:
     """Whether a pass runs in a child here: on unless ANALYSIS_IN_CHILD=0, where the system
-    can fork, and outside a transaction (one cannot be handed to another process: a test's, or
-    a caller's that holds rows the pass must see)."""
+    can fork, from the main thread (where the prefork and solo pools run tasks; a fork from one
+    of several threads, a thread pool's, could inherit a lock another thread held), and outside
+    a transaction (one cannot be handed to another process: a test's, or a caller's that holds
+    rows the pass must see)."""
     return (
         bool(settings.ANALYSIS_IN_CHILD)
         and hasattr(os, "fork")
+        and threading.current_thread() is threading.main_thread()
         and not any(c.in_atomic_block for c in connections.all(initialized_only=True))
     )
 

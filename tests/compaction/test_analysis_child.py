@@ -267,3 +267,17 @@ def test_a_real_worker_kills_a_pass_at_its_budget_and_goes_on(
             assert row.attempts == 0
     finally:
         worker.stop()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pass_off_the_main_thread_runs_in_the_process() -> None:
+    import threading
+
+    from compaction import child
+
+    seen: list[bool] = []
+    thread = threading.Thread(target=lambda: seen.append(child.wanted()))
+    thread.start()
+    thread.join()
+    assert seen == [False]  # a thread pool's: no fork beside other threads
+    assert child.wanted()  # the main thread, outside a transaction

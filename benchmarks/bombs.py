@@ -6,12 +6,17 @@ of 4 GB of newlines) and a valid 20 MB transcript, then sends each through each 
 child process per case, on a scratch SQLite database: ``POST /api/v1/imports`` and the upload
 form (Django's test client, the same view code a web worker runs), ``manage.py import_traces``,
 and the watcher's first look at a
-file. Each child reports its peak RSS (under a 2 GB address-space cap, so a door that
-inflates a bomb ends in MemoryError and counts in ``failed_runs``); the last line is JSON, e.g.
+file; and, since the API and the form import in the background, ``worker`` (the worker process
+importing the job an API upload left: the upload in one process, the job in another) and, for
+the valid file, ``analysis`` (a worker's analysis passes over what it imported, in its own
+process: ANALYSIS_IN_CHILD=0). Each child reports its peak RSS (under a 2 GB address-space
+cap, so a door that inflates a bomb ends in MemoryError and counts in ``failed_runs``); the
+last line is JSON, e.g.
 {"limit_mb": 300, "max_peak_rss_mb": 131.2, "failed_runs": 0, "cases": {"nested/api":
 {"peak_rss_mb": 128.1, "answer": "413 file ...: larger than the 104857600-byte limit ..."}, ...}}.
 
-    .venv/bin/python benchmarks/bombs.py [--only nested] [--doors api,form,command,watcher]
+    .venv/bin/python benchmarks/bombs.py [--only nested] [--doors api,form,command,watcher,worker]
+    .venv/bin/python benchmarks/bombs.py --only valid_20mb --doors analysis
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHORT = ROOT / "tests/fixtures/corpus/claude_code/spotter/short.jsonl"
-DOORS = ("api", "form", "command", "watcher")
+DOORS = ("api", "form", "command", "watcher", "worker")
 _MB = 1024 * 1024
 
 
@@ -102,20 +107,32 @@ def child(door: str, path: Path, cap_mb: int) -> None:
 
     answer = ""
     name = f"bombs-{door}-{path.stem}-{os.getpid()}"
-    if door == "watcher":
+    if door == "import-job":
+        answer = _import_job_child()
+    elif door in ("worker", "analysis"):
+        answer = _worker_child(door, path, cap_mb)
+    elif door == "watcher":
         from compaction.client import watch
 
         answer = repr(watch.harness_of(path))
     elif door == "command":
+        from django.core.management.base import CommandError
+
         services.project_create(name=name)
         with tempfile.TemporaryFile("w+") as out:
-            call_command("import_traces", str(path), "--project", name, "--json", stdout=out)
-            out.seek(0)
-            report = json.loads(out.read())
-        answer = str(report["files"][0]["error"] or f"{report['messages']} messages")
+            try:
+                call_command("import_traces", str(path), "--project", name, "--json", stdout=out)
+            except CommandError as exc:  # its answer to a refused file: exit 1, naming it
+                answer = " ".join(str(exc).split())
+            else:
+                out.seek(0)
+                report = json.loads(out.read())
+                answer = str(report["files"][0]["error"] or f"{report['messages']} messages")
     else:
         project = services.project_create(name=name)
         client = Client(HTTP_HOST="localhost")
+        if door == "api-job":  # the upload of the worker's case, in a process of its own
+            door = "api"
         with path.open("rb") as fh:
             upload = UploadedFile(fh, name=path.name)
             if door == "api":
@@ -141,6 +158,43 @@ def child(door: str, path: Path, cap_mb: int) -> None:
     print(json.dumps({"peak_rss_mb": round(peak, 1), "answer": answer[:240]}))
 
 
+def _worker_child(door: str, path: Path, cap_mb: int) -> str:
+    """The upload through the API in another process, then here what a worker does: import
+    the job (``worker``), then analyse what it stored (``analysis``, after a third process
+    imported it)."""
+    from compaction import pipeline
+    from sessions import import_jobs
+    from sessions.models import ImportJob
+
+    def nested(step: str) -> None:
+        argv = [sys.executable, __file__, "--child", step, str(path), "--cap-mb", str(cap_mb)]
+        subprocess.run(argv, cwd=ROOT, env=os.environ, check=True, capture_output=True)
+
+    nested("api-job")
+    job = ImportJob.objects.order_by("-pk").first()
+    if job is None:
+        return "no job"
+    if door == "analysis":
+        nested("import-job")
+        analysed = 0
+        while pipeline.analysis_next() is not None:
+            analysed += 1
+        return f"{analysed} session(s) analysed"
+    import_jobs.import_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    return f"{job.status} {job.report.get('messages', 0)} messages {job.error[:120]}"
+
+
+def _import_job_child() -> str:
+    from sessions import import_jobs
+    from sessions.models import ImportJob
+
+    job = ImportJob.objects.order_by("-pk").first()
+    assert job is not None
+    import_jobs.import_job_run(job_id=job.pk)
+    return "imported"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--child", nargs=2, metavar=("DOOR", "PATH"))
@@ -157,6 +211,9 @@ def main() -> None:
             **os.environ,
             "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
             "PYTHONPATH": str(ROOT),
+            "CELERY_BROKER_URL": "memory://localhost//",  # the outbox rows wait; none is sent
+            "ANALYSIS_IN_CHILD": "0",  # the analysis door measures the pass in its process
+            "INGEST_RATE_LIMIT_PER_MINUTE": "0",
         }
         subprocess.run(
             [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],

@@ -5,14 +5,16 @@ worker's slot freed for the next turn (another project's, compaction/fair.py), s
 session can hold a slot for its budget at most, never stall the queue. Two layers:
 
 - the budget (``ANALYSIS_BUDGET_SECONDS`` + ``ANALYSIS_BUDGET_SECONDS_PER_MB`` per MiB of the
-  session's stored content): a timer (``SIGALRM``) in the process running the pass raises
-  ``OverBudget`` at the next Python instruction once it is spent: in the prefork pool's
-  children and the solo pool, the embedded setup's and docker-compose's workers alike;
+  session's stored content): a pass runs in a child process (compaction/child.py), which the
+  worker kills once it is spent, and whose address space is capped too; where a pass runs in
+  the worker's own process instead (ANALYSIS_IN_CHILD=0, a transaction, a thread), a timer
+  (``SIGALRM``, main thread only) raises ``OverBudget`` at the next Python instruction;
 - the hard stop (``ANALYSIS_TIME_LIMIT_SECONDS``, Celery's ``time_limit`` on the task): the
   pool's parent kills the child, even inside C code that never returns to Python.
 
 Where no timer can be set (a thread pool runs tasks off the main thread) only the hard stop
-holds.
+holds. A worker killed under a pass leaves it counted: after ANALYSIS_MAX_ATTEMPTS the sweep
+fails it (compaction/recovery.py).
 """
 
 from __future__ import annotations

@@ -11,6 +11,13 @@ fewer turns than waiting rows; a turn that finds nothing waiting does nothing.
 
 Claims are conditional updates (the row still waiting, not running), so two workers never
 take up one row; the loser picks again.
+
+One slot always stays free for the other projects: with C analysis slots (ANALYSIS_SLOTS, by
+default the worker's concurrency) and C >= 2, a project with C - 1 analyses running is passed
+over, so another project's session that arrives finds a slot at once rather than after one of
+the first's passes. A turn that found only such a project waiting does nothing; the end of each
+of that project's passes sends a turn while it still waits (``analysis_capped_waiting``), so
+its work goes on in its C - 1 slots.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, F, Min, QuerySet, Value
 from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
@@ -36,6 +44,23 @@ NEVER = datetime.min.replace(tzinfo=UTC)
 # A claim lost to another worker means picking again; a few losses in a row mean the others
 # are taking everything there is.
 PICKS = 5
+
+
+# The worker's own concurrency, recorded when it starts (config/celery.py) and inherited by
+# its pool's children: the slots, unless ANALYSIS_SLOTS names the deployment's.
+_worker_slots = 0
+
+
+def worker_slots_set(slots: int) -> None:
+    global _worker_slots
+    _worker_slots = max(0, int(slots))
+
+
+def analysis_project_cap() -> int | None:
+    """The most analyses one project may run at once: all the slots but one (None: one slot,
+    or the slots unknown, and no cap)."""
+    slots = int(settings.ANALYSIS_SLOTS or 0) or _worker_slots
+    return slots - 1 if slots >= 2 else None
 
 
 def turn_order(
@@ -84,6 +109,7 @@ class _Work:
     running: Callable[[], QuerySet[Any]]
     served: str
     claim: Callable[[int, datetime], bool]
+    cap: Callable[[], int | None] = lambda: None  # the most a project may run at once
 
 
 def _claim_next(work: _Work) -> int | None:
@@ -94,6 +120,11 @@ def _claim_next(work: _Work) -> int | None:
         if not since:
             return None
         running = _per_project(work.running(), n=Count("pk"))
+        cap = work.cap()
+        if cap is not None:  # a project at its cap waits for one of its own to end
+            since = {p: t for p, t in since.items() if running.get(p, 0) < cap}
+            if not since:
+                return None
         served = dict(
             WorkShare.objects.filter(project_id__in=since).values_list("project_id", work.served)
         )
@@ -126,6 +157,7 @@ def _analysis_claim(pk: int, now: datetime) -> bool:
             serving_since=Coalesce("queued_at", Value(now)),
             started_at=now,
             heartbeat_at=Now(),
+            attempts=F("attempts") + 1,
         )
     )
 
@@ -149,6 +181,7 @@ ANALYSES = _Work(
     running=lambda: SessionAnalysis.objects.filter(status=AnalysisStatus.RUNNING),
     served="analysis_served_at",
     claim=_analysis_claim,
+    cap=analysis_project_cap,
 )
 REPLAYS = _Work(
     waiting=lambda: ReplayRun.objects.filter(status=ReplayStatus.QUEUED),
@@ -169,3 +202,12 @@ def replay_claim_next() -> ReplayRun | None:
     """Take up the queued replay run whose turn it is (marked running), or None."""
     pk = _claim_next(REPLAYS)
     return None if pk is None else ReplayRun.objects.select_related("session__project").get(pk=pk)
+
+
+def analysis_capped_waiting(row_pk: int) -> bool:
+    """Whether, the slots capped, the project of this analysis row has analyses waiting: a
+    pass of it that ends then sends a turn, since turns it was passed over for were spent."""
+    if analysis_project_cap() is None:
+        return False
+    project = SessionAnalysis.objects.filter(pk=row_pk).values("session__project_id")
+    return analysis_waiting().filter(session__project_id__in=project).exists()

@@ -77,6 +77,10 @@ class SessionAnalysis(models.Model):
     # an analysis whose worker died is found within seconds, however long a live one takes.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Passes taken up since the last one that ended with its worker alive: a worker killed
+    # under a pass (a hard limit) leaves it counted, and past ANALYSIS_MAX_ATTEMPTS the sweep
+    # marks the session failed instead of queueing it again (compaction/recovery.py).
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         verbose_name_plural = "session analyses"

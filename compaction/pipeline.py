@@ -28,6 +28,7 @@ retries it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -39,7 +40,7 @@ from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
 from alerts import services as alert_services
-from compaction import budget, fair, liveness, outbox, recovery, services
+from compaction import budget, child, fair, liveness, outbox, recovery, services
 from compaction.engine import analysis, experiments, session_replay, summarizer_choice, titles
 from compaction.engine.names import EXTERNAL_SUMMARIZERS
 from compaction.engine.strategies import Policy
@@ -252,6 +253,7 @@ def session_analyse(*, session_id: int) -> SessionAnalysis | None:
         serving_since=Coalesce("queued_at", Now()),
         started_at=timezone.now(),
         heartbeat_at=Now(),
+        attempts=F("attempts") + 1,
     )
     return _analysis_run(row, session_id, generation)
 
@@ -284,21 +286,17 @@ def _analysis_run(row: SessionAnalysis, session_id: int, generation: int) -> Ses
     size = budget.session_text_bytes(session_id)
     seconds = budget.budget_seconds(size)
     try:
-        with liveness.heartbeat(running), budget.budget(seconds):
-            result = _session_analyse_running(row, session_id, generation)
-    except budget.OverBudget as exc:
-        # The slot is freed for the next turn; the session says why it has no analysis.
-        # Deterministic: the same pass would overrun again, so it is not retried.
-        logger.warning("analysis of session %s stopped: %s", session_id, exc)
-        SessionAnalysis.objects.filter(pk=row.pk).update(
-            status=AnalysisStatus.FAILED,
-            error=(
-                f"analysis stopped: {exc} for {size / budget.MIB:.1f} MiB of messages as stored "
-                "(ANALYSIS_BUDGET_SECONDS + ANALYSIS_BUDGET_SECONDS_PER_MB per MiB)"
-            ),
-            finished_at=timezone.now(),
-        )
-        result = None
+        if child.wanted():
+            result = _analysis_run_in_child(row, session_id, generation, size, seconds, running)
+        else:
+            result = _analysis_run_here(row, session_id, generation, size, seconds, running)
+    finally:
+        # The pass ended with its worker alive, however it ended: only a worker's death
+        # leaves its attempt counted (recovery.analysis_attempts_spent).
+        with contextlib.suppress(DatabaseError):  # gone: what raised meanwhile says so
+            SessionAnalysis.objects.filter(pk=row.pk).update(attempts=0)
+    if result is not None:
+        result.attempts = 0
     # A pass that stored its results sent the next turn with them when a batch had landed
     # meanwhile (_analysis_store). One that stored nothing (it failed, or found the session
     # deleted or its results superseded) sends one if the row is waiting: the turn of the
@@ -306,9 +304,96 @@ def _analysis_run(row: SessionAnalysis, session_id: int, generation: int) -> Ses
     if (
         result is None
         and SessionAnalysis.objects.filter(pk=row.pk, queued_at__isnull=False).exists()
-    ):
+    ) or fair.analysis_capped_waiting(row.pk):
+        # Or its project waits with turns spent while it was at its cap of running analyses
+        # (compaction/fair.py): this pass's slot is its project's again.
         outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
     return result
+
+
+_TIME_SETTINGS = "ANALYSIS_BUDGET_SECONDS + ANALYSIS_BUDGET_SECONDS_PER_MB per MiB"
+_MEMORY_SETTINGS = "ANALYSIS_MEMORY_LIMIT_MB + ANALYSIS_MEMORY_LIMIT_MB_PER_MB per MiB"
+
+
+def _analysis_stopped(
+    row: SessionAnalysis, session_id: int, why: str, size: int, settings_named: str = ""
+) -> None:
+    """The pass was ended by a limit: the session says which. Deterministic (the same pass
+    would meet it again), so it is not retried; the slot is free for the next turn."""
+    logger.warning("analysis of session %s stopped: %s", session_id, why)
+    SessionAnalysis.objects.filter(pk=row.pk).update(
+        status=AnalysisStatus.FAILED,
+        error=(
+            f"analysis stopped: {why} for {size / budget.MIB:.1f} MiB of messages as stored"
+            + (f" ({settings_named})" if settings_named else "")
+        ),
+        finished_at=timezone.now(),
+    )
+
+
+def _analysis_run_here(
+    row: SessionAnalysis,
+    session_id: int,
+    generation: int,
+    size: int,
+    seconds: float,
+    running: QuerySet[SessionAnalysis],
+) -> SessionAnalysis | None:
+    """The pass in this process (ANALYSIS_IN_CHILD=0, or inside a transaction): the budget's
+    timer, and Celery's time limit behind it; no memory limit."""
+    try:
+        with liveness.heartbeat(running), budget.budget(seconds):
+            return _session_analyse_running(row, session_id, generation)
+    except budget.OverBudget as exc:
+        _analysis_stopped(row, session_id, str(exc), size, _TIME_SETTINGS)
+    except MemoryError:
+        _analysis_stopped(row, session_id, "out of memory", size)
+    return None
+
+
+def _analysis_run_in_child(
+    row: SessionAnalysis,
+    session_id: int,
+    generation: int,
+    size: int,
+    seconds: float,
+    running: QuerySet[SessionAnalysis],
+) -> SessionAnalysis | None:
+    """The pass in a child process with hard limits (compaction/child.py), this worker
+    beating for it meanwhile."""
+    limits = child.Limits(seconds=seconds, memory_mb=child.memory_limit_mb(size))
+
+    def work() -> dict[str, Any]:
+        return {"stored": _session_analyse_running(row, session_id, generation) is not None}
+
+    with liveness.heartbeat(running):
+        outcome = child.run(work, limits)
+    if outcome.kind == "done":
+        if not outcome.value.get("stored"):
+            return None
+        return SessionAnalysis.objects.select_related("session").filter(pk=row.pk).first()
+    if outcome.kind == "memory":
+        why = f"over its memory limit of {limits.memory_mb} MB"
+        _analysis_stopped(row, session_id, why, size, _MEMORY_SETTINGS)
+    elif outcome.kind == "time":
+        why = f"killed at its time budget of {seconds:g} s"
+        _analysis_stopped(row, session_id, why, size, _TIME_SETTINGS)
+    elif outcome.kind == "raised":
+        raise _raised_again(outcome.value)
+    else:
+        _analysis_stopped(row, session_id, f"its process ended ({outcome.how})", size)
+    return None
+
+
+def _raised_again(raised: dict[str, Any]) -> Exception:
+    """The child's exception, as the worker raises it: a database moment as one (the task
+    retries it), anything else as an error naming what the child met."""
+    text = f"{raised.get('type')}: {raised.get('message')} (in the analysis process)"
+    if raised.get("database") == "transient":
+        return OperationalError(text)
+    if raised.get("database") == "database":
+        return DatabaseError(text)
+    return RuntimeError(text)
 
 
 def _session_analyse_running(
@@ -348,6 +433,8 @@ def _session_analyse_running(
             raise  # infrastructure: the task retries
         _analysis_failed(row, session_id, exc)
         return None
+    except MemoryError:
+        raise  # a limit, not a fault of the engine: the caller names it
     except Exception as exc:  # an engine error is deterministic: record it, do not retry
         logger.exception("analysis of session %s failed", session_id)
         SessionAnalysis.objects.filter(pk=row.pk).update(
@@ -388,8 +475,8 @@ def _session_analyse_running(
             events=events,
             spans=spans,
         )
-    except DatabaseError:
-        raise  # infrastructure: the task retries, and both steps are idempotent
+    except (DatabaseError, MemoryError):
+        raise  # infrastructure or a limit: the task retries, or the caller names the limit
     except Exception:  # a detector bug must not undo the analysis; the log says which session
         logger.exception("personal data scan of session %s failed", session_id)
     alert_services.alerts_evaluate_session(

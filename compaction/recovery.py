@@ -65,21 +65,43 @@ def _replays_abandoned_requeue(now: datetime) -> int:
     return requeued
 
 
+def analysis_attempts_spent(attempts: int) -> str:
+    """Why an analysis whose worker died under it ``attempts`` times in a row is not queued
+    again: each death was a pass killed by a hard limit (Celery's time limit, the OOM killer)
+    or a lost host, and the next pass would likely meet it again."""
+    return (
+        f"analysis stopped: its worker died under it {attempts} times in a row (killed by a "
+        f"hard limit: ANALYSIS_TIME_LIMIT_SECONDS of {settings.ANALYSIS_TIME_LIMIT_SECONDS} s, "
+        f"or the memory); not queued again after ANALYSIS_MAX_ATTEMPTS "
+        f"({settings.ANALYSIS_MAX_ATTEMPTS}): a new batch or a re-analysis tries once more"
+    )
+
+
 def _analyses_abandoned_requeue(now: datetime) -> int:
     abandoned = SessionAnalysis.objects.filter(analysis_abandoned(now))
     requeued = 0
-    for row_id, session_id in list(abandoned.values_list("pk", "session_id")):
+    for row_id, session_id, attempts in list(abandoned.values_list("pk", "session_id", "attempts")):
         with transaction.atomic():
-            if _lock_if_still(abandoned.filter(pk=row_id)):
-                # started_at moves forward so the sweep for lost tasks waits a full period.
+            if not _lock_if_still(abandoned.filter(pk=row_id)):
+                continue
+            if attempts >= max(1, settings.ANALYSIS_MAX_ATTEMPTS):
+                # Not without end: the same pass killed its worker each time.
                 SessionAnalysis.objects.filter(pk=row_id).update(
-                    status=AnalysisStatus.PENDING,
-                    started_at=now,
-                    # It waits in its place: as long as the request it was serving.
-                    queued_at=Coalesce("queued_at", "serving_since", Value(now)),
-                )
-                outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
-                requeued += 1
+                    status=AnalysisStatus.FAILED,
+                    error=analysis_attempts_spent(attempts),
+                    queued_at=None,
+                    finished_at=now,
+                )  # attempts stay counted: a new batch's pass is the one more try
+                continue
+            # started_at moves forward so the sweep for lost tasks waits a full period.
+            SessionAnalysis.objects.filter(pk=row_id).update(
+                status=AnalysisStatus.PENDING,
+                started_at=now,
+                # It waits in its place: as long as the request it was serving.
+                queued_at=Coalesce("queued_at", "serving_since", Value(now)),
+            )
+            outbox.outbox_add(kind=outbox.SESSION_ANALYSE, args=[session_id])
+            requeued += 1
     return requeued
 
 

@@ -52,6 +52,16 @@ def _liveness_enable(**kwargs: object) -> None:
     liveness.enable()
 
 
+@worker_init.connect
+def _analysis_slots_record(sender: object = None, **kwargs: object) -> None:
+    # The worker's concurrency, which its pool's children inherit: with two slots or more one
+    # project runs at most all but one (compaction/fair.py).
+    from compaction import fair
+
+    slots = getattr(sender, "concurrency", 0)
+    fair.worker_slots_set(slots if isinstance(slots, int) else 0)
+
+
 @app.on_configure.connect
 def _on_configure(sender: Celery, **kwargs: object) -> None:
     _ensure_filesystem_broker_folders()

@@ -207,6 +207,22 @@ ANALYSIS_BUDGET_SECONDS_PER_MB = env_float("ANALYSIS_BUDGET_SECONDS_PER_MB", 30.
 # The hard stop behind the budget (Celery's time_limit on the analysis task): past it the
 # pool process running the pass is killed, even inside C code that never returns to Python.
 ANALYSIS_TIME_LIMIT_SECONDS = env_int("ANALYSIS_TIME_LIMIT_SECONDS", 1800)
+# Each pass runs in a child process of the worker (compaction/child.py) with hard limits: the
+# worker kills it at its budget (above), and its address space may grow by at most
+# ANALYSIS_MEMORY_LIMIT_MB plus ANALYSIS_MEMORY_LIMIT_MB_PER_MB per MiB of the session's
+# messages as stored (RLIMIT_AS). Past either, the session is marked failed with the limit
+# named, and not retried. ANALYSIS_IN_CHILD=0 runs passes in the worker's own process (the
+# budget's timer and Celery's time limit then hold, no memory limit).
+ANALYSIS_IN_CHILD = env_bool("ANALYSIS_IN_CHILD", True)
+ANALYSIS_MEMORY_LIMIT_MB = env_int("ANALYSIS_MEMORY_LIMIT_MB", 4096)
+ANALYSIS_MEMORY_LIMIT_MB_PER_MB = env_int("ANALYSIS_MEMORY_LIMIT_MB_PER_MB", 256)
+# Passes of one session whose worker died under them (killed by a hard limit: Celery's time
+# limit, the OOM killer) before it is marked failed with the reason instead of queued again.
+ANALYSIS_MAX_ATTEMPTS = env_int("ANALYSIS_MAX_ATTEMPTS", 3)
+# The analysis slots of the deployment (all workers' concurrency on the analysis queue); with
+# C >= 2 one project runs at most C - 1 analyses at once, so one slot is always free for the
+# others (compaction/fair.py). 0: this worker's own concurrency.
+ANALYSIS_SLOTS = env_int("ANALYSIS_SLOTS", 0)
 # Replay runs a project may have queued or running at once (single replays and experiment
 # runs alike); more get 429 (API) or a form error naming the quota.
 REPLAY_QUOTA_PER_PROJECT = env_int("REPLAY_QUOTA_PER_PROJECT", 200)

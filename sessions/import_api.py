@@ -11,7 +11,7 @@ key, then the project's ingest allowance).
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,8 @@ from ninja import Router, Schema, Status
 from sessions import import_jobs, wire
 from sessions.auth import KeyRequest, ProjectKey, import_units, ingest_rate_check
 from sessions.errors import BadRequest, NotFound, Unprocessable
-from sessions.importers import claude_code, detect
+from sessions.importers import claude_code
 from sessions.importers.report import ImportReport
-from sessions.models import Project
 from sessions.schemas import Error
 
 router = Router(tags=["imports"])
@@ -119,17 +118,6 @@ def import_claude_code(request: KeyRequest) -> Status[Any]:
     if refused and not report.sessions:
         raise BadRequest("; ".join(f"{f.path}: {f.error}" for f in refused))
     return Status(200, ImportOut(**report.to_dict()))
-
-
-def uploads_import(
-    *, project: Project, files: Sequence[tuple[str, UploadedFile[bytes]]]
-) -> ImportReport:
-    """Check uploaded files (``(form field, file)``) and import them in this request: the web
-    upload form's path (``POST /api/v1/imports`` checks alike, then imports in a worker)."""
-    with tempfile.TemporaryDirectory(prefix="sawtooth-import-") as tmp:
-        checked = import_jobs.uploads_check(folder=Path(tmp), files=files)
-        report = detect.traces_import(project=project, paths=checked.targets)
-        return import_jobs.report_named(report, checked.folder, checked.shown)
 
 
 class JobAccepted(Schema):

@@ -8,6 +8,8 @@ urlpatterns = [
     path("", views.session_list, name="list"),
     path("search/", search_views.search_page, name="search"),
     path("imports/claude-code/", import_views.transcript_upload, name="import-upload"),
+    path("imports/<uuid:job_id>/", import_views.import_job_page, name="import-job"),
+    path("imports/<uuid:job_id>/status/", import_views.import_job_status, name="import-job-status"),
     # ---- exports (sessions/export_views.py) ----
     path("sessions/export.<str:fmt>", export_views.session_list_export, name="list-export"),
     path(

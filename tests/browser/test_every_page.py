@@ -8,6 +8,7 @@ Set SAWTOOTH_SCREENSHOTS=docs/screenshots to write <page>-1440.png and <page>-39
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,8 @@ from compaction.models import Experiment, ReplayRun
 from privacy.models import Finding
 from sessions import example_data
 from sessions import services as session_services
-from sessions.models import AgentSession, Membership, Project, Role
+from sessions.importers.report import ImportReport
+from sessions.models import AgentSession, ImportJob, ImportStatus, Membership, Project, Role
 from sessions.schemas import EventBatch
 from team import selectors as team_selectors
 from team import services as team_services
@@ -90,9 +92,30 @@ PAGES: dict[str, Callable[[Site], str]] = {
     "audit": lambda s: f"/projects/{s.project.pk}/audit/",
     "policy": lambda s: f"/projects/{s.project.pk}/policy/",
     "feedback": lambda s: f"/projects/{s.project.pk}/feedback/",
+    "import-running": lambda s: f"/imports/{_import_job(s, finished=False).public_id}/",
+    "import-done": lambda s: f"/imports/{_import_job(s, finished=True).public_id}/",
     "not-found": lambda s: "/sessions/999999/",
 }
 ANONYMOUS = {"login", "set-password"}
+
+
+def _import_job(site: Site, *, finished: bool) -> ImportJob:
+    """A background import of the upload form: one on its way, or one done with a report."""
+    report = ImportReport()
+    report.session(site.session.external_id).messages = 3
+    done = report.file("billing-run-7.jsonl", format="claude-code")
+    done.sessions.append(site.session.external_id)
+    done.records = 3
+    report.file("notes.txt", format="").error = "not a format Sawtooth reads"
+    return ImportJob.objects.create(
+        project=site.project,
+        public_id=uuid.uuid4(),
+        status=ImportStatus.DONE if finished else ImportStatus.RUNNING,
+        files_total=2,
+        files_done=2 if finished else 1,
+        size_bytes=48_000,
+        report=report.to_dict() if finished else {},
+    )
 
 
 @pytest.fixture

@@ -12,8 +12,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from compaction import pipeline
+from sessions import import_jobs
 from sessions.importers.writer import session_parent_set
-from sessions.models import AgentSession, Project
+from sessions.models import AgentSession, ImportJob, Project
 from tests.factories import make_session, wire_message
 from tests.importers.corpus import SPOTTER
 
@@ -168,6 +169,10 @@ def test_first_visit_uploads_a_transcript_and_shows_the_report(
     page.locator("#upload-file").set_input_files(str(SPOTTER / "short.jsonl"))
     page.get_by_role("button", name="Import").click()
     expect(page.get_by_role("heading", name=f"Import into {project.name}")).to_be_visible()
+    # imported in the background: the page follows the job while a worker imports it
+    expect(page.locator("#import-progress")).to_be_visible()
+    import_jobs.import_job_run(job_id=ImportJob.objects.get(project=project).pk)  # the worker
+    expect(page.locator("#import-progress")).to_have_count(0)
     session = AgentSession.objects.get(project=project)
     stored = session.messages.count()
     expect(page.locator("table.data td.num").first).to_have_text(str(stored))

@@ -41,6 +41,7 @@ PER_SHAPE = 4
 # Where the crawl starts; it follows every same-site link and htmx load from there.
 SEEDS: list[Callable[[Door], str]] = [
     lambda d: "/",
+    lambda d: f"/imports/{_import_job(d).public_id}/",  # the upload form's background import
     lambda d: f"/sessions/{d.session.pk}/",
     lambda d: "/alerts/",
     lambda d: "/experiments/",

@@ -454,6 +454,11 @@ PAGES: dict[str, list[PageRule]] = {
     ],
     "sessions:list-export": [PageRule("get", lambda w: "/sessions/export.csv", ANY)],
     "sessions:search": [PageRule("get", lambda w: "/search/?q=turn", ANY)],
+    # the upload form's background import: any member of its project reads it
+    "sessions:import-job": [PageRule("get", lambda w: f"/imports/{_import_job(w)}/", Role.VIEWER)],
+    "sessions:import-job-status": [
+        PageRule("get", lambda w: f"/imports/{_import_job(w)}/status/", Role.VIEWER)
+    ],
     "sessions:import-upload": [
         # the engineer gets as far as "choose a file"; an outsider's project is not among theirs
         PageRule(

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import gzip
+import uuid
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from sessions.models import AgentSession, Message, Role
+from sessions import import_jobs
+from sessions.models import AgentSession, ImportJob, ImportStatus, Message, Role
 from tests.factories import make_project, make_user
 from tests.importers.corpus import SPOTTER
 
 pytestmark = pytest.mark.django_db
 
 SHORT = SPOTTER / "short.jsonl"
+GOOD = SHORT.read_bytes() if SHORT.exists() else b""
 
 
 def _upload(name: str, data: bytes) -> SimpleUploadedFile:
@@ -40,23 +43,74 @@ def test_viewers_see_the_command_but_no_upload(client: Client) -> None:
 
 
 @pytest.mark.parametrize("gzipped", [False, True])
-def test_upload_imports_the_transcript_and_shows_its_report(client: Client, gzipped: bool) -> None:
+def test_upload_imports_in_the_background_and_its_page_shows_progress_then_the_report(
+    client: Client, gzipped: bool, django_capture_on_commit_callbacks
+) -> None:
     project = make_project()
     client.force_login(make_user(project=project, role=Role.ENGINEER))
     data = SHORT.read_bytes()
     name = "short.jsonl.gz" if gzipped else "short.jsonl"
-    response = client.post(
-        "/imports/claude-code/",
-        {"project": project.pk, "file": _upload(name, gzip.compress(data) if gzipped else data)},
-    )
-    assert response.status_code == 200
+    upload = _upload(name, gzip.compress(data) if gzipped else data)
+    with django_capture_on_commit_callbacks() as sent:
+        response = client.post("/imports/claude-code/", {"project": project.pk, "file": upload})
+    # the request only checked and kept the upload: a job, sent to a worker
+    assert response.status_code == 303
+    job = ImportJob.objects.get(project=project)
+    assert response["Location"] == f"/imports/{job.public_id}/"
+    assert len(sent) == 1
+    assert not AgentSession.objects.exists()
+    # its page polls while it waits
+    page = client.get(response["Location"]).content.decode()
+    assert f'hx-get="/imports/{job.public_id}/status/"' in page
+    assert 'hx-trigger="every 1s"' in page
+    assert "<progress" in page
+    import_jobs.import_job_run(job_id=job.pk)  # what the worker does
+    # the poll answers the report in place, and stops polling
+    body = client.get(f"/imports/{job.public_id}/status/").content.decode()
+    assert "hx-get" not in body
     session = AgentSession.objects.get(project=project)
     stored = Message.objects.filter(session=session).count()
     assert stored > 0
-    body = response.content.decode()
     assert f'href="/sessions/{session.pk}/"' in body
     assert f'<td class="num">{stored}</td>' in body
     assert name in body
+    assert name in client.get(response["Location"]).content.decode()
+
+
+def test_an_import_job_of_another_project_is_not_found(client: Client) -> None:
+    theirs = make_project()
+    job = ImportJob.objects.create(project=theirs, public_id=uuid.uuid4())
+    client.force_login(make_user(project=make_project(), role=Role.ADMIN))
+    assert client.get(f"/imports/{job.public_id}/").status_code == 404
+    assert client.get(f"/imports/{job.public_id}/status/").status_code == 404
+    assert client.get(f"/imports/{uuid.uuid4()}/").status_code == 404
+
+
+def test_a_failed_job_shows_its_error(client: Client) -> None:
+    project = make_project()
+    job = ImportJob.objects.create(
+        project=project,
+        public_id=uuid.uuid4(),
+        status=ImportStatus.FAILED,
+        error="the worker importing it stopped 3 times; nothing more was tried",
+    )
+    client.force_login(make_user(project=project, role=Role.VIEWER))
+    body = client.get(f"/imports/{job.public_id}/").content.decode()
+    assert "the worker importing it stopped 3 times" in body
+    assert "/status/" not in body  # finished: no polling
+
+
+def test_an_upload_counts_against_the_allowance_by_its_size(client: Client, settings) -> None:
+    settings.INGEST_RATE_LIMIT_PER_MINUTE = 2
+    settings.IMPORT_RATE_BYTES_PER_BATCH = 64  # the transcript is several "batches"
+    project = make_project()
+    client.force_login(make_user(project=project, role=Role.ENGINEER))
+    response = client.post(
+        "/imports/claude-code/", {"project": project.pk, "file": _upload("a.jsonl", GOOD)}
+    )
+    assert response.status_code == 429
+    assert "one per started MiB; nothing of it was stored" in response.content.decode()
+    assert not ImportJob.objects.exists()
 
 
 def test_upload_needs_the_engineer_role(client: Client) -> None:
@@ -122,9 +176,6 @@ def test_upload_page_needs_login_and_post(client: Client) -> None:
     assert client.post("/imports/claude-code/").status_code == 302
     client.force_login(make_user(project=make_project()))
     assert client.get("/imports/claude-code/").status_code == 405
-
-
-GOOD = SHORT.read_bytes() if SHORT.exists() else b""
 
 
 @pytest.mark.parametrize(

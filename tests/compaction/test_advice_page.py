@@ -97,3 +97,21 @@ def test_a_user_sees_only_the_advice_of_their_own_projects(
     assert "acme" not in page  # the project asked for is not theirs: their own is shown
     assert "none of the 0 sessions" not in page
     assert "no session began in the last 30 days" in page
+
+
+def test_with_no_priced_policy_the_kinds_table_says_so_instead_of_drawing_empty() -> None:
+    from django.template.loader import render_to_string
+
+    advice = {
+        "policies": [],
+        "baseline": {"usd": 0.0, "retention": None},
+        "no_recommendation": {"reason": "0 sessions back it; at least 10 needed"},
+        "unpriced_sessions": 1,
+        "missing_baselines": [],
+    }
+    page = render_to_string(
+        "compaction/_advice.html",
+        {"advice": advice, "recommendation": None, "tolerance_points": 5},
+    )
+    assert "No policy has a finished replay of these sessions with a price yet" in page
+    assert "<table" not in page

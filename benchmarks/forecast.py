@@ -10,7 +10,10 @@ before; else the harness default). For comparison it also scores the forecast ai
 harness default alone. Prints one line per compaction and a final JSON line, e.g.
 {"compactions": 12, "median_error_calls": 3.0, "median_error_calls_harness_default": 7.5}.
 
-    .venv/bin/python benchmarks/forecast.py
+    .venv/bin/python benchmarks/forecast.py [--transcripts manifest|unused|all]
+
+The default is the manifest's transcripts (the ones the forecast was built with); ``unused``
+takes the ones added later, for the verdicts, which it never saw (benchmarks/money.py's lists).
 """
 
 from __future__ import annotations
@@ -21,24 +24,25 @@ from pathlib import Path
 from statistics import median
 
 from _scratch import django_on_scratch_sqlite
+from money import transcripts
 
 ROOT = Path(__file__).resolve().parent.parent
 REALTRACES = ROOT / "benchmarks/data/realtraces"
 
 
 def main() -> None:
+    which = "manifest"
+    if "--transcripts" in sys.argv:
+        which = sys.argv[sys.argv.index("--transcripts") + 1]
+    if which not in ("all", "manifest", "unused"):
+        sys.exit("--transcripts takes manifest, unused or all")
     django_on_scratch_sqlite("sawtooth-forecast-")
     from compaction import forecasts, pipeline, selectors
     from compaction.engine import forecast as engine
     from sessions.importers import claude_code
     from sessions.models import AgentSession, CompactionEvent, Project
 
-    manifest = json.loads((REALTRACES / "manifest.json").read_text())
-    paths = [
-        REALTRACES / e["file"]
-        for e in manifest
-        if "Claude Code" in str(e.get("harness", "")) and (REALTRACES / e["file"]).exists()
-    ]
+    paths = transcripts(which)
     project = Project.objects.create(name="forecast")
     claude_code.claude_code_import(project=project, paths=paths)
     sessions = list(AgentSession.objects.filter(project=project).order_by("pk"))

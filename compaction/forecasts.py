@@ -89,9 +89,10 @@ def _session_forecast(
 ]:
     curve = analysis_curve(analysis)
     threshold, before = _thresholds(session)
-    compaction_seqs = list(
-        CompactionEvent.objects.filter(session=session).values_list("seq", flat=True)
-    )
+    events = CompactionEvent.objects.filter(session=session)
+    compaction_seqs = list(events.values_list("seq", flat=True))
+    # a compaction the user asked for (/compact) is no threshold reached: nothing to forecast
+    manual = set(events.filter(trigger="manual").values_list("seq", flat=True))
     recent = {p["seq"] for p in curve[-(forecast_engine.RECENT_CALLS + 1) :]}
     times = dict(
         Message.objects.filter(session=session, seq__in=recent).values_list("seq", "timestamp")
@@ -106,7 +107,7 @@ def _session_forecast(
     checks = forecast_engine.forecast_checks(
         points, threshold=threshold, compaction_seqs=compaction_seqs, thresholds=before
     )
-    return forecast, threshold, checks
+    return forecast, threshold, [c for c in checks if c.seq not in manual]
 
 
 def project_forecast_checks(project_id: int) -> list[forecast_engine.ForecastCheck]:

@@ -13,7 +13,7 @@ from sessions.models import CompactionEvent
 
 
 @dataclass(frozen=True)
-class TokensBefore:
+class ShownSize:
     """The context before (or after) a compaction as the span page shows it, where it comes
     from, and why the harness's figure was not used when it was not."""
 
@@ -22,31 +22,31 @@ class TokensBefore:
     note: str | None = None
 
 
-def compaction_tokens_before(event: CompactionEvent, span: CompactionSpan | None) -> TokensBefore:
+def _shown(
+    side: Literal["before", "after"], event: CompactionEvent, span: CompactionSpan | None
+) -> ShownSize:
+    field = f"tokens_{side}"
+    details = span.details if span is not None and isinstance(span.details, dict) else {}
+    measured: int | None = getattr(span, field) if span is not None else None
+    if details.get(f"{field}_source") == "computed":
+        note = details.get(f"{field}_note")
+        return ShownSize(measured, "computed", note if isinstance(note, str) else None)
+    given: int | None = getattr(event, field)
+    if given is not None:
+        return ShownSize(given, "sent" if event.source == "api" else "reported")
+    if measured is not None:
+        return ShownSize(measured, "computed")
+    return ShownSize(None, None)
+
+
+def compaction_tokens_before(event: CompactionEvent, span: CompactionSpan | None) -> ShownSize:
     """What the client sent (the ingest API) or an importer read from the trace, unless the
-    analysis found it disagrees with the session's own calls (then the computed size and its
-    note); else what the analysis measured from the curve."""
-    details = span.details if span is not None and isinstance(span.details, dict) else {}
-    if span is not None and details.get("tokens_before_source") == "computed":
-        note = details.get("tokens_before_note")
-        return TokensBefore(span.tokens_before, "computed", note if isinstance(note, str) else None)
-    if event.tokens_before is not None:
-        return TokensBefore(event.tokens_before, "sent" if event.source == "api" else "reported")
-    if span is not None and span.tokens_before is not None:
-        return TokensBefore(span.tokens_before, "computed")
-    return TokensBefore(None, None)
+    analysis found it disagrees with the session's own calls (``checked_before``: then the
+    computed size and its note); else what the analysis measured from the curve."""
+    return _shown("before", event, span)
 
 
-def compaction_tokens_after(event: CompactionEvent, span: CompactionSpan | None) -> TokensBefore:
-    """The context after a compaction as the span page shows it: the harness's or client's
-    figure unless it fell far below the first call after (then the computed size and its
-    note, ``checked_after``); else what the analysis measured from the curve."""
-    details = span.details if span is not None and isinstance(span.details, dict) else {}
-    if span is not None and details.get("tokens_after_source") == "computed":
-        note = details.get("tokens_after_note")
-        return TokensBefore(span.tokens_after, "computed", note if isinstance(note, str) else None)
-    if event.tokens_after is not None:
-        return TokensBefore(event.tokens_after, "sent" if event.source == "api" else "reported")
-    if span is not None and span.tokens_after is not None:
-        return TokensBefore(span.tokens_after, "computed")
-    return TokensBefore(None, None)
+def compaction_tokens_after(event: CompactionEvent, span: CompactionSpan | None) -> ShownSize:
+    """The same for the size after: the harness's or client's figure unless it fell far below
+    the first call after (``checked_after``)."""
+    return _shown("after", event, span)

@@ -223,6 +223,13 @@ def nearest_points(
 STALE_BEFORE_RATIO = 1.2
 
 
+def _from_curve(point: tokens.CurvePoint | None) -> CheckedBefore:
+    """A size the harness did not give: the call's context, or nothing without a call."""
+    if point is None:
+        return CheckedBefore(None, False, None, "")
+    return CheckedBefore(point.context_tokens, point.estimated, "computed", "")
+
+
 def checked_before(
     reported: int | None,
     previous_reported: int | None,
@@ -238,9 +245,7 @@ def checked_before(
     (68102, 70000)
     """
     if reported is None:
-        if point_before is None:
-            return CheckedBefore(None, False, None, "")
-        return CheckedBefore(point_before.context_tokens, point_before.estimated, "computed", "")
+        return _from_curve(point_before)
     if point_before is None or point_before.estimated:
         return CheckedBefore(reported, False, "harness", "")
     measured = point_before.context_tokens
@@ -269,9 +274,7 @@ def checked_after(reported: int | None, point_after: tokens.CurvePoint | None) -
     (58460, 55000)
     """
     if reported is None:
-        if point_after is None:
-            return CheckedBefore(None, False, None, "")
-        return CheckedBefore(point_after.context_tokens, point_after.estimated, "computed", "")
+        return _from_curve(point_after)
     if point_after is None or point_after.estimated:
         return CheckedBefore(reported, False, "harness", "")
     measured = point_after.context_tokens

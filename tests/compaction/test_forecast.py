@@ -170,3 +170,30 @@ def test_a_real_claude_code_compaction_is_checked_against_its_forecast(
     assert check["actual_calls"] == 10
     assert isinstance(check["predicted_calls"], int)
     assert curve["forecast"] is None or curve["forecast"]["basis"] == "observed"
+
+
+def test_a_compaction_the_user_asked_for_is_not_scored_as_a_forecast(client: Client, auth):
+    # /compact is no threshold reached: 18 of the 41 compactions of the real sessions added
+    # for the verdicts were manual, and scoring them doubled the median error
+    project = make_project(name="manual")
+    session = make_session(
+        project,
+        external_id="manual-1",
+        messages=calls(FIRST) + calls(SECOND, seq0=32, t0=T0 + timedelta(hours=1)),
+        session={"agent": "claude-code", "context_window": 200_000},
+        compactions=[
+            {
+                "seq": 32,
+                "trigger": "manual",
+                "strategy": "summarize",
+                "tokens_before": 173_000,
+                "tokens_after": 40_000,
+                "summary": "Goal: ship it.",
+            }
+        ],
+    )
+    pipeline.session_analyse(session_id=session.pk)
+    key = {"Authorization": f"Bearer {make_key(project)}"}
+    curve = client.get("/api/v1/sessions/manual-1/curve", headers=key).json()
+    assert curve["forecast_accuracy"] == []
+    assert curve["forecast_median_error_calls"] is None

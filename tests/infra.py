@@ -253,6 +253,34 @@ def celery_worker(
     return Process(argv, log=log, env=env)
 
 
+SLOW_ANALYSIS = """
+import time
+from compaction.engine import analysis as _analysis
+
+_real = _analysis.analyse
+
+
+def analyse(*args, **kwargs):
+    time.sleep({seconds!r})
+    return _real(*args, **kwargs)
+
+
+_analysis.analyse = analyse
+"""
+
+
+def slow_analysis_env(folder: Path, seconds: float) -> dict[str, str]:
+    """The environment of a worker whose every analysis pass computes ``seconds`` longer: a
+    ``sitecustomize`` module on its PYTHONPATH wraps the engine's ``analyse`` with a sleep.
+    The engine is fast on any session a test can store quickly (a long one once re-checked
+    every probe at every compaction, which the fault tests leaned on), so a test that needs
+    a long pass says so here rather than through the size of its session."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(SLOW_ANALYSIS.format(seconds=seconds))
+    root = Path(__file__).resolve().parents[1]
+    return {"PYTHONPATH": os.pathsep.join([str(folder), str(root)])}
+
+
 def celery_beat(env: Mapping[str, str], *, log: Path) -> Process:
     """The one beat process of a deployment, sending the periodic sweeps."""
     argv = [

@@ -660,12 +660,16 @@ def analyse(
     rework = evals.rework_signals(messages, starts)
     facts = _FactsAtRisk(messages)
     steps = _chained_contexts(messages, compactions)
-    spans = tuple(
-        _observed_span(
+    # A probe a compaction lost is gone from the contexts after it: it is that compaction's
+    # loss alone, never checked (and counted lost) again at every later one.
+    live = list(probes)
+    spans: list[ObservedSpan] = []
+    for i, step in enumerate(steps):
+        span = _observed_span(
             i,
             step,
             curve,
-            probes,
+            live,
             rework,
             facts,
             judge,
@@ -673,14 +677,16 @@ def analyse(
             harness,
             previous=steps[i - 1].compaction if i else None,
         )
-        for i, step in enumerate(steps)
-    )
+        spans.append(span)
+        gone = {(f.text, f.seq) for f in span.retention.lost if f.kind == "probe"}
+        if gone:
+            live = [p for p in live if (p.text, p.seq) not in gone]
     return Analysis(
         message_count=len(messages),
         curve=tuple(curve),
         orphans=evals.pair_validity(messages).orphans,
         calibration=counter.report,
-        spans=spans,
+        spans=tuple(spans),
     )
 
 

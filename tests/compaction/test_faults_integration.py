@@ -53,6 +53,7 @@ from tests.infra import (
     app_env,
     celery_beat,
     celery_worker,
+    slow_analysis_env,
     wait_until,
 )
 
@@ -448,7 +449,7 @@ def test_a_postgresql_outage_longer_than_the_dead_time_runs_a_live_workers_analy
     )
     _manage(env, "migrate", "--no-input")
     worker = celery_worker(
-        env,
+        {**env, **slow_analysis_env(tmp_path / "slow", 20)},  # a long pass: 20 s of engine
         log=tmp_path / "worker.log",
         queues=all_queues(env["CELERY_TASK_DEFAULT_QUEUE"]),
         concurrency=2,  # one process analyses, the other sweeps
@@ -615,8 +616,8 @@ def test_a_long_analysis_on_a_live_worker_is_never_taken_from_it(
         ANALYSIS_STALE_SECONDS="1",
         **liveness,
     )
-    # Hundreds of compactions and probes, each checked against the trace: many seconds. (Two
-    # batches: each carries at most 500 of either.)
+    # Hundreds of compactions and probes (two batches: each carries at most 500 of either),
+    # and a pass that computes 8 s on top (slow_analysis_env).
     project = make_project()
     for position in (1, 3):
         session = make_session(
@@ -631,7 +632,11 @@ def test_a_long_analysis_on_a_live_worker_is_never_taken_from_it(
                 {"seq": 4 * n + 2, "text": f"fact {n}.{position} about billing"} for n in range(350)
             ],
         )
-    worker = celery_worker(env, log=tmp_path / "worker.log", queues=all_queues(prefix))
+    worker = celery_worker(
+        {**env, **slow_analysis_env(tmp_path / "slow", 8)},  # a pass of 8 s of engine
+        log=tmp_path / "worker.log",
+        queues=all_queues(prefix),
+    )
     procs.append(worker)
     worker.start()
     _send(redis_server.url, f"{prefix}.analysis", "session_analyse", session.pk)

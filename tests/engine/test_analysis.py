@@ -13,7 +13,13 @@ import pytest
 
 from compaction.engine import analysis, experiments, session_replay
 from compaction.engine.evals import BARELY_CHANGED_WARNING, Probe
-from compaction.engine.messages import ObservedCompaction, TextBlock, messages_from_wire
+from compaction.engine.messages import (
+    Message,
+    ObservedCompaction,
+    TextBlock,
+    Usage,
+    messages_from_wire,
+)
 from compaction.engine.strategies import Policy
 from tests.engine.builders import CONSTRAINT, coding_session_messages
 
@@ -321,3 +327,25 @@ def test_a_later_pass_reuses_the_retention_of_spans_whose_inputs_did_not_change(
     edited = [*messages[:3], dataclasses.replace(messages[3], content=(TextBlock("redacted"),))]
     changed = analysis.analyse([*edited, *messages[4:36]], [first], earlier=earlier_of(before))
     assert changed.spans[0].inputs_key != before.spans[0].inputs_key
+
+
+def test_a_probe_lost_at_one_compaction_is_not_lost_again_at_every_later_one() -> None:
+    # chained contexts: the probe is gone from the context the first compaction left, so the
+    # second has nothing of it to lose (before, each of 1,999 compactions re-checked all 500
+    # probes of a long session: a million verdicts, 2 GB stored)
+    messages = [
+        Message(0, "user", (TextBlock("Do not touch the auth module. Start the billing work."),)),
+        Message(1, "assistant", (TextBlock("ok"),), usage=Usage(input_tokens=9_000)),
+        Message(3, "user", (TextBlock("go on"),)),
+        Message(4, "assistant", (TextBlock("ok"),), usage=Usage(input_tokens=1_000)),
+        Message(6, "user", (TextBlock("go on"),)),
+        Message(7, "assistant", (TextBlock("ok"),), usage=Usage(input_tokens=1_200)),
+    ]
+    compactions = [
+        ObservedCompaction(seq=2, trigger="auto", summary="Goal: billing.", replaced_to=1),
+        ObservedCompaction(seq=5, trigger="auto", summary="Goal: billing, go on.", replaced_to=4),
+    ]
+    probe = Probe("do not touch the auth module", seq=0)
+    first, second = analysis.analyse(messages, compactions, probes=[probe]).spans
+    assert [f.text for f in first.retention.lost if f.kind == "probe"] == [probe.text]
+    assert not [i for i in second.retention.items if i.fact.kind == "probe"]

@@ -307,7 +307,7 @@ def check_facts(
     after: Sequence[Message] | ContextIndex,
     *,
     judge: Judge | None = None,
-    acted: ContextIndex | None = None,
+    acted: verdicts.ActedIndex | None = None,
     harness: str | None = None,
 ) -> RetentionReport:
     """Check facts against a compacted context (or its prebuilt :class:`ContextIndex`).

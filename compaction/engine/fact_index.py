@@ -148,7 +148,7 @@ def checkout_root(paths: Iterable[str]) -> str | None:
 _ASIDE = re.compile(r"\s*\([^()]{3,}\)")
 
 
-def _elsewhere(raw: str, name: str, parent: str) -> bool:
+def _elsewhere(raw: str, name: str, parent: str, *, home: bool = False) -> bool:
     """Whether a bare file name was found as a file of another folder: ``scope.md`` of
     docs/specs/ is not docs/specs/npm/scope.md, the root CMakeLists.txt not tests/CMakeLists.txt.
 
@@ -156,6 +156,8 @@ def _elsewhere(raw: str, name: str, parent: str) -> bool:
     True
     >>> _elsewhere("specs/scope.md,", "scope.md", "specs"), _elsewhere("scope.md", "scope.md", "x")
     (False, False)
+    >>> _elsewhere("**~/.zshrc**", ".zshrc", "tslater", home=True)
+    False
     """
     if "/" in name or not parent:
         return False
@@ -163,7 +165,7 @@ def _elsewhere(raw: str, name: str, parent: str) -> bool:
     for tok in _TOKEN.findall(raw):
         parts = tok.rstrip("/.:-").split("/")
         if len(parts) >= 2 and parts[-1] == name:
-            return parts[-2] != parent
+            return parts[-2] != parent and not (home and parts[-2] == "~")
     return False
 
 
@@ -480,9 +482,11 @@ class ContextIndex:
         if root and name in ROOT_FILES and path.rsplit("/", 1)[0] == root:
             forms.append(name)
         parent = canon.rsplit("/", 2)[-2] if canon.count("/") >= 1 else ""
+        # a file right in the user's home folder, which a summary writes ~/.zshrc
+        home = canon.count("/") == 2 and canon.startswith(("users/", "home/"))
         for form in forms:
             i = self.names.get(form)
-            if i is not None and not _elsewhere(i, form, parent):
+            if i is not None and not _elsewhere(i, form, parent, home=home):
                 return Verdict(True, self._line(i))
         modules = module_forms(path)
         for form in modules:

@@ -27,7 +27,7 @@ from compaction.engine.messages import (
     is_prompt,
 )
 from compaction.engine.summarizers import _PATH_KEYS as PATH_KEYS
-from compaction.engine.summarizers import SUMMARY_HEADER, file_actions
+from compaction.engine.summarizers import SUMMARY_HEADER, file_actions, patch_paths
 from privacy.detect import secrets
 
 FactKind = Literal["probe", "task", "constraint", "decision", "path", "identifier"]
@@ -93,6 +93,8 @@ def prompt_prose(message: Message) -> str:
     if not is_prompt(message):
         return ""
     raw = "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+    if raw.lstrip()[:40].casefold().startswith(_CODEX_MEMORY):
+        return ""  # Codex's AGENTS.md, which it puts back itself after compacting
     if "<" in raw:
         raw = strip_harness_records(raw)
     lines = [
@@ -103,6 +105,9 @@ def prompt_prose(message: Message) -> str:
     return "\n".join(lines).strip()
 
 
+_CODEX_MEMORY = "# agents.md instructions for"
+# What a trace's uploader left where a value was (Entire CLI's redaction): a name cut out.
+REDACTED = "REDACTED"
 # Instructions a launcher puts before the user's words (Conductor's <system_instruction>):
 # rules the agent was given, but not the task the user asked for.
 _LAUNCHER_TAGS = ("system_instruction", "system-instruction")
@@ -564,12 +569,13 @@ def message_facts(message: Message) -> MessageFacts:
         uses: list[tuple[str, Fact]] = []
         for use in message.tool_uses():
             command = use.input.get("command")
-            if isinstance(command, str) and _PATH_KEY_SET.isdisjoint(use.input):
+            patched = patch_paths(use)
+            if isinstance(command, str) and _PATH_KEY_SET.isdisjoint(use.input) and not patched:
                 core = command_core(command)
                 if core:
                     uses.append((use.id, Fact("identifier", core, message.seq, "command")))
                 continue
-            if _PATH_KEY_SET.isdisjoint(use.input):
+            if _PATH_KEY_SET.isdisjoint(use.input) and not patched:
                 continue  # a path only in a shell command is not a file read or edited
             for action, path in file_actions(use):
                 if action == "use" or is_temp_path(path):
@@ -661,8 +667,10 @@ class _Combined:
         self.interrupted = False
 
     def add(self, fact: Fact, at: int) -> None:
-        if fact.kind in ("path", "identifier") and len(fact.text) > MAX_NAME:
-            return  # thousands of parts are no name (and every suffix would be kept)
+        if fact.kind in ("path", "identifier") and (
+            len(fact.text) > MAX_NAME or REDACTED in fact.text
+        ):
+            return  # thousands of parts are no name; nor is what an uploader's redaction left
         if fact.kind == "path":
             keys = _path_keys(fact.text)
             if not keys[0] or canon_path(fact.text) in self.path_seen:

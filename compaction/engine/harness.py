@@ -31,6 +31,9 @@ HARNESS_TAGS: tuple[str, ...] = (
     "bash-stderr",
     "user-prompt-submit-hook",
     "user-memory-input",
+    # Codex's session prefix: put back by Codex itself after every compaction
+    "environment_context",
+    "user_instructions",
 )
 HARNESS_PREFIXES: tuple[str, ...] = (
     "[Request interrupted by user",

@@ -286,9 +286,35 @@ def file_actions(block: ToolUseBlock) -> list[tuple[str, str]]:
     else:
         action = "use"
     paths = [str(block.input[k]) for k in _PATH_KEYS if isinstance(block.input.get(k), str)]
+    patched = patch_paths(block)
+    if patched:
+        return [("edit", p) for p in patched]
     if not paths and isinstance(command, str) and action == "use":
         paths = [p for p in txt.find_paths(command) if "/" in p]
     return [(action, p) for p in paths]
+
+
+_PATCH_BEGIN = "*** Begin Patch"
+_PATCH_FILE_LINES = ("*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ")
+
+
+def patch_paths(block: ToolUseBlock) -> list[str]:
+    """The files a Codex patch (``apply_patch``, its own tool or a shell heredoc) changes.
+
+    >>> patch_paths(ToolUseBlock("c", "apply_patch", {"input": "*** Begin Patch\\n"
+    ...     "*** Update File: src/app.ts\\n@@\\n-a\\n+b\\n"
+    ...     "*** Add File: b.md\\n+x\\n*** End Patch"}))
+    ['src/app.ts', 'b.md']
+    """
+    out: list[str] = []
+    for value in block.input.values():
+        if not isinstance(value, str) or _PATCH_BEGIN not in value:
+            continue
+        for line in value.splitlines():
+            for start in _PATCH_FILE_LINES:
+                if line.startswith(start) and line[len(start) :].strip():
+                    out.append(line[len(start) :].strip())
+    return list(dict.fromkeys(out))
 
 
 # --- the extractive summarizer -----------------------------------------------------------------

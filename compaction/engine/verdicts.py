@@ -18,7 +18,9 @@ the name again, or the user repeated the rule. One sweep over the actions after 
 
 from __future__ import annotations
 
+import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -98,7 +100,7 @@ def is_reloaded(path: str, harness: str | None = None) -> bool:
 # --- acted on: the tool calls of the context -----------------------------------------------------
 
 
-def acted_index(messages: Iterable[Message]) -> ContextIndex | None:
+def acted_index(messages: Iterable[Message]) -> ActedIndex | None:
     """Every name the agent's tool calls used: paths, commands, patterns, the code it wrote;
     None when the context holds no tool call (a conversation, or a history built by hand):
     then nothing tells a fact from a mention, and every candidate counts.
@@ -106,14 +108,67 @@ def acted_index(messages: Iterable[Message]) -> ContextIndex | None:
     A file or a name a prompt or an earlier summary mentions is a fact only when this index
     names it too (:func:`verdict_of`).
     """
-    parts: list[str] = []
+    direct: list[str] = []
+    code: list[str] = []
+    calls = False
     for m in messages:
         if m.role != "assistant":
             continue
         for block in m.content:
             if isinstance(block, ToolUseBlock):
-                parts.append(block_text(block))
-    return ContextIndex("\n".join(parts), "") if parts else None
+                calls = True
+                for key, value in _acted_inputs(block):
+                    (code if key in _CODE_KEYS else direct).append(value)
+    return ActedIndex(direct, code) if calls else None
+
+
+# What a tool call says rather than does: the brief of a subagent or a task, a command's
+# description, a plan, a message to a teammate. Measured on the tuning half of
+# benchmarks/verdicts.py: names found only there were labelled mentioned or paraphrased 15
+# times in 20.
+_PROSE_KEYS = frozenset(
+    {"description", "prompt", "subject", "activeForm", "todos", "plan", "question", "questions"}
+)
+_PROSE_TOOLS = frozenset(
+    {"TodoWrite", "TaskCreate", "TaskUpdate", "SendMessage", "ExitPlanMode", "AskUserQuestion"}
+)
+# The code an edit replaced: a name only there was removed, not worked with.
+_REMOVED_KEYS = frozenset({"old_string", "old_str"})
+# The code a call writes: a name in it is worked with when two calls write it.
+_CODE_KEYS = frozenset({"content", "new_string", "new_str", "file_text", "patch", "input"})
+_CODE_NAME = re.compile(r"[A-Za-z_$][\w$-]*")
+
+
+def _acted_inputs(block: ToolUseBlock) -> Iterable[tuple[str, str]]:
+    """The inputs of one tool call that act on something, by key: paths, commands, patterns
+    and the code it writes, without the prose it carries or the code it removes."""
+    if block.name in _PROSE_TOOLS:
+        return
+    yield "name", block.name
+    for key, value in block.input.items():
+        if key in _PROSE_KEYS or key in _REMOVED_KEYS or value is None:
+            continue
+        yield key, value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+class ActedIndex:
+    """The names a context's tool calls acted on. A name a prompt or a summary mentions is
+    acted on when a call opened, searched or ran it; in code the agent wrote, when two
+    calls wrote it (one file that happens to hold ``getElementById`` is not work on it)."""
+
+    def __init__(self, direct: Sequence[str], code: Sequence[str]) -> None:
+        self._all = ContextIndex("\n".join([*direct, *code]), "")
+        self._direct = ContextIndex("\n".join(direct), "")
+        self._code_calls: Counter[str] = Counter()
+        for text in code:
+            self._code_calls.update({n.casefold() for n in _CODE_NAME.findall(text)})
+
+    def uses(self, fact: Fact) -> bool:
+        if not self._all.check(fact).kept:
+            return False
+        if fact.kind != "identifier" or self._direct.check(fact).kept:
+            return True
+        return self._code_calls[fact.text.casefold()] >= 2
 
 
 def known_files(facts: Iterable[Fact]) -> list[str]:
@@ -177,7 +232,7 @@ def verdict_of(
     fact: Fact,
     index: ContextIndex,
     *,
-    acted: ContextIndex | None,
+    acted: ActedIndex | None,
     files: Sequence[str] = (),
     root: str | None = None,
     harness: str | None = None,
@@ -194,7 +249,7 @@ def verdict_of(
         acted is not None
         and fact.origin != "tool"
         and fact.kind in ("path", "identifier")
-        and not acted.check(fact).kept
+        and not acted.uses(fact)
     ):
         where = "an earlier summary" if fact.origin == "summary" else "a prompt"
         return Checked("mentioned", f"named in {where}, never used by a tool call since")
@@ -218,7 +273,52 @@ def verdict_of(
         line = paraphrase_line(index, fact.text)
         if line is not None:
             return Checked("paraphrased", line)
+    if fact.kind == "path" and (command := _COMMAND_FILE.search(canon_path(fact.text))):
+        named = index.check_name(command.group(1))
+        if named.kept:  # Claude Code's custom command file, by the command's name
+            return Checked("kept", named.evidence)
+    if fact.kind == "path":
+        package = dependency_of(fact.text)
+        if package is not None and (named := index.check_name(package)).kept:
+            return Checked("paraphrased", named.evidence)
     return Checked("lost", found.evidence)
+
+
+# A custom slash command of Claude Code is a file named after it: /deep-research is
+# .claude/commands/deep-research.md. Names of six characters or more only.
+_COMMAND_FILE = re.compile(r"(?:^|/)\.claude/commands/([a-z0-9][a-z0-9_-]{5,})\.md$")
+# Where package managers unpack dependencies: a file read there is the library's, and a summary
+# that names the library conveys it.
+_DEPENDENCY_DIRS = ("node_modules/", "site-packages/", ".cargo/registry/src/", "pkg/mod/")
+
+
+def dependency_of(path: str) -> str | None:
+    """The package a dependency's file belongs to, if ``path`` is one.
+
+    >>> dependency_of("/app/node_modules/@ark-ui/react/dist/index.d.ts")
+    '@ark-ui/react'
+    >>> dependency_of("/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/tauri-2.10.2/x.rs")
+    'tauri'
+    >>> dependency_of("/venv/lib/python3.11/site-packages/httpx/_client.py")
+    'httpx'
+    >>> dependency_of("lib/b.py") is None
+    True
+    """
+    for where in _DEPENDENCY_DIRS:
+        at = path.rfind(where)
+        if at < 0:
+            continue
+        parts = path[at + len(where) :].split("/")
+        if where.startswith(".cargo"):
+            parts = parts[1:]  # the registry's index folder
+        if len(parts) < 2 or not parts[0]:
+            return None
+        if parts[0].startswith("@"):
+            return f"{parts[0]}/{parts[1]}"
+        name = parts[0].split("@", 1)[0]
+        cut = re.search(r"-\d", name) if where.startswith(".cargo") else None
+        return name[: cut.start()] if cut else name
+    return None
 
 
 def _file_inside(index: ContextIndex, folder: str, files: Sequence[str]) -> str | None:

@@ -38,6 +38,8 @@ WORST_CASES = [
     "<system_instruction>" * 50_000,
     "never " * 166_666,
     "please and " * 90_000,
+    "/.claude/commands/aaaaaa" * 40_000,
+    "*** Update File: a" * 50_000,
 ]
 
 SCRIPT = textwrap.dedent(
@@ -47,7 +49,7 @@ SCRIPT = textwrap.dedent(
     from compaction.engine.fact_index import ContextIndex
     from compaction.engine.facts import message_facts
     from compaction.engine.messages import Message, TextBlock, ToolUseBlock
-    from compaction.engine.verdicts import paraphrase_line
+    from compaction.engine.verdicts import _COMMAND_FILE, dependency_of, paraphrase_line
     for text in json.loads(sys.stdin.read()):
         prompt = Message(0, "user", (TextBlock(text),))
         call = Message(1, "assistant", (ToolUseBlock("t", "Bash", {"command": text}),))
@@ -55,6 +57,13 @@ SCRIPT = textwrap.dedent(
         message_facts(call)
         retention([prompt, call], [Message(2, "user", (TextBlock(text),))], later=[call])
         paraphrase_line(ContextIndex(text), "detect_secondary_emotions")
+        wrote = Message(3, "assistant", (
+            ToolUseBlock("w", "Write", {"file_path": "/p/a.py", "content": text}),
+            ToolUseBlock("p", "apply_patch", {"input": "*** Begin Patch\\n" + text}),
+        ))
+        message_facts(wrote)
+        retention([prompt, wrote], [Message(4, "user", (TextBlock("done"),))], later=[wrote])
+        dependency_of(text), _COMMAND_FILE.search(text)
     print("done")
     """
 )

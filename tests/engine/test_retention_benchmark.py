@@ -48,10 +48,10 @@ def test_the_five_verdicts_hold_their_measured_floor_on_the_tuning_half():
     """The tuning half (the sessions the rules were written against) does not slip below the
     figures it reached; the held-out half is reported, never tuned on, so it has no floor."""
     figures = run_verdicts()
-    assert figures["tuning_cases"] >= 31
-    assert figures["heldout_cases"] >= 11  # each compaction once (four were read by two labellers)
-    # measured at 0.879 / 0.695 / 0.994 / 0.909 on 31 tuning compactions (six repositories)
-    assert figures["tuning_precision_lost"] >= 0.87
-    assert figures["tuning_recall_lost"] >= 0.69
-    assert figures["tuning_precision_kept"] >= 0.99
-    assert figures["tuning_precision_lost_needed_again"] >= 0.9
+    # 42 since the held-out half of stop 47 was read and joined it (READ_AFTER_MEASURING)
+    assert figures["tuning_cases"] >= 42
+    # measured at 0.786 / 0.609 / 0.989 / 0.812 on 42 tuning compactions (eleven repositories)
+    assert figures["tuning_precision_lost"] >= 0.78
+    assert figures["tuning_recall_lost"] >= 0.60
+    assert figures["tuning_precision_kept"] >= 0.985
+    assert figures["tuning_precision_lost_needed_again"] >= 0.8

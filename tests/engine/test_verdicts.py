@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from compaction.engine import text as txt
 from compaction.engine.fact_index import ContextIndex
-from compaction.engine.facts import Fact, message_facts
+from compaction.engine.facts import Fact, extract_facts, message_facts
 from compaction.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compaction.engine.verdicts import NeededAgain, is_reloaded, needed_again, verdict_of
+from compaction.engine.verdicts import (
+    NeededAgain,
+    acted_index,
+    is_reloaded,
+    needed_again,
+    verdict_of,
+)
 
 
 def call(seq: int, tool_id: str, name: str, **args: str) -> Message:
@@ -152,3 +158,54 @@ def test_a_launchers_preamble_gives_rules_but_not_the_task_and_a_notice_is_no_ta
         "Full transcript available at: /private/tmp/claude-501/tasks/ae3.output"
     )
     assert task is None
+
+
+# --- what the held-out half of stop 47, read and moved to tuning, taught ---------------------
+
+
+def _mentioned_or_lost(name: str, calls: list[Message], summary: str = "Done.") -> str:
+    fact = Fact("identifier", name, origin="summary")
+    return verdict_of(fact, ContextIndex(summary), acted=acted_index(calls)).verdict
+
+
+def test_a_name_only_briefed_to_a_subagent_or_only_removed_is_mentioned():
+    brief = call(1, "t", "Task", prompt="Rename list_projects in the CLI", description="x")
+    assert _mentioned_or_lost("list_projects", [brief]) == "mentioned"
+    removed = call(2, "e", "Edit", file_path="/p/a.js", old_string="clue-card", new_string="")
+    assert _mentioned_or_lost("clue-card", [brief, removed]) == "mentioned"
+    searched = call(3, "g", "Grep", pattern="list_projects", path="/p")
+    assert _mentioned_or_lost("list_projects", [brief, searched]) == "lost"
+
+
+def test_a_name_in_code_counts_once_two_calls_wrote_it():
+    one = call(1, "w", "Write", file_path="/p/ui.js", content="getElementById('term')")
+    assert _mentioned_or_lost("getElementById", [one]) == "mentioned"
+    two = call(2, "e", "Edit", file_path="/p/ui.js", old_string="a", new_string="getElementById")
+    assert _mentioned_or_lost("getElementById", [one, two]) == "lost"
+
+
+def test_a_codex_patch_is_an_edit_of_each_file_it_names():
+    patch = "*** Begin Patch\n*** Update File: src/bridges/AldenBridge.ts\n@@\n-a\n+b\n"
+    found = message_facts(
+        Message(1, "assistant", (ToolUseBlock("c", "apply_patch", {"input": patch}),))
+    )
+    assert [(f.kind, f.text) for _, f in found.uses] == [("path", "src/bridges/AldenBridge.ts")]
+
+
+def test_codex_agents_md_and_a_redacted_name_are_no_facts():
+    task, facts = _facts("# AGENTS.md instructions for g:\\proj\n\n<INSTRUCTIONS>\nNever do X.")
+    assert (task, facts) == (None, [])
+    task, facts = _facts("<environment_context>\n<approval_policy>never</approval_policy>")
+    assert (task, facts) == (None, [])
+    read = call(1, "r", "Read", file_path="/Users/v/.REDACTED.txt")
+    assert extract_facts([read, result(2, "r")]) == []
+
+
+def test_a_dependency_a_home_file_and_a_command_file_as_a_summary_names_them():
+    dep = "/app/frontend/node_modules/@ark-ui/react/dist/tree-view.d.ts"
+    assert _verdict(dep, "Built the file list on @ark-ui/react.", [dep]) == ("paraphrased")
+    assert _verdict(dep, "Used a tree view for the file list.", [dep]) == "lost"
+    assert _verdict("/Users/t/.zshrc", "- **~/.zshrc**: added aliases", []) == "kept"
+    assert _verdict("/Users/t/dev/.zshrc", "- **~/.zshrc**: added aliases", []) == "lost"
+    command = "/Users/t/.claude/commands/deep-research.md"
+    assert _verdict(command, "keep /deep-research command", [command]) == "kept"

@@ -26,7 +26,9 @@ pii_sessions/`` instead (real Claude Code and Codex sessions of public repositor
 its ``SOURCES.md``): an exhaustive ground truth, each value a person's (``finding``), nobody's
 (``info``) or no personal data at all (``not_personal``), written by a labeller apart from the
 detector, split by repository before any tuning (held out when sha256("owner/name") starts
-with 0-7). Every distinct value the scan reports at level ``finding`` in a session is scored
+with 0-7; the repositories held out until the scan's errors on them were read, at stop 47,
+are tuning since: ``READ_AFTER_MEASURING``). Every distinct value the scan reports at level
+``finding`` in a session is scored
 once: true when labelled ``finding``, false otherwise (labelled ``info``/``not_personal``, or
 not in the ground truth at all, ``unlabelled``). Precision per kind (``precision``): a
 percentage and its 90 % Wilson interval where the kind has at least 20 scored findings, the
@@ -69,6 +71,32 @@ MIN_FOR_PRECISION = 20
 NOT_TRACES = re.compile(
     r"(^|/)(LICEN[CS]E[^/]*|SOURCES\.md|MANIFEST\.json|manifest\.json|README\.md)$"
 )
+# Held out until the scan's false findings on them were read (stop 47): tuning since, and the
+# held-out half is sessions labelled after that.
+READ_AFTER_MEASURING = frozenset(
+    {
+        "Akash-Modi104/trading-bot",
+        "EntityProcess/agentv",
+        "Hoper-J/cpolar-connect",
+        "Monotoba/OpenPrintKit",
+        "Ogekuri/G",
+        "PackmindHub/context-evaluator",
+        "andress722/CRM_ADMIN",
+        "bumpy-croc/ai-trading-bot",
+        "chikachow/cyspbot",
+        "stat-guy/imessage-mail",
+        "yutakobayashidev/repiq",
+    }
+)
+
+
+def split_of(repo: str) -> str:
+    """The half a repository's sessions belong to."""
+    if repo in READ_AFTER_MEASURING:
+        return "tuning"
+    return "heldout" if hashlib.sha256(repo.encode()).hexdigest()[0] in "01234567" else "tuning"
+
+
 # Keys whose values are record ids, never text a person wrote.
 ID_KEY = re.compile(r"^(id|uuid|signature)$|(_id|Id|ID|_uuid|Uuid|UUID)$")
 
@@ -226,6 +254,9 @@ def _session_findings(trace: Path) -> dict[tuple[str, str], tuple[pii.Detection,
 
 def score_sessions(split: str, *, verbose: bool = False) -> dict[str, Any]:
     rows = [json.loads(line) for line in (SESSIONS / "labels.jsonl").read_text().splitlines()]
+    for row in rows:
+        if row["split"] != split_of(row["repo"]):
+            raise SystemExit(f"{row['session']}: split {row['split']!r}, the rule says otherwise")
     sessions = [row for row in rows if row["split"] == split]
     counts: dict[str, Counter[str]] = {}
     recall: dict[str, Counter[str]] = {kind: Counter() for kind in RECALL_KINDS}

@@ -19,6 +19,8 @@ from __future__ import annotations
 import ipaddress
 from typing import Literal
 
+from privacy.detect.tlds import is_mail_tld
+
 Level = Literal["finding", "info"]
 
 # RFC 2606 and 6761: reserved for examples and tests, never anyone's mailbox.
@@ -119,6 +121,11 @@ _ROLE_LOCAL_PARTS = frozenset(
         "seuemail",
     }
 )
+# Git makes up "login@machine.local" when no address is set: a person's login on their
+# own machine, named the way machines are ("kairis-MacBook-Pro", "DESKTOP-GDG65J7").
+_MACHINE_TLDS = frozenset({"local", "localdomain", "lan", "home"})
+_MACHINE_WORDS = ("macbook", "imac", "mac-mini", "macmini", "desktop-", "laptop", "-pc", "thinkpad")
+_NO_REPLY = ("noreply", "no-reply", "no_reply", "donotreply", "do-not-reply")
 # File extensions that end "name@2x.png" or a pnpm store path, never a mail domain.
 _FILE_EXTENSIONS_TEXT = (
     "png jpg jpeg gif svg webp ico bmp tif tiff heic js mjs cjs ts tsx jsx map css scss sass "
@@ -155,7 +162,23 @@ _SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT, like priva
 
 # Names that stand for nobody in docs and examples.
 PLACEHOLDER_NAMES = frozenset(
-    {"john doe", "jane doe", "john smith", "fulano de tal", "ciclano de tal", "beltrano de tal"}
+    {
+        "john doe",
+        "jane doe",
+        "john smith",
+        "jane roe",
+        "richard roe",
+        "joe bloggs",
+        "max mustermann",
+        "erika mustermann",
+        "pinco pallino",
+        "fulano de tal",
+        "ciclano de tal",
+        "beltrano de tal",
+        "your name",
+        "seu nome",
+        "unknown",
+    }
 )
 
 
@@ -168,6 +191,8 @@ def email_level(address: str) -> Level | None:
         len(labels) == 2 or any(label.isdigit() for label in labels)
     ):
         return None  # "icon@2x.png", a pnpm store's "core@7.2.0.js"
+    if labels[-1] in _MACHINE_TLDS and any(w in labels[0] for w in _MACHINE_WORDS):
+        return "info" if local in _ROLE_LOCAL_PARTS else "finding"  # git's login@machine
     if (
         labels[-1] in _RESERVED_TLDS
         or domain in _RESERVED_DOMAINS
@@ -175,7 +200,11 @@ def email_level(address: str) -> Level | None:
         or domain.endswith(".example.com")
     ):
         return "info"
+    if not is_mail_tld(labels[-1]) or any(label.isdigit() for label in labels):
+        return None  # a decorator "@click.argument", a patch file "pkg@1.0.2.patch"
     base = local.split("+", 1)[0]
+    if any(word in base for word in _NO_REPLY) or base == labels[-2]:
+        return "info"  # "npm-oidc-no-reply@", a service's own "venmo@venmo.com"
     if domain == "users.noreply.github.com":
         # "<id>+<login>@users.noreply.github.com" is one person's commit identity; a bot's
         # ("…+dependabot[bot]@…") or a bare role's is nobody's.

@@ -32,6 +32,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from privacy.detect.not_personal import email_level
+
 Confidence = Literal["high", "review"]
 
 _UPPER = "A-ZÁÉÍÓÚÂÊÔÃÕÇÀÜ"
@@ -56,9 +58,14 @@ _WEAK_CUE = re.compile(
     r"(?:\b(?:eu )?sou(?: [oa])?|\baqui [ée](?: [oa])?|\bi am|\bi'm|\bthis is)[ \t]*$"
 )
 _FIELD = re.compile(
-    r'"(?:nome|nome_completo|nome_cliente|full_?name|customer_name|titular|cliente'
-    r'|author_?name|author|committer)"\s*:\s*"$'
+    r'\\{0,3}"(?:nome|nome_completo|nome_cliente|full_?name|customer_name|titular|cliente'
+    r'|author_?name|author|committer)\\{0,3}"\s*:\s*\\{0,3}"$'
 )
+# The "name" of an author's object ({"author": {"name": "Randall Morgan", ...}}, GitHub's
+# commit authors), JSON perhaps written out inside a string (its quotes escaped).
+_NAME_KEY = re.compile(r'\\{0,3}"name\\{0,3}"\s*:\s*\\{0,3}"$')
+_AUTHOR_OBJECT = ('"author', '"committer')
+_AUTHOR_OBJECT_REACH = 160
 # A person's own line: a commit's author, a sign-off trailer, an e-mail's sender, git config.
 # Markdown may bold the key ("**Author:** Ana Lima"); a command inside a tool call's JSON
 # arguments escapes its quotes (git -c user.name=\"Ana Lima\").
@@ -77,11 +84,14 @@ _MADE_UP = re.compile(
     r"seed|fixture|factor(?:y|ies)|faker|mock|dummy|sample|demo|stub|__tests__|/tests?/|/spec/"
     r"|\.test\.|\.spec\.|test_|_test\b|\bexpect\(|\bdescribe\(|\bassert"
 )
+# Names that stand for nobody: a text that shows them is a sample (a README's inbox table).
+_PLACEHOLDER_PEOPLE = ("john doe", "jane doe", "fulano de tal")
 # A commit's author written as one word, as git prints a login-like name:
 # "Author: Mertozturkk <mert@example.org>". Only in git's own author and trailer lines, and
 # only with the address beside it; the name is the person's whatever it looks like.
 _ONE_WORD_AUTHOR = re.compile(
-    r"(?:^|\n)[ \t]{0,8}(?:Author|Commit|Co-[Aa]uthored-[Bb]y|Signed-off-by)[ \t]{0,3}:[ \t]{0,3}"
+    r"(?:^|\n)[ \t]{0,8}(?:Author|Commit|Committer|Co-[Aa]uthored-[Bb]y|Signed-off-by)[ \t]{0,3}:"
+    r"[ \t]{0,3}"
     r"([A-Za-z][A-Za-z0-9_.\-]{1,38})[ \t]{1,3}<[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9.\-]{1,253}>"
 )
 _SIGN_OFF = re.compile(
@@ -163,6 +173,10 @@ def _marked(text: str, lowered: str, start: int, end: int, name: str) -> Confide
     before = lowered[max(0, start - _LOOK) : start]
     if _STRONG_CUE.search(before) or _FIELD.search(before) or _AUTHOR_CUE.search(before):
         return "high"
+    if _NAME_KEY.search(before) and any(
+        key in lowered[max(0, start - _AUTHOR_OBJECT_REACH) : start] for key in _AUTHOR_OBJECT
+    ):
+        return "high"
     if _DISPLAY_NAME.match(text, end):
         return "high"
     if _DOCUMENT_AFTER.match(lowered, end) or _DOCUMENT_BEFORE.search(before):
@@ -216,6 +230,9 @@ def _one_word_authors(text: str, found: list[NameSpan]) -> None:
             continue  # a product, a bot, or a login with digits ("JamBalaya56562"): no name
         if any(a <= start < b for a, b in taken):
             continue  # a name of two words or more already found there
+        address = match.group(0)[match.group(0).rfind("<") + 1 : -1]
+        if email_level(address) != "finding":
+            continue  # a bot's or a tool's identity: "release-check <release-check@x.invalid>"
         found.append(NameSpan(start, end, word.lower(), "high"))
     found.sort(key=lambda n: n.start)
 
@@ -225,7 +242,10 @@ def in_made_up_data(text: str, start: int) -> bool:
     not an e-mail's address in angle brackets (an author line's)."""
     if text[start - 1 : start] == "<":
         return False
-    return _MADE_UP.search(text.lower()) is not None
+    lowered = text.lower()
+    if any(name in lowered for name in _PLACEHOLDER_PEOPLE):
+        return True  # a sample beside "Jane Doe (jane@corp.com)"
+    return _MADE_UP.search(lowered) is not None
 
 
 def _made_up(text: str, lowered: str, start: int, end: int) -> bool:
@@ -239,6 +259,8 @@ def _made_up(text: str, lowered: str, start: int, end: int) -> bool:
         return False
     if re.search(r"(?:\bmeu nome [ée]|\bme chamo|\bmy name is)[ \t]*$", before):
         return False
+    if "example.com" in lowered or "@example." in lowered:
+        return True  # documentation's examples: "send a text to John", a sample inbox
     return _MADE_UP.search(lowered) is not None
 
 

@@ -502,15 +502,20 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
     text = norm.text
     for start, end in _windows(text, "@", 65, 256):
         for match in _EMAIL.finditer(text, start, end):
-            value = match.group(0)
+            value, at = match.group(0), match.start()
+            if text[at - 3 : at] == "://":
+                continue  # the user of a URL (ssh://aur@aur.archlinux.org/x.git), no mailbox
+            if text[at - 1 : at] == "\\" and value[0] in "ntr":
+                # an escaped break or tab written out ("origin\\tgit@github.com")
+                value, at = value[1:], at + 1
+                if not value[0].isalnum():
+                    continue
             level = not_personal.email_level(value)
             if level is None:
                 continue  # a file name such as icon@2x.png
             if level == "finding" and person_names.in_made_up_data(text, match.start()):
                 level = "info"  # a test's or a seed's made-up address
-            found.append(
-                _detection(norm, "email", match.start(), match.end(), value.lower(), "high", level)
-            )
+            found.append(_detection(norm, "email", at, match.end(), value.lower(), "high", level))
     # Two colons at most four hex digits apart, found by a literal-led search: times ("10:45")
     # and JSON ("a": 1) never pay for the address pattern.
     if _IPV6_HINT.search(text):

@@ -139,7 +139,7 @@ _PLACEHOLDER_VALUES = frozenset(
         "optional",
     }
 )
-_IDENTIFIER_PATH = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
+_IDENTIFIER_PATH = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\??\.[A-Za-z_$][A-Za-z0-9_$]*)*")
 
 
 # Where a credential is an example, whatever it looks like: beside a host of the reserved
@@ -206,7 +206,27 @@ def _placeholder(value: str) -> bool:
     lowered = value.lower()
     if lowered in _PLACEHOLDER_VALUES or len(set(lowered)) <= 2:
         return True
-    return any(word in lowered for word in _PLACEHOLDER_WORDS)
+    if any(word in lowered for word in _PLACEHOLDER_WORDS):
+        return True
+    return _dev_default(value)
+
+
+# Words that make a lower-case value a development default, not a credential someone chose to
+# keep: admin123, dev_password_123, test-webhook-secret, local-proxy.
+_DEV_WORDS = (
+    "admin", "dev", "test", "local", "secret", "password", "passw", "demo", "default", "root",
+    "postgres", "mysql", "sample", "changeit", "qwerty", "letmein", "guest",
+)  # fmt: skip
+_DEV_VALUE = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+){0,8}")
+
+
+def _dev_default(value: str) -> bool:
+    """A value of lower-case words and digits holding a development word.
+
+    >>> _dev_default("admin123"), _dev_default("dev_password_123"), _dev_default("Pa55w0rd")
+    (True, True, False)
+    """
+    return _DEV_VALUE.fullmatch(value) is not None and any(w in value for w in _DEV_WORDS)
 
 
 def _level(value: str) -> Level:
@@ -297,9 +317,11 @@ def _assigned(text: str, at: int) -> list[Secret]:
     match = _ASSIGNED_VALUE.match(text, at + 1)
     if match is None:
         return []
-    quote, value = match.group(1), match.group(2)
+    quote, value = match.group(1), _unescaped(match.group(2))
     if key == "token" and not quote:
         return []  # "token: 1234" is a count or a word more often than a secret
+    if "://" in value or (quote == "`" and _code_like(value)):
+        return []  # a URL (its password is the URL pattern's), a command: `curl ...`
     if (not quote and _code_like(value)) or (quote and value.isdigit() and len(value) < 6):
         return []
     if not quote and _in_code(text, at, value, match.end(2)):
@@ -308,7 +330,18 @@ def _assigned(text: str, at: int) -> list[Secret]:
     level = _level(value)
     if prefix and prefix != "PEM " and _KEY.fullmatch(value) is None:
         level = "info"  # a published prefix without the key's shape: "sk-ant-..." in a template
-    return [Secret(match.start(2), match.end(2), value, prefix, level)]
+    return [Secret(match.start(2), match.start(2) + len(value), value, prefix, level)]
+
+
+def _unescaped(value: str) -> str:
+    """A value up to a backslash: in JSON written out as text, ``None\\n`` is ``None`` and a
+    line break."""
+    cut = value.find("\\")
+    return value if cut < 0 else value[:cut]
+
+
+# A private key's body is hundreds of base64 characters; a few are a template's placeholder.
+_PEM_MIN_BODY = 64
 
 
 def find(text: str) -> list[Secret]:
@@ -316,7 +349,9 @@ def find(text: str) -> list[Secret]:
     found: list[Secret] = []
     if "-----BEGIN" in text:
         for match in _PEM.finditer(text):
-            found.append(Secret(match.start(), match.end(), match.group(0), "PEM ", "finding"))
+            body = sum(c.isalnum() for c in match.group(0)) - len("BEGINPRIVATEKEY")
+            level: Level = "finding" if body >= _PEM_MIN_BODY else "info"
+            found.append(Secret(match.start(), match.end(), match.group(0), "PEM ", level))
     for match in _key_matches(text):
         value = match.group(0)
         if prefix_of(value) in ("sk-", "sk-proj-", "sk-ant-") and not (
@@ -333,7 +368,7 @@ def find(text: str) -> list[Secret]:
         found.extend(_assigned(text, at))
     said = "password" in lowered or "senha" in lowered or "passphrase" in lowered
     for match in _SAID.finditer(text) if said else ():
-        quote, value = match.group(1), match.group(2).rstrip(".,")
+        quote, value = match.group(1), _unescaped(match.group(2)).rstrip(".,")
         if len(value) < 4 or (not quote and _code_like(value)):
             continue
         end = match.start(2) + len(value)

@@ -213,8 +213,11 @@ def _mask_label(value: str) -> str:
 
 
 def import_labels(source: Path) -> int:
-    """The labeller's file (values in clear) into ``pii_sessions/labels.jsonl`` (hashed)."""
-    out = []
+    """The labeller's file (values in clear) into ``pii_sessions/labels.jsonl`` (hashed): its
+    sessions replace those of the same id and join the others."""
+    target = SESSIONS / "labels.jsonl"
+    kept = target.read_text().splitlines() if target.exists() else []
+    out: list[str] = []
     for line in source.read_text().splitlines():
         session = json.loads(line)
         session["items"] = [
@@ -228,8 +231,10 @@ def import_labels(source: Path) -> int:
             for item in session["items"]
         ]
         out.append(json.dumps(session, ensure_ascii=False))
-    (SESSIONS / "labels.jsonl").write_text("\n".join(out) + "\n")
-    print(f"{len(out)} sessions written to {SESSIONS / 'labels.jsonl'}")
+    ids = {json.loads(line)["session"] for line in out}
+    kept = [line for line in kept if line.strip() and json.loads(line)["session"] not in ids]
+    target.write_text("\n".join([*kept, *out]) + "\n")
+    print(f"{len(out)} sessions written to {target} ({len(kept)} kept)")
     return 0
 
 

@@ -1,0 +1,34 @@
+"""The personal data scan on real developer sessions (benchmarks/pii_real.py) does not fall
+below what the tuning half reached; the held-out half is reported and never tuned on, so it has
+no floor here. The targets (0.9 per kind, recall 0.9) are in issue #39's note."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_tuning_half_holds_its_measured_floor() -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "pii_real.py"), "--sessions", "tuning"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert figures["sessions"] >= 36
+    kinds, recall = figures["per_kind"], figures["recall"]
+    # measured: e-mail 36 of 40, names 16 of 19, secrets 1 of 2; recall e-mail 36 of 38,
+    # names 16 of 26
+    assert kinds["email"]["true"] >= 36
+    assert kinds["email"]["reported"] - kinds["email"]["true"] <= 4
+    assert kinds["name"]["true"] >= 16
+    assert kinds["name"]["reported"] - kinds["name"]["true"] <= 3
+    assert kinds["secret"]["reported"] - kinds["secret"]["true"] <= 1
+    assert recall["email"]["found"] >= 36
+    assert recall["name"]["found"] >= 16

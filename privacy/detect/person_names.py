@@ -28,6 +28,8 @@ and looks only at a few characters around each.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -199,6 +201,7 @@ def find(text: str) -> list[NameSpan]:
     if len(lowered) != len(text):  # a letter whose lower case is longer ("İ"): offsets differ
         lowered = "".join(c.lower()[:1] for c in text)
     found: list[NameSpan] = []
+    kind: _TextKind | None = None
     for match in _CANDIDATE.finditer(text):
         end = match.end()
         words = list(_WORD_AT.finditer(text, match.start(), end))
@@ -212,7 +215,9 @@ def find(text: str) -> list[NameSpan]:
             confidence = _marked(text, lowered, start, end, name)
             if confidence is not None:
                 canonical = " ".join(name.lower().split())
-                made_up = _made_up(text, lowered, start, end)
+                if kind is None:
+                    kind = _TextKind.of(lowered)
+                made_up = _made_up(text, lowered, start, end, kind)
                 found.append(NameSpan(start, end, canonical, confidence, made_up))
                 break
     if "<" in text and "@" in text:
@@ -237,31 +242,47 @@ def _one_word_authors(text: str, found: list[NameSpan]) -> None:
     found.sort(key=lambda n: n.start)
 
 
-def in_made_up_data(text: str, start: int) -> bool:
-    """Whether the value at ``start`` sits in seed, fixture, factory, mock or test data, and is
-    not an e-mail's address in angle brackets (an author line's)."""
-    if text[start - 1 : start] == "<":
-        return False
-    lowered = text.lower()
+def made_up_text(lowered: str) -> bool:
+    """Whether a text (lower case) is seed, fixture, factory, mock or test data, or a sample
+    beside "Jane Doe (jane@corp.com)". Read once per text, never once per value in it."""
     if any(name in lowered for name in _PLACEHOLDER_PEOPLE):
-        return True  # a sample beside "Jane Doe (jane@corp.com)"
+        return True
     return _MADE_UP.search(lowered) is not None
 
 
-def _made_up(text: str, lowered: str, start: int, end: int) -> bool:
+def in_made_up_data(text: str, start: int, made_up: bool) -> bool:
+    """Whether the value at ``start`` of a text :func:`made_up_text` found ``made_up`` sits in
+    its made-up data: not an e-mail's address in angle brackets (an author line's)."""
+    return made_up and text[start - 1 : start] != "<"
+
+
+def _made_up(text: str, lowered: str, start: int, end: int, kind: _TextKind) -> bool:
     """Whether a name sits in made-up data: the text is seed, fixture, factory, mock or test
     data, and nothing a person says of themselves marks the name (an author line, an e-mail's
     display name, "my name is")."""
     before = lowered[max(0, start - _LOOK) : start]
-    if _GIT_IDENTITY_HINT in lowered and "user.name" in before:
+    if kind.git_hint and "user.name" in before:
         return True
     if _AUTHOR_CUE.search(before) or _DISPLAY_NAME.match(text, end):
         return False
     if re.search(r"(?:\bmeu nome [ée]|\bme chamo|\bmy name is)[ \t]*$", before):
         return False
-    if "example.com" in lowered or "@example." in lowered:
-        return True  # documentation's examples: "send a text to John", a sample inbox
-    return _MADE_UP.search(lowered) is not None
+    return kind.examples or kind.made_up
+
+
+@dataclass(frozen=True)
+class _TextKind:
+    """What a whole text is, read once for all the names in it."""
+
+    made_up: bool  # seed, fixture, factory, mock or test data
+    examples: bool  # documentation's examples: "send a text to John", a sample inbox
+    git_hint: bool  # git's "please tell me who you are", with its placeholder name
+
+    @classmethod
+    def of(cls, lowered: str) -> _TextKind:
+        examples = "example.com" in lowered or "@example." in lowered
+        made_up = _MADE_UP.search(lowered) is not None
+        return cls(made_up, examples, _GIT_IDENTITY_HINT in lowered)
 
 
 def _with_repeats(text: str, found: list[NameSpan]) -> list[NameSpan]:
@@ -280,19 +301,41 @@ def _with_repeats(text: str, found: list[NameSpan]) -> list[NameSpan]:
         # found by a field must not make every "Skill" of the text a surname.
         if len(words) > 1 and words[0] in _KNOWN_FIRST:
             parts |= {words[0], words[-1]}
-    for name in [*sorted(sure, key=len, reverse=True), *sorted(parts - sure)]:
-        at = text.find(name)
-        while at != -1:
-            end = at + len(name)
-            inside_word = (at and (text[at - 1].isalnum() or text[at - 1] in "_-")) or (
-                end < len(text) and (text[end].isalnum() or text[end] in "_-")
-            )
-            covered = name in parts and any(n.start <= at < n.end for n in by_start.values())
-            if not inside_word and not covered:
-                canonical = " ".join(name.lower().split())
-                by_start[at] = NameSpan(at, end, canonical, "high")
-            at = text.find(name, end)
+    for name in sorted(sure, key=len, reverse=True):
+        _add_repeats(text, name, by_start, None)
+    # A part alone inside a full name is that name: found by a binary search over the full
+    # names' spans (their starts, and the furthest end reached up to each), linear in all.
+    spans = sorted((n.start, n.end) for n in by_start.values())
+    starts = [start for start, _ in spans]
+    reach = list(itertools.accumulate((end for _, end in spans), max))
+    for name in sorted(parts - sure):
+        _add_repeats(text, name, by_start, (starts, reach))
     return sorted(by_start.values(), key=lambda n: n.start)
+
+
+def _add_repeats(
+    text: str,
+    name: str,
+    by_start: dict[int, NameSpan],
+    full_names: tuple[list[int], list[int]] | None,
+) -> None:
+    """Every occurrence of ``name`` in ``text`` that is not inside a word (nor, for a part of a
+    name, inside one of the ``full_names`` spans) into ``by_start``."""
+    canonical = " ".join(name.lower().split())
+    at = text.find(name)
+    while at != -1:
+        end = at + len(name)
+        inside_word = (at and (text[at - 1].isalnum() or text[at - 1] in "_-")) or (
+            end < len(text) and (text[end].isalnum() or text[end] in "_-")
+        )
+        covered = False
+        if full_names is not None:
+            starts, reach = full_names
+            i = bisect.bisect_right(starts, at) - 1
+            covered = i >= 0 and reach[i] > at
+        if not inside_word and not covered:
+            by_start[at] = NameSpan(at, end, canonical, "high")
+        at = text.find(name, end)
 
 
 # --- a found person's names alone, elsewhere -------------------------------------------------

@@ -35,6 +35,7 @@ back to the original positions; split by kind, each would need that machinery ag
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import hmac
@@ -500,6 +501,7 @@ def _windows(text: str, needle: str, before: int, after: int) -> list[tuple[int,
 
 def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
     text = norm.text
+    made_up: bool | None = None  # the text is made-up data: read once, on the first address
     for start, end in _windows(text, "@", 65, 256):
         for match in _EMAIL.finditer(text, start, end):
             value, at = match.group(0), match.start()
@@ -513,8 +515,11 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
             level = not_personal.email_level(value)
             if level is None:
                 continue  # a file name such as icon@2x.png
-            if level == "finding" and person_names.in_made_up_data(text, match.start()):
-                level = "info"  # a test's or a seed's made-up address
+            if level == "finding":
+                if made_up is None:
+                    made_up = person_names.made_up_text(text.lower())
+                if person_names.in_made_up_data(text, at, made_up):
+                    level = "info"  # a test's or a seed's made-up address
             found.append(_detection(norm, "email", at, match.end(), value.lower(), "high", level))
     # Two colons at most four hex digits apart, found by a literal-led search: times ("10:45")
     # and JSON ("a": 1) never pay for the address pattern.
@@ -634,11 +639,17 @@ def scan(text: str) -> list[Detection]:
     # Overlaps: check-digit kinds first (KINDS order), then the longer match.
     found.sort(key=lambda d: (_PRIORITY[d.kind], d.confidence != "high", d.start - d.end))
     kept: list[Detection] = []
+    starts: list[int] = []  # of the kept detections, in text order; they never overlap
     for detection in found:
-        if any(detection.start < k.end and k.start < detection.end for k in kept):
+        at = bisect.bisect_left(starts, detection.start)
+        before = kept[at - 1] if at else None
+        after = kept[at] if at < len(kept) else None
+        if (before is not None and before.end > detection.start) or (
+            after is not None and after.start < detection.end
+        ):
             continue
-        kept.append(detection)
-    kept.sort(key=lambda d: d.start)
+        starts.insert(at, detection.start)
+        kept.insert(at, detection)
     return kept
 
 

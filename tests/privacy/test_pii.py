@@ -614,3 +614,30 @@ def test_a_persons_github_noreply_commit_address_is_a_finding() -> None:
 def test_made_up_addresses_in_test_data_are_info() -> None:
     text = 'describe("redactPII", () => { expect(redact("mail dr.rao@hospital.org")) })'
     assert [(d.kind, d.level) for d in scan(text)] == [("email", "info")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "joao.silva@gmail.com ",  # an address each 21 characters: one made-up check per text
+        "Author: Camila Figueiredo <c@x.io>\n",  # a sure name each line, and its parts alone
+        "Meu nome é Camila Figueiredo. Camila ligou; Figueiredo confirmou. ",
+    ],
+)
+def test_a_megabyte_of_findings_is_scanned_in_linear_time(line: str) -> None:
+    """Each address or name found once must not read the whole text again (its made-up
+    checks, overlaps, a part inside a full name): that took 36 s for 84 KB of addresses. The
+    alarm guards against a hang and is minutes long; a linear scan takes seconds."""
+    import signal
+
+    def hang(signum: int, frame: object) -> None:
+        raise TimeoutError("the scan did not finish 1 MB of findings")
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(300)
+    try:
+        found = scan(line * (1_000_000 // len(line)))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert len(found) >= 1_000_000 // len(line)

@@ -7,7 +7,9 @@ twice; every process gets its own process group, so stopping takes its children 
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import json
 import os
 import shutil
 import signal
@@ -16,11 +18,46 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextlib.contextmanager
+def hang_guard(what: str, seconds: int = 180) -> Iterator[None]:
+    """Raise TimeoutError when the block runs past ``seconds``: a guard against a hang (a
+    backtracking pattern on 1 MB takes hours), minutes long, never a measure of speed."""
+
+    def hang(signum: int, frame: object) -> None:
+        raise TimeoutError(what)
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_on_cases(
+    script: str, cases: Sequence[str], *, timeout: float, env: Mapping[str, str] | None = None
+) -> str:
+    """What ``script`` prints reading ``cases`` (JSON on its stdin) in a child process killed
+    past ``timeout`` seconds, so a slow machine cannot fail a linear-time test and a
+    backtracking pattern cannot pass it."""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=json.dumps(list(cases)),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+        env=dict(env) if env is not None else None,
+    )
+    return done.stdout.strip()
 
 
 def free_port() -> int:

@@ -3,9 +3,6 @@ two lines, overlapping marks merged, and in linear time on a hostile summary."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 
 from compaction.engine.fact_places import (
@@ -18,6 +15,7 @@ from compaction.engine.fact_places import (
     summary_lines,
     unbulleted,
 )
+from tests.infra import run_on_cases
 
 
 def test_a_fact_is_found_as_written_whatever_its_case_and_spacing():
@@ -72,12 +70,4 @@ SCRIPT = textwrap.dedent(
 
 def test_finding_facts_in_a_megabyte_of_the_worst_case_is_linear():
     cases = ["a" * 1_000_000, "a " * 500_000, ("a" * 199 + "\n") * 5_000]
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert done.stdout.strip() == "done"
+    assert run_on_cases(SCRIPT, cases, timeout=60) == "done"

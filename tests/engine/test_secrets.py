@@ -5,12 +5,12 @@ of its worst case in linear time."""
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Iterator
 
 import pytest
 
 from privacy.detect import addresses, pii, secrets
+from tests.infra import hang_guard
 
 ANTHROPIC = "sk-ant-api03-" + "Qx7vB2mZ" * 11 + "-AA"
 OPENAI = "sk-proj-" + "h4Kd9LmQ" * 6
@@ -206,15 +206,6 @@ def test_each_pattern_reads_a_megabyte_of_its_worst_case_in_linear_time(
 ) -> None:
     """A backtracking pattern takes hours on these inputs; a linear one, well under a second.
     The alarm is a guard against a hang, not a measure of speed: it is minutes long."""
-
-    def hang(signum: int, frame: object) -> None:
-        raise TimeoutError(f"{name}: the secret patterns did not finish 1 MB")
-
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(180)
-    try:
+    with hang_guard(f"{name}: the secret patterns did not finish 1 MB"):
         secrets.find(text)
         addresses.find(text)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import signal
 
 import pytest
 from django.test import Client
@@ -23,6 +22,7 @@ from privacy.log_masking import MaskPersonalData
 from privacy.models import KnownName
 from sessions.models import AgentSession, Project
 from tests.factories import make_key, make_project, make_session, make_user, wire_message
+from tests.infra import hang_guard
 
 FOUND = "Sou Camila Nogueira Figueiredo, CPF 530.582.439-79. Meu pedido atrasou."
 FIRST_ALONE = "Aqui é a Camila de novo, pode ver?"
@@ -78,18 +78,9 @@ def test_without_a_scope_nothing_but_the_scan_is_masked() -> None:
 def test_the_word_pattern_reads_a_megabyte_of_its_worst_case_in_linear_time() -> None:
     """A backtracking pattern takes hours on these; a linear one, well under a second. The
     alarm guards against a hang and is minutes long, not a measure of speed."""
-
-    def hang(signum: int, frame: object) -> None:
-        raise TimeoutError("the name-alone pattern did not finish 1 MB")
-
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(180)
-    try:
+    with hang_guard("the name-alone pattern did not finish 1 MB"):
         for text in ("A" * 1_000_000 + "a", "Ab" * 500_000, "Aa." * 333_333, "Aaaa(" * 200_000):
             person_names.words_alone(text)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # --- the doors --------------------------------------------------------------------------------
@@ -302,19 +293,10 @@ def test_a_subjects_excerpts_mask_her_names_alone(project: Project) -> None:
 def test_the_one_word_author_pattern_reads_a_megabyte_of_its_worst_case_in_linear_time() -> None:
     """Author lines that never reach their address, and one address-less run: each start reads a
     bounded number of characters."""
-
-    def hang(signum: int, frame: object) -> None:
-        raise TimeoutError("the one-word author pattern did not finish 1 MB")
-
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(180)
-    try:
+    with hang_guard("the one-word author pattern did not finish 1 MB"):
         for text in (
             "\nAuthor: " + "a" * 38 + " <" + "b" * 64 + "@" + "c" * 200 + " " + "<@",
             ("\nAuthor: Ab <x" + "@" + "y" * 10) * 40_000,
             "\nAuthor: " * 100_000 + "<@",
         ):
             person_names.find(text * (1_000_000 // len(text) or 1))
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from privacy.detect import person_names
 from privacy.detect.pii import KINDS, Detection, mask, masked_preview, scan
+from tests.infra import hang_guard
 
 # Check digits computed by python-stdnum / validate-docbr, not made up.
 CPF = "529.982.247-25"
@@ -628,16 +629,6 @@ def test_a_megabyte_of_findings_is_scanned_in_linear_time(line: str) -> None:
     """Each address or name found once must not read the whole text again (its made-up
     checks, overlaps, a part inside a full name): that took 36 s for 84 KB of addresses. The
     alarm guards against a hang and is minutes long; a linear scan takes seconds."""
-    import signal
-
-    def hang(signum: int, frame: object) -> None:
-        raise TimeoutError("the scan did not finish 1 MB of findings")
-
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(300)
-    try:
+    with hang_guard("the scan did not finish 1 MB of findings", 300):
         found = scan(line * (1_000_000 // len(line)))
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
     assert len(found) >= 1_000_000 // len(line)

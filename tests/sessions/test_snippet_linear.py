@@ -5,11 +5,10 @@ a slow machine cannot fail it and a backtracking pattern cannot pass it."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import textwrap
+
+from tests.infra import run_on_cases
 
 WORST_CASES = ["\\n" * 500_000, "\\\\n" * 333_333, "\\" * 1_000_000, "a\\t" * 333_333]
 
@@ -29,13 +28,4 @@ SCRIPT = textwrap.dedent(
 
 def test_snippet_text_reads_a_megabyte_of_each_worst_case_in_linear_time() -> None:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        input=json.dumps(WORST_CASES),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-        env=env,
-    )
-    assert done.stdout.strip().endswith("done")
+    assert run_on_cases(SCRIPT, WORST_CASES, timeout=60, env=env).endswith("done")

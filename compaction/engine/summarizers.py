@@ -306,6 +306,8 @@ def patch_paths(block: ToolUseBlock) -> list[str]:
     ...     "*** Add File: b.md\\n+x\\n*** End Patch"}))
     ['src/app.ts', 'b.md']
     """
+    if any(key in block.input for key in _PATH_KEYS):
+        return []  # a file tool: its own path is what it touches, whatever text it writes
     out: list[str] = []
     for value in block.input.values():
         if not isinstance(value, str) or _PATCH_BEGIN not in value:

@@ -6,6 +6,7 @@ from compaction.engine import text as txt
 from compaction.engine.fact_index import ContextIndex
 from compaction.engine.facts import Fact, extract_facts, message_facts
 from compaction.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compaction.engine.summarizers import file_actions
 from compaction.engine.verdicts import (
     NeededAgain,
     acted_index,
@@ -190,6 +191,12 @@ def test_a_codex_patch_is_an_edit_of_each_file_it_names():
         Message(1, "assistant", (ToolUseBlock("c", "apply_patch", {"input": patch}),))
     )
     assert [(f.kind, f.text) for _, f in found.uses] == [("path", "src/bridges/AldenBridge.ts")]
+
+
+def test_a_file_whose_text_holds_a_patch_is_that_file_not_the_patchs():
+    text = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n"
+    write = ToolUseBlock("w", "Write", {"file_path": "docs/patching.md", "content": text})
+    assert file_actions(write) == [("edit", "docs/patching.md")]
 
 
 def test_codex_agents_md_and_a_redacted_name_are_no_facts():

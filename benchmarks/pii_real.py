@@ -26,8 +26,8 @@ pii_sessions/`` instead (real Claude Code and Codex sessions of public repositor
 its ``SOURCES.md``): an exhaustive ground truth, each value a person's (``finding``), nobody's
 (``info``) or no personal data at all (``not_personal``), written by a labeller apart from the
 detector, split by repository before any tuning (held out when sha256("owner/name") starts
-with 0-7; the repositories held out until the scan's errors on them were read, at stop 47,
-are tuning since: ``READ_AFTER_MEASURING``). Every distinct value the scan reports at level
+with 0-7; the repositories held out until the scan's errors on them were read, at stops 47
+and 48, are tuning since: ``READ_AFTER_MEASURING``). Every distinct value the scan reports at level
 ``finding`` in a session is scored
 once: true when labelled ``finding``, false otherwise (labelled ``info``/``not_personal``, or
 not in the ground truth at all, ``unlabelled``). Precision per kind (``precision``): a
@@ -71,19 +71,33 @@ MIN_FOR_PRECISION = 20
 NOT_TRACES = re.compile(
     r"(^|/)(LICEN[CS]E[^/]*|SOURCES\.md|MANIFEST\.json|manifest\.json|README\.md)$"
 )
-# Held out until the scan's false findings on them were read (stop 47): tuning since, and the
-# held-out half is sessions labelled after that.
+# Held out until the scan's false findings on them were read (stops 47 and 48): tuning since,
+# and the held-out half is sessions labelled after that.
 READ_AFTER_MEASURING = frozenset(
     {
         "Akash-Modi104/trading-bot",
-        "EntityProcess/agentv",
-        "Hoper-J/cpolar-connect",
-        "Monotoba/OpenPrintKit",
-        "Ogekuri/G",
-        "PackmindHub/context-evaluator",
+        "AlexShchuka/mozgoslav",
         "andress722/CRM_ADMIN",
+        "Asphyksia/OpenCoder",
         "bumpy-croc/ai-trading-bot",
         "chikachow/cyspbot",
+        "design4pro/mcp-rag-server",
+        "eitatech/gatomia-vscode",
+        "entireio/auth-go",
+        "entireio/git-sync",
+        "entireio/skills",
+        "EntityProcess/agentv",
+        "f/awesome-chatgpt-prompts",
+        "Hoper-J/cpolar-connect",
+        "Hornsyld/economic-bc-connector",
+        "JeffreyCA/azure-dev",
+        "Kocoro-lab/Shannon",
+        "Monotoba/OpenPrintKit",
+        "Ogekuri/G",
+        "openbmc/bmcweb",
+        "PackmindHub/context-evaluator",
+        "pichsy/download-manager",
+        "rpng/open_vins",
         "stat-guy/imessage-mail",
         "yutakobayashidev/repiq",
     }

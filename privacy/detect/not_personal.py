@@ -17,6 +17,7 @@ queue by default, never masked, never alerted on. A person's own address stays a
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Literal
 
 from privacy.detect.tlds import is_mail_tld
@@ -182,6 +183,10 @@ PLACEHOLDER_NAMES = frozenset(
 )
 
 
+# A lower-case letter then a capital: how code names a class, never how a host is written.
+_CAMEL_CASE = re.compile(r"[a-z][A-Z]")
+
+
 def email_level(address: str) -> Level | None:
     """``finding`` for a mailbox a person may own, ``info`` for a role, no-reply, example or
     test mailbox, None for what only looks like an address (``icon@2x.png``)."""
@@ -193,6 +198,8 @@ def email_level(address: str) -> Level | None:
         return None  # "icon@2x.png", a pnpm store's "core@7.2.0.js"
     if labels[-1] in _MACHINE_TLDS and any(w in labels[0] for w in _MACHINE_WORDS):
         return "info" if local in _ROLE_LOCAL_PARTS else "finding"  # git's login@machine
+    if _CAMEL_CASE.search(address, address.rfind("@")):
+        return None  # a file mentioned by its class: "@/download@DownloadQueueDispatcher.kt"
     if (
         labels[-1] in _RESERVED_TLDS
         or domain in _RESERVED_DOMAINS
@@ -203,6 +210,8 @@ def email_level(address: str) -> Level | None:
     if not is_mail_tld(labels[-1]) or any(label.isdigit() for label in labels):
         return None  # a decorator "@click.argument", a patch file "pkg@1.0.2.patch"
     base = local.split("+", 1)[0]
+    if base.startswith("your"):
+        return "info"  # a placeholder: "YOUR_USERNAME@gerrit.example.org", "yourname@"
     if any(word in base for word in _NO_REPLY) or base == labels[-2]:
         return "info"  # "npm-oidc-no-reply@", a service's own "venmo@venmo.com"
     if domain == "users.noreply.github.com":

@@ -43,9 +43,14 @@ _LOWER = "a-záéíóúâêôãõçàü"
 _TITLE = rf"[{_UPPER}][{_LOWER}]+(?:-[{_UPPER}][{_LOWER}]+)?"
 _CAPS = rf"[{_UPPER}]{{2,}}"
 _LINK = r"(?:[ \t]+(?:d[aeo]s?|e|D[AEO]S?|E)[ \t]+|[ \t]+)"
+# A middle or last name written as its initial ("Italo A. Gomes", "Arun R"): only where a cue
+# marks the whole as a person's, never on its own ("Plan B").
+_INITIAL = rf"[{_UPPER}]\.?"
 _CANDIDATE = re.compile(
-    rf"(?<![\w-])(?:{_TITLE}(?:{_LINK}{_TITLE}){{1,4}}|{_CAPS}(?:{_LINK}{_CAPS}){{1,4}})(?![\w-])"
+    rf"(?<![\w-])(?:{_TITLE}(?:{_LINK}(?:{_TITLE}|{_INITIAL}(?![{_LOWER}]))){{1,4}}"
+    rf"|{_CAPS}(?:{_LINK}{_CAPS}){{1,4}})(?![\w-])"
 )
+_HAS_INITIAL = re.compile(rf"(?:^|\s)[{_UPPER}](?:\.|\s|$)")
 _WORD_AT = re.compile(rf"[{_UPPER}{_LOWER}-]+")
 _LOOK = 40  # characters looked at around a candidate
 
@@ -54,27 +59,32 @@ _LOOK = 40  # characters looked at around a candidate
 _STRONG_CUE = re.compile(
     r"(?:\bmeu nome [ée]|\bme chamo|\bchamo-me|\bnome(?: completo)?\s*:|\bcliente\s*:?|"
     r"\btitular\s*:?|\bsenhora?|\bdona|\bsra?\.?|\bmy name is|\bfull name\s*:|"
-    r"\bcustomer\s*:?|\bmrs?\.?|\bms\.?|\bdra?\.)[ \t]*$"
+    r"\bcustomer\s*:|\bmrs?\.?|\bms\.?|\bdra?\.)[ \t]*$"
 )
 _WEAK_CUE = re.compile(
     r"(?:\b(?:eu )?sou(?: [oa])?|\baqui [ée](?: [oa])?|\bi am|\bi'm|\bthis is)[ \t]*$"
 )
 _FIELD = re.compile(
     r'\\{0,3}"(?:nome|nome_completo|nome_cliente|full_?name|customer_name|titular|cliente'
-    r'|author_?name|author|committer)\\{0,3}"\s*:\s*\\{0,3}"$'
+    r'|author_?name|author|committer|assignee|owner|reporter)\\{0,3}"\s*:\s*\\{0,3}"$'
 )
 # The "name" of an author's object ({"author": {"name": "Randall Morgan", ...}}, GitHub's
 # commit authors), JSON perhaps written out inside a string (its quotes escaped).
 _NAME_KEY = re.compile(r'\\{0,3}"name\\{0,3}"\s*:\s*\\{0,3}"$')
 _AUTHOR_OBJECT = ('"author', '"committer')
 _AUTHOR_OBJECT_REACH = 160
-# A person's own line: a commit's author, a sign-off trailer, an e-mail's sender, git config.
-# Markdown may bold the key ("**Author:** Ana Lima"); a command inside a tool call's JSON
-# arguments escapes its quotes (git -c user.name=\"Ana Lima\").
+# A person's own line: a commit's author, a sign-off trailer, an e-mail's sender, an issue's
+# owner or assignee ("Owner: Ana Lima · Assignee: Ana Lima"), git config, a package's authors
+# (TOML's `authors = ["Ana Lima"]`, `authors = [{ name = "Ana Lima" }]`). Markdown may bold
+# the key ("**Author:** Ana Lima"); a command inside a tool call's JSON arguments escapes its
+# quotes (git -c user.name=\"Ana Lima\").
 _AUTHOR_CUE = re.compile(
-    r"(?:^|\n)[ \t]*\*{0,2}(?:author|commit|committer|co-authored-by|signed-off-by|reviewed-by"
-    r"|from|de|to|para|cc|reply-to)\*{0,2}[ \t]*:[ \t]*\*{0,2}[ \t]*$"
+    r"(?:^|\n|·)[ \t]*\*{0,2}(?:author|commit|committer|co-authored-by|signed-off-by"
+    r"|reviewed-by|from|de|to|para|cc|reply-to|owner|assignee|assigned to|reporter)\*{0,2}"
+    r"[ \t]*:[ \t]*\*{0,2}[ \t]*$"
     r"|user\.name[ \t=]*\\?[\"']?$"
+    r"|\[user\][ \t]*\r?\n(?:[^\n\[]*\n){0,3}[ \t]*name[ \t]*=[ \t]*$"
+    r"|\bauthors[ \t]*=[ \t]*\[[ \t\r\n]*(?:\{[ \t]*name[ \t]*=[ \t]*)?\\?[\"']$"
 )
 # git's own hint when it has no identity: its `git config --global user.name "Your Name"` is
 # git's placeholder, not the user's name.
@@ -86,6 +96,9 @@ _MADE_UP = re.compile(
     r"seed|fixture|factor(?:y|ies)|faker|mock|dummy|sample|demo|stub|__tests__|/tests?/|/spec/"
     r"|\.test\.|\.spec\.|test_|_test\b|\bexpect\(|\bdescribe\(|\bassert"
 )
+# A reserved example address on a name's own line: the line is a template's.
+_EXAMPLE_ADDRESS = re.compile(r"@example\.|\bexample\.(?:com|org|net)\b")
+_LINE_REACH = 120
 # Names that stand for nobody: a text that shows them is a sample (a README's inbox table).
 _PLACEHOLDER_PEOPLE = ("john doe", "jane doe", "fulano de tal")
 # A commit's author written as one word, as git prints a login-like name:
@@ -134,8 +147,11 @@ _NOT_NAME_TEXT = (
     "api sdk cli server client manager admin support team bot assistant agent user test "
     "example demo the this that and for with from github google microsoft amazon aws azure "
     "docker linux windows macos ubuntu debian react django node npm pip main master readme "
-    "license brasil brazil são paulo rio janeiro minas gerais santa catarina bahia sul norte "
-    "rua avenida av travessa praça bairro centro loja casa aurora shopping banco"
+    "license brasil brazil são rio janeiro minas gerais santa bahia sul norte "
+    "rua avenida av travessa praça bairro centro loja casa aurora shopping banco "
+    "inc llc ltd gmbh corp corporation co labs technologies software systems solutions "
+    "foundation group company platforms "
+    "name full first last nome sobrenome"
 )
 _NOT_NAME = frozenset(_NOT_NAME_TEXT.split())
 # Words that start a sentence before a name ("Sou Rita…", "Cliente Ana…"): where a run of
@@ -185,6 +201,8 @@ def _marked(text: str, lowered: str, start: int, end: int, name: str) -> Confide
         return "high"
     if _is_caps(name):
         return None  # shouting, headers, constants: only a cue or a document says otherwise
+    if _HAS_INITIAL.search(name):
+        return None  # "Plan B", "Maria A": an initial is a name's only where a cue says so
     known_first = _words(name)[0] in _KNOWN_FIRST
     if known_first and _WEAK_CUE.search(before):
         return "high"
@@ -201,7 +219,7 @@ def find(text: str) -> list[NameSpan]:
     if len(lowered) != len(text):  # a letter whose lower case is longer ("İ"): offsets differ
         lowered = "".join(c.lower()[:1] for c in text)
     found: list[NameSpan] = []
-    kind: _TextKind | None = None
+    made_up_data: MadeUp | None = None
     for match in _CANDIDATE.finditer(text):
         end = match.end()
         words = list(_WORD_AT.finditer(text, match.start(), end))
@@ -215,9 +233,9 @@ def find(text: str) -> list[NameSpan]:
             confidence = _marked(text, lowered, start, end, name)
             if confidence is not None:
                 canonical = " ".join(name.lower().split())
-                if kind is None:
-                    kind = _TextKind.of(lowered)
-                made_up = _made_up(text, lowered, start, end, kind)
+                if made_up_data is None:
+                    made_up_data = MadeUp.of(lowered)
+                made_up = _made_up(text, lowered, start, end, made_up_data)
                 found.append(NameSpan(start, end, canonical, confidence, made_up))
                 break
     if "<" in text and "@" in text:
@@ -242,47 +260,58 @@ def _one_word_authors(text: str, found: list[NameSpan]) -> None:
     found.sort(key=lambda n: n.start)
 
 
-def made_up_text(lowered: str) -> bool:
-    """Whether a text (lower case) is seed, fixture, factory, mock or test data, or a sample
-    beside "Jane Doe (jane@corp.com)". Read once per text, never once per value in it."""
-    if any(name in lowered for name in _PLACEHOLDER_PEOPLE):
-        return True
-    return _MADE_UP.search(lowered) is not None
-
-
-def in_made_up_data(text: str, start: int, made_up: bool) -> bool:
-    """Whether the value at ``start`` of a text :func:`made_up_text` found ``made_up`` sits in
-    its made-up data: not an e-mail's address in angle brackets (an author line's)."""
-    return made_up and text[start - 1 : start] != "<"
-
-
-def _made_up(text: str, lowered: str, start: int, end: int, kind: _TextKind) -> bool:
-    """Whether a name sits in made-up data: the text is seed, fixture, factory, mock or test
-    data, and nothing a person says of themselves marks the name (an author line, an e-mail's
-    display name, "my name is")."""
-    before = lowered[max(0, start - _LOOK) : start]
-    if kind.git_hint and "user.name" in before:
-        return True
-    if _AUTHOR_CUE.search(before) or _DISPLAY_NAME.match(text, end):
-        return False
-    if re.search(r"(?:\bmeu nome [ée]|\bme chamo|\bmy name is)[ \t]*$", before):
-        return False
-    return kind.examples or kind.made_up
+# How far a made-up data mark reaches: a value this close to "seed", "fixture", "mock" or a
+# test is that data; one further away, in the same long text (a whole session exported as one
+# Markdown file, a config dump that lists "fixtures.ts"), is not.
+MADE_UP_BEFORE = 2000
+MADE_UP_AFTER = 600
 
 
 @dataclass(frozen=True)
-class _TextKind:
-    """What a whole text is, read once for all the names in it."""
+class MadeUp:
+    """Where a text's made-up data is, read once for all the values in it."""
 
-    made_up: bool  # seed, fixture, factory, mock or test data
-    examples: bool  # documentation's examples: "send a text to John", a sample inbox
+    marks: tuple[int, ...]  # starts of seed, fixture, factory, mock and test marks
+    sample: bool  # a documentation sample: example.com addresses, "Jane Doe (jane@corp.com)"
     git_hint: bool  # git's "please tell me who you are", with its placeholder name
 
     @classmethod
-    def of(cls, lowered: str) -> _TextKind:
-        examples = "example.com" in lowered or "@example." in lowered
-        made_up = _MADE_UP.search(lowered) is not None
-        return cls(made_up, examples, _GIT_IDENTITY_HINT in lowered)
+    def of(cls, lowered: str) -> MadeUp:
+        sample = "example.com" in lowered or "@example." in lowered
+        sample = sample or any(name in lowered for name in _PLACEHOLDER_PEOPLE)
+        marks = tuple(m.start() for m in _MADE_UP.finditer(lowered))
+        return cls(marks, sample, _GIT_IDENTITY_HINT in lowered)
+
+    def covers(self, start: int, end: int) -> bool:
+        """Whether the value at [start, end) is a sample's or sits near a made-up data mark."""
+        if self.sample:
+            return True
+        i = bisect.bisect_left(self.marks, start - MADE_UP_BEFORE)
+        return i < len(self.marks) and self.marks[i] <= end + MADE_UP_AFTER
+
+
+def in_made_up_data(text: str, start: int, end: int, made_up: MadeUp) -> bool:
+    """Whether the value at [start, end) sits in made-up data: not an e-mail's address in
+    angle brackets (an author line's)."""
+    return text[start - 1 : start] != "<" and made_up.covers(start, end)
+
+
+def _made_up(text: str, lowered: str, start: int, end: int, made_up: MadeUp) -> bool:
+    """Whether a name sits in made-up data: seed, fixture, factory, mock or test data, or a
+    documentation sample, and nothing a person says of themselves marks the name (an author
+    line, an e-mail's display name, "my name is")."""
+    before = lowered[max(0, start - _LOOK) : start]
+    if made_up.git_hint and "user.name" in before:
+        return True
+    if _AUTHOR_CUE.search(before) or _DISPLAY_NAME.match(text, end):
+        # a person's own line, unless it is a template's ("Signed-off-by: Jane Smith
+        # <jane.smith@example.com>")
+        line_end = lowered.find("\n", end, end + _LINE_REACH)
+        stop = end + _LINE_REACH if line_end == -1 else line_end
+        return _EXAMPLE_ADDRESS.search(lowered, end, stop) is not None
+    if re.search(r"(?:\bmeu nome [ée]|\bme chamo|\bmy name is)[ \t]*$", before):
+        return False
+    return made_up.covers(start, end)
 
 
 def _with_repeats(text: str, found: list[NameSpan]) -> list[NameSpan]:

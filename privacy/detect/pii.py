@@ -499,9 +499,13 @@ def _windows(text: str, needle: str, before: int, after: int) -> list[tuple[int,
     return windows
 
 
+# What follows a host in an scp or git target: a colon and a path, no space.
+_SSH_TARGET = re.compile(r":[\w~/.$]")
+
+
 def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
     text = norm.text
-    made_up: bool | None = None  # the text is made-up data: read once, on the first address
+    made_up: person_names.MadeUp | None = None  # read once, on the first address
     for start, end in _windows(text, "@", 65, 256):
         for match in _EMAIL.finditer(text, start, end):
             value, at = match.group(0), match.start()
@@ -515,10 +519,12 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
             level = not_personal.email_level(value)
             if level is None:
                 continue  # a file name such as icon@2x.png
+            if level == "finding" and _SSH_TARGET.match(text, match.end()):
+                level = "info"  # an scp or git target's login: "login@gerrit.host:hooks/x"
             if level == "finding":
                 if made_up is None:
-                    made_up = person_names.made_up_text(text.lower())
-                if person_names.in_made_up_data(text, at, made_up):
+                    made_up = person_names.MadeUp.of(text.lower())
+                if person_names.in_made_up_data(text, at, match.end(), made_up):
                     level = "info"  # a test's or a seed's made-up address
             found.append(_detection(norm, "email", at, match.end(), value.lower(), "high", level))
     # Two colons at most four hex digits apart, found by a literal-led search: times ("10:45")

@@ -137,6 +137,10 @@ _PLACEHOLDER_VALUES = frozenset(
         "str",
         "required",
         "optional",
+        "invalid",
+        "wrong",
+        "expired",
+        "fake",
     }
 )
 _IDENTIFIER_PATH = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\??\.[A-Za-z_$][A-Za-z0-9_$]*)*")
@@ -159,6 +163,12 @@ _EXAMPLE_MARKS = (
     "@pytest",
     "describe(",
     "expect(",
+    # Go's tests: the package, a test's helpers and its files
+    "testing.t",
+    "t.fatal",
+    "t.error",
+    "httptest",
+    "_test.go",
 )
 _EXAMPLE_BEFORE = 400  # characters before a secret where a mark makes it an example
 _EXAMPLE_AFTER = 120
@@ -202,11 +212,24 @@ def prefix_of(value: str) -> str:
     return ""
 
 
+# Words a sentence written as a value is made of: "leak-me-if-you-can",
+# "sk_this_is_a_very_bad_idea_12345" are a writer's examples, not keys.
+_PHRASE_WORDS_TEXT = (
+    "a an the this that is are be me my you your if it not here goes very bad idea can do "
+    "put replace with"
+)
+_PHRASE_WORDS = frozenset(_PHRASE_WORDS_TEXT.split())
+
+
 def _placeholder(value: str) -> bool:
     lowered = value.lower()
     if lowered in _PLACEHOLDER_VALUES or len(set(lowered)) <= 2:
         return True
     if any(word in lowered for word in _PLACEHOLDER_WORDS):
+        return True
+    if not value.isascii():
+        return True  # a value written in words of a language ("你的密码": "your password")
+    if sum(word in _PHRASE_WORDS for word in re.split(r"[-_.]", lowered)) >= 2:
         return True
     return _dev_default(value)
 

@@ -142,9 +142,11 @@ def _records(text: str) -> list[Any]:
 
 
 def _parsed(path: Path, text: str) -> list[Any]:
-    if path.suffix == ".md":
+    # a compressed copy is read as the file it holds: "history.md.gz" as Markdown
+    suffix = Path(path.stem).suffix if path.suffix == ".gz" else path.suffix
+    if suffix == ".md":
         return [text]
-    if path.suffix == ".txt":  # a recorded SSE stream: data lines are JSON, the rest text
+    if suffix == ".txt":  # a recorded SSE stream: data lines are JSON, the rest text
         out: list[Any] = []
         for line in text.splitlines():
             if line.startswith("data:"):
@@ -156,7 +158,7 @@ def _parsed(path: Path, text: str) -> list[Any]:
             if line.strip() and not line.startswith("event:"):
                 out.append(line)
         return out
-    if path.suffix in (".yaml", ".yml"):
+    if suffix in (".yaml", ".yml"):
         return []  # the corpus's YAML files are schema definitions, not traces
     return _records(text)
 

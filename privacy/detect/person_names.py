@@ -43,14 +43,15 @@ _LOWER = "a-záéíóúâêôãõçàü"
 _TITLE = rf"[{_UPPER}][{_LOWER}]+(?:-[{_UPPER}][{_LOWER}]+)?"
 _CAPS = rf"[{_UPPER}]{{2,}}"
 _LINK = r"(?:[ \t]+(?:d[aeo]s?|e|D[AEO]S?|E)[ \t]+|[ \t]+)"
-# A middle or last name written as its initial ("Italo A. Gomes", "Arun R"): only where a cue
-# marks the whole as a person's, never on its own ("Plan B").
+# A name written with initials ("Italo A. Gomes", "Arun R", "JY Voon"): only where a cue
+# marks the whole as a person's, never on its own ("Plan B", "AB Testing").
 _INITIAL = rf"[{_UPPER}]\.?"
 _CANDIDATE = re.compile(
     rf"(?<![\w-])(?:{_TITLE}(?:{_LINK}(?:{_TITLE}|{_INITIAL}(?![{_LOWER}]))){{1,4}}"
-    rf"|{_CAPS}(?:{_LINK}{_CAPS}){{1,4}})(?![\w-])"
+    rf"|{_CAPS}(?:{_LINK}{_CAPS}){{1,4}}"
+    rf"|[{_UPPER}]{{1,2}}\.?(?:{_LINK}{_TITLE}){{1,3}})(?![\w-])"
 )
-_HAS_INITIAL = re.compile(rf"(?:^|\s)[{_UPPER}](?:\.|\s|$)")
+_HAS_INITIAL = re.compile(rf"(?:^|\s)[{_UPPER}]{{1,2}}(?:\.|\s|$)")
 _WORD_AT = re.compile(rf"[{_UPPER}{_LOWER}-]+")
 _LOOK = 40  # characters looked at around a candidate
 
@@ -329,7 +330,8 @@ def _with_repeats(text: str, found: list[NameSpan]) -> list[NameSpan]:
         # Only a name that starts with a known first name lends its parts: "Activate Skill"
         # found by a field must not make every "Skill" of the text a surname.
         if len(words) > 1 and words[0] in _KNOWN_FIRST:
-            parts |= {words[0], words[-1]}
+            # never a word that leads into names ("Sou Ana Sou": "Sou" is no surname)
+            parts |= {w for w in (words[0], words[-1]) if w.lower() not in _LEADS}
     for name in sorted(sure, key=len, reverse=True):
         _add_repeats(text, name, by_start, None)
     # A part alone inside a full name is that name: found by a binary search over the full

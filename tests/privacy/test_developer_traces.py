@@ -23,6 +23,7 @@ def _levels(text: str, kind: str) -> dict[str, str]:
         ("Signed-off-by: Arun K <arunk@corp.io>\n", "Arun K"),
         ("Author: Lia M. Torres <lia.torres@corp.com.br>\n", "Lia M. Torres"),
         ("---\nname: overview\nauthor: Lia M. T.\nversion: v1\n---", "Lia M. T."),
+        ("commit d1c098f\nAuthor:     KT Lam <ktlam@corp.io>\nAuthorDate: Tue Jul 7", "KT Lam"),
         # an issue tracker's owner and assignee, in its text view and its JSON
         (
             "◐ app-9vi [BUG] · Fix layout\nOwner: Lia M. Torres · Assignee: Rui Castro · Type: bug",
@@ -46,6 +47,7 @@ def test_a_name_a_developer_trace_marks_as_a_persons_is_a_finding(text: str, nam
     "text",
     [
         "the fallback is Plan B, and Maria A went home",  # an initial without a cue
+        "we ran AB Testing on it",
         '"author": {\n    "name": "Entire Inc"\n  },',  # a company in a plugin manifest
         "tracking with Customer Data Platforms (CDP)",  # "customer" without a colon
         'placeholder="Dr. Full Name"',

@@ -622,6 +622,7 @@ def test_made_up_addresses_in_test_data_are_info() -> None:
         "Author: Camila Figueiredo <c@x.io>\n",  # a sure name each line, and its parts alone
         "Meu nome é Camila Figueiredo. Camila ligou; Figueiredo confirmou. ",
         "Owner: Lia M. Torres · Assignee: Rui A. B. C. Castro · Type: bug\n",  # initials
+        "Author: KT Lam <k@x.io> J. R. Lee ",
         '[user]\n\tname = Rui Castro\nauthors = [{ name = "Ana Lima" }]\n',
         "mock fixture joao.silva@gmail.com ",  # a made-up data mark beside each address
     ],

@@ -23,12 +23,12 @@ def test_the_tuning_half_holds_its_measured_floor() -> None:
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert figures["sessions"] >= 70
     kinds, recall = figures["per_kind"], figures["recall"]
-    # measured at stop 49: e-mail 71 of 77, names 48 of 53, secrets 3 of 5; recall e-mail
-    # 71 of 71, names 48 of 67
+    # measured at stop 49: e-mail 71 of 77, names 49 of 54, secrets 3 of 5; recall e-mail
+    # 71 of 71, names 49 of 67
     assert kinds["email"]["true"] >= 71
     assert kinds["email"]["reported"] - kinds["email"]["true"] <= 6
-    assert kinds["name"]["true"] >= 48
+    assert kinds["name"]["true"] >= 49
     assert kinds["name"]["reported"] - kinds["name"]["true"] <= 5
     assert kinds["secret"]["reported"] - kinds["secret"]["true"] <= 2
     assert recall["email"]["found"] >= 71
-    assert recall["name"]["found"] >= 48
+    assert recall["name"]["found"] >= 49

@@ -219,6 +219,9 @@ _PHRASE_WORDS_TEXT = (
     "put replace with"
 )
 _PHRASE_WORDS = frozenset(_PHRASE_WORDS_TEXT.split())
+# Chinese, Japanese and Korean script: a value in it is a writer's words ("你的密码": "your
+# password"); accented Latin letters stay possible in a password ("Maçã2024!").
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 def _placeholder(value: str) -> bool:
@@ -227,8 +230,8 @@ def _placeholder(value: str) -> bool:
         return True
     if any(word in lowered for word in _PLACEHOLDER_WORDS):
         return True
-    if not value.isascii():
-        return True  # a value written in words of a language ("你的密码": "your password")
+    if _CJK.search(value):
+        return True  # words of a language typed no password is made of ("你的密码")
     if sum(word in _PHRASE_WORDS for word in re.split(r"[-_.]", lowered)) >= 2:
         return True
     return _dev_default(value)

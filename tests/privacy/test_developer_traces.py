@@ -101,5 +101,6 @@ def test_test_tokens_and_placeholders_are_no_secrets(text: str) -> None:
     assert "finding" not in _levels(text, "secret").values()
 
 
-def test_a_real_looking_password_stays_a_secret() -> None:
-    assert set(_levels('DB_PASSWORD="Vq7#pLz9!mR2"', "secret").values()) == {"finding"}
+@pytest.mark.parametrize("text", ['DB_PASSWORD="Vq7#pLz9!mR2"', 'senha="Maçã2024!"'])
+def test_a_real_looking_password_stays_a_secret(text: str) -> None:
+    assert set(_levels(text, "secret").values()) == {"finding"}

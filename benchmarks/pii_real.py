@@ -26,11 +26,11 @@ pii_sessions/`` instead (real Claude Code and Codex sessions of public repositor
 its ``SOURCES.md``): an exhaustive ground truth, each value a person's (``finding``), nobody's
 (``info``) or no personal data at all (``not_personal``), written by a labeller apart from the
 detector, split by repository before any tuning (held out when sha256("owner/name") starts
-with 0-7; the repositories held out until the scan's errors on them were read, at stops 47
-and 48, are tuning since: ``READ_AFTER_MEASURING``). Every distinct value the scan reports at level
-``finding`` in a session is scored
-once: true when labelled ``finding``, false otherwise (labelled ``info``/``not_personal``, or
-not in the ground truth at all, ``unlabelled``). Precision per kind (``precision``): a
+with 0-7; the repositories held out until the scan's errors on them were read, at stops 47,
+48 and 49, are tuning since: ``READ_AFTER_MEASURING``). Every distinct value the scan reports
+at level ``finding`` in a session is scored once: true when labelled ``finding``, false
+otherwise (labelled ``info``/``not_personal``, or not in the ground truth at all,
+``unlabelled``). Precision per kind (``precision``): a
 percentage and its 90 % Wilson interval where the kind has at least 20 scored findings, the
 counts below that ("4 of 5"), "n/a" where it has none; recall of the labelled real names,
 e-mails and secrets.
@@ -71,34 +71,62 @@ MIN_FOR_PRECISION = 20
 NOT_TRACES = re.compile(
     r"(^|/)(LICEN[CS]E[^/]*|SOURCES\.md|MANIFEST\.json|manifest\.json|README\.md)$"
 )
-# Held out until the scan's false findings on them were read (stops 47 and 48): tuning since,
-# and the held-out half is sessions labelled after that.
+# Held out until the scan's false findings on them were read (stops 47, 48 and 49): tuning
+# since, and the held-out half is sessions labelled after that.
 READ_AFTER_MEASURING = frozenset(
     {
+        "0anes0/verilog_simulasyonu-LSFL-",
+        "0xRickx/Kangaroo_2.2.5",
+        "7567491/Feishu_ClaudeCode",
         "Akash-Modi104/trading-bot",
         "AlexShchuka/mozgoslav",
+        "AmbidextrousCoatie/league_analyzer",
         "andress722/CRM_ADMIN",
+        "Aquaticat/Monochromatic",
         "Asphyksia/OpenCoder",
+        "BillWan-zzzyyy/BillWan-zzzyyy.github.io",
         "bumpy-croc/ai-trading-bot",
         "chikachow/cyspbot",
+        "ChrisGVE/MunsellSpace",
+        "concord-consortium/codap",
         "design4pro/mcp-rag-server",
         "eitatech/gatomia-vscode",
         "entireio/auth-go",
         "entireio/git-sync",
         "entireio/skills",
         "EntityProcess/agentv",
+        "Episk-pos/lenr.academy",
         "f/awesome-chatgpt-prompts",
+        "Firedogs2x/Houdoku-2",
+        "flop-labs/technocore-chat",
+        "hasanabuzayed/mersal-kava",
         "Hoper-J/cpolar-connect",
         "Hornsyld/economic-bc-connector",
+        "iDorgham/DocGen",
+        "IngoS11/EmailBuddy",
+        "j5ik2o/dotfiles",
+        "jdx/mise",
         "JeffreyCA/azure-dev",
+        "JobiJoba/SchaerbeekMunicipality",
         "Kocoro-lab/Shannon",
+        "maorenxin/CopyTrading",
         "Monotoba/OpenPrintKit",
         "Ogekuri/G",
+        "Ogekuri/useReq",
         "openbmc/bmcweb",
         "PackmindHub/context-evaluator",
         "pichsy/download-manager",
+        "prjctimg/learn-p5",
+        "procrypto/Personal_AI_Infrastructure",
+        "Prometheus-AGS/prometheus-parking-lot-rs",
+        "Python-AI-Solutions/agentic-neurodata-conversion",
+        "robin-collins/gpt-crawler",
         "rpng/open_vins",
+        "Singingkettle/ChangShuoRadioRecognition",
+        "Smartagent-so/Personal_AI_Infrastructure",
         "stat-guy/imessage-mail",
+        "twardoch/geminpy",
+        "yixian-huang/cocli",
         "yutakobayashidev/repiq",
     }
 )

@@ -134,6 +134,8 @@ _FILE_EXTENSIONS_TEXT = (
     "ttf otf eot mp3 mp4 wav ogg webm gz tgz bz2 xz dylib so dll exe bin dat db sqlite md mdx"
 )
 _FILE_EXTENSIONS = frozenset(_FILE_EXTENSIONS_TEXT.split())
+# Addresses documentation writes for "an address": "--vm-ip 1.2.3.4".
+_PLACEHOLDER_IPS = frozenset({"1.2.3.4", "4.3.2.1", "5.6.7.8", "12.34.56.78", "123.45.67.89"})
 # Resolvers and addresses every network reaches: nobody's machine.
 _PUBLIC_INFRA = frozenset(
     {
@@ -209,9 +211,13 @@ def email_level(address: str) -> Level | None:
         return "info"
     if not is_mail_tld(labels[-1]) or any(label.isdigit() for label in labels):
         return None  # a decorator "@click.argument", a patch file "pkg@1.0.2.patch"
+    if domain.endswith(".gserviceaccount.com"):
+        return "info"  # a cloud service account: "deploy@project.iam.gserviceaccount.com"
     base = local.split("+", 1)[0]
     if base.startswith("your"):
         return "info"  # a placeholder: "YOUR_USERNAME@gerrit.example.org", "yourname@"
+    if "bot" in re.split(r"[-_.]", base):
+        return "info"  # a bot's identity: "aws-lc-github-bot@amazon.com"
     if any(word in base for word in _NO_REPLY) or base == labels[-2]:
         return "info"  # "npm-oidc-no-reply@", a service's own "venmo@venmo.com"
     if domain == "users.noreply.github.com":
@@ -227,6 +233,7 @@ def ip_level(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> Level:
     documentation ranges and public resolvers; ``finding`` for the rest."""
     if (
         str(address) in _PUBLIC_INFRA
+        or str(address) in _PLACEHOLDER_IPS
         or address.is_private
         or any(address in net for net in _DOCUMENTATION)
         or (address.version == 4 and address in _SHARED)

@@ -128,7 +128,8 @@ _KEYWORDS: dict[str, re.Pattern[str]] = {
         r"\b(tel|telefone|fone|celular|cel|whats(app)?|zap|phone|mobile|ligue|call)\b", re.I
     ),
     "cep": re.compile(r"\b(cep|c\.e\.p\.?)\b", re.IGNORECASE),
-    "rg": re.compile(r"\b(rg|identidade|registro geral)\b", re.IGNORECASE),
+    # not ripgrep's command ("rg -n 10703774") nor a DOI's "/RG.2.1.4773.5363"
+    "rg": re.compile(r"(?<![\w/])(rg|identidade|registro geral)\b(?![ \t]+-|\.\d)", re.I),
     "pix_key": re.compile(r"\bpix\b", re.IGNORECASE),
 }
 
@@ -499,6 +500,8 @@ def _windows(text: str, needle: str, before: int, after: int) -> list[tuple[int,
     return windows
 
 
+# "u003c" of an escaped "<" before an address: "\\u003cbot@corp.com".
+_ESCAPED_SIGN = re.compile(r"u00[0-9a-fA-F]{2}(?=[A-Za-z0-9])")
 # What follows a host in an scp or git target: a colon and a path, no space.
 _SSH_TARGET = re.compile(r":[\w~/.$]")
 
@@ -511,6 +514,9 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
             value, at = match.group(0), match.start()
             if text[at - 3 : at] == "://":
                 continue  # the user of a URL (ssh://aur@aur.archlinux.org/x.git), no mailbox
+            if text[at - 1 : at] == "\\" and _ESCAPED_SIGN.match(value):
+                # a sign escaped in JSON written out ("\\u003cbot@corp.com\\u003e")
+                value, at = value[5:], at + 5
             if text[at - 1 : at] == "\\" and value[0] in "ntr":
                 # an escaped break or tab written out ("origin\\tgit@github.com")
                 value, at = value[1:], at + 1

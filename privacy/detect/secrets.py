@@ -32,6 +32,8 @@ _KEY_SHAPES: tuple[tuple[str, str], ...] = (
     ("sk-ant-", r"sk-ant-[A-Za-z0-9_\-]{20,300}"),
     ("sk-proj-", r"sk-proj-[A-Za-z0-9_\-]{20,300}"),
     ("sk-", r"sk-[A-Za-z0-9]{20,300}"),  # OpenAI's classic key: no dash inside
+    ("sk-", r"sk-[a-z]{2,12}-[A-Za-z0-9_\-]{20,300}"),  # a scoped key: "sk-user-…", "sk-svcacct-…"
+    ("sb_secret_", r"sb_secret_[A-Za-z0-9_\-]{20,255}"),  # Supabase's secret key
     ("github_pat_", r"github_pat_[A-Za-z0-9_]{22,255}"),
     ("ghp_", r"ghp_[A-Za-z0-9]{30,255}"),
     ("gho_", r"gho_[A-Za-z0-9]{30,255}"),
@@ -55,7 +57,7 @@ PREFIXES: tuple[str, ...] = tuple(prefix for prefix, _ in _KEY_SHAPES)
 # Where a key may start, found by plain substring search (much faster than a regex tried at
 # every position); the shape is then matched there.
 _NEEDLES: tuple[str, ...] = ("sk-", "_live_", "sk_test_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_")
-_NEEDLES += ("github_pat_", "glpat-", "AKIA")
+_NEEDLES += ("github_pat_", "glpat-", "AKIA", "sb_secret_")
 _NEEDLES += ("ASIA", "xox", "AIza", "npm_", "pypi-", "hf_", "eyJ")
 # A key starts where no key character precedes it and ends where none follows.
 _KEY = re.compile(r"(?:" + "|".join(shape for _, shape in _KEY_SHAPES) + r")(?![A-Za-z0-9_\-])")
@@ -93,7 +95,11 @@ _COMPOUND_KEYS: tuple[str, ...] = tuple(
 _ASSIGNED_KEYS = (*_COMPOUND_KEYS, "password", "passwd", "passphrase", "senha", "secret")
 _ASSIGNED_KEYS += ("token",)
 _SEPARATOR = re.compile(r"[:=]")
-_ASSIGNED_VALUE = re.compile(r"[=>]?[ \t]{0,3}([\"'`]?)([^\s\"'`,;<>(){}\[\]]{4,256})")
+# A value ends at a quote, a bracket, a separator or a full-width sign of CJK text
+# ("KEY=sb_secret_…。 有一个问题").
+_ASSIGNED_VALUE = re.compile(
+    r"[=>]?[ \t]{0,3}([\"'`]?)([^\s\"'`,;<>(){}\[\]\u3000-\u303f\uff00-\uffef]{4,256})"
+)
 # A password said in words: "my password is X", "a senha do painel é X".
 _SAID = re.compile(
     r"(?i)\b(?:password|passphrase|senha)(?:[ \t]{1,3}[^\s]{1,20}){0,3}?[ \t]{1,3}"
@@ -141,6 +147,8 @@ _PLACEHOLDER_VALUES = frozenset(
         "wrong",
         "expired",
         "fake",
+        "read",  # a workflow's permission: "id-token: write"
+        "write",
     }
 )
 _IDENTIFIER_PATH = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\??\.[A-Za-z_$][A-Za-z0-9_$]*)*")
@@ -221,6 +229,8 @@ _PHRASE_WORDS_TEXT = (
 _PHRASE_WORDS = frozenset(_PHRASE_WORDS_TEXT.split())
 # Chinese, Japanese and Korean script: a value in it is a writer's words ("你的密码": "your
 # password"); accented Latin letters stay possible in a password ("Maçã2024!").
+# A secret manager's reference, not its value: "twitter-api-key:latest", "DB_PASSWORD:3".
+_REFERENCE = re.compile(r"[A-Za-z0-9_\-]{1,128}:(?:latest|[0-9]{1,6})")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
@@ -230,6 +240,8 @@ def _placeholder(value: str) -> bool:
         return True
     if any(word in lowered for word in _PLACEHOLDER_WORDS):
         return True
+    if _REFERENCE.fullmatch(value) or value.endswith("$"):
+        return True  # a secret manager's name and version, a template cut at "${{"
     if _CJK.search(value):
         return True  # words of a language typed no password is made of ("你的密码")
     if sum(word in _PHRASE_WORDS for word in re.split(r"[-_.]", lowered)) >= 2:
@@ -353,6 +365,8 @@ def _assigned(text: str, at: int) -> list[Secret]:
     if not quote and _in_code(text, at, value, match.end(2)):
         return []
     prefix = prefix_of(value)
+    if prefix and prefix != "PEM " and (shaped := _KEY.match(value)) is not None:
+        value = shaped.group(0)  # the key ends with its shape: "github_pat_…@github.com/x.git"
     level = _level(value)
     if prefix and prefix != "PEM " and _KEY.fullmatch(value) is None:
         level = "info"  # a published prefix without the key's shape: "sk-ant-..." in a template

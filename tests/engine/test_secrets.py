@@ -198,6 +198,9 @@ def worst_cases() -> Iterator[tuple[str, str]]:
     yield "dev values", ("password=" + "a-" * 127 + "b ") * (MB // 265)
     yield "escaped values", ("password=" + "a\\" * 127 + " ") * (MB // 264)
     yield "numbered streets", ("12 Baker " * 4 + "Street ") * (MB // 43)
+    yield "scoped keys", ("sk-user-" + "a-" * 150 + " ") * (MB // 309)
+    yield "references", ("password=" + "a" * 200 + ":" + "1" * 50 + " ") * (MB // 261)
+    yield "escaped signs", "\\u003c" * (MB // 6) + "@a.com"
 
 
 @pytest.mark.parametrize(("name", "text"), list(worst_cases()), ids=lambda v: str(v)[:15])

@@ -77,6 +77,10 @@ def test_made_up_data_marks_reach_only_the_values_near_them() -> None:
         ("@/download@DownloadQueueDispatcher.kt @DownloadTask.kt", None),
         ("Author: kai <kai@Kais-MacBook-Pro.local>", "finding"),
         ("my mail is rui.castro@hotmail.com: thanks", "finding"),
+        # JSON written out as text: its escaped "<" is no part of the address
+        ('"message": "Co-authored-by: Rui Castro \\u003crui.castro@gmail.com\\u003e"', "finding"),
+        ('"Co-authored-by: gen \\u003cacme-github-bot@corp.com\\u003e"', "info"),
+        ("WIF_SERVICE_ACCOUNT: deploy@prod-1.iam.gserviceaccount.com", "info"),
     ],
 )
 def test_logins_class_names_and_addresses(text: str, level: str | None) -> None:
@@ -95,6 +99,10 @@ def test_logins_class_names_and_addresses(text: str, level: str | None) -> None:
         'api_key = "sk_this_is_a_very_bad_idea_12345"',  # a sentence written as a value
         'ts := TokenSet{AccessToken: "leak-me-if-you-can"}',
         '- API Secret Token: "invalid"',
+        # a secret manager's references and a template, not values
+        '--set-secrets="DB_PASSWORD=db-prod-password:latest,API_KEY=api-key:3"',
+        'CLICKHOUSE_PASSWORD="clickhouse-${{ env.ENVIRONMENT }}-ro-password"',
+        'permissions:\n  contents: "read"\n  id-token: "write"',
     ],
 )
 def test_test_tokens_and_placeholders_are_no_secrets(text: str) -> None:
@@ -104,3 +112,39 @@ def test_test_tokens_and_placeholders_are_no_secrets(text: str) -> None:
 @pytest.mark.parametrize("text", ['DB_PASSWORD="Vq7#pLz9!mR2"', 'senha="Maçã2024!"'])
 def test_a_real_looking_password_stays_a_secret(text: str) -> None:
     assert set(_levels(text, "secret").values()) == {"finding"}
+
+
+PAT = "github_pat_11ABCDEFG0abcdefghijKL_mnopqrstuvwxyzABCDEFGHIJ0123456789abcdefghijklmnopqrs"
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # a key in a remote's URL ends where its shape does, not at the URL's end
+        (f"origin https://x-access-token:{PAT}@github.com/acme/app.git", PAT),
+        # a scoped key of a published prefix
+        (
+            "TESTSPRITE_API_KEY=sk-user-Ab12Cd34Ef56Gh78Ij90_kLmNoPqRsTu-vWxYz0123",
+            "sk-user-Ab12Cd34Ef56Gh78Ij90_kLmNoPqRsTu-vWxYz0123",
+        ),
+        # a value ends at a full-width sign of the Chinese sentence around it
+        (
+            "SUPABASE_SECRET_KEY=sb_secret_Ab12Cd34Ef56Gh78Ij90kLmNo。 有一个问题",
+            "sb_secret_Ab12Cd34Ef56Gh78Ij90kLmNo",
+        ),
+    ],
+)
+def test_a_keys_value_is_the_key_alone(text: str, value: str) -> None:
+    assert _levels(text, "secret") == {value: "finding"}
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("rg -n -C 8 '10703774|2026' /tmp/builds.html", "rg"),  # ripgrep, not an RG
+        ("https://doi.org/10.13140/RG.2.1.4773.5363", "rg"),  # a DOI
+        ("deploy-agent-chat.sh --vm-ip 1.2.3.4 --tag 0.2.0", "ip"),  # documentation's address
+    ],
+)
+def test_commands_dois_and_sample_addresses_are_no_documents(text: str, kind: str) -> None:
+    assert "finding" not in _levels(text, kind).values()

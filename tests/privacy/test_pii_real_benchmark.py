@@ -21,14 +21,15 @@ def test_the_tuning_half_holds_its_measured_floor() -> None:
         cwd=REPO,
     )
     figures = json.loads(done.stdout.strip().splitlines()[-1])
-    assert figures["sessions"] >= 70
+    assert figures["sessions"] >= 117
     kinds, recall = figures["per_kind"], figures["recall"]
-    # measured at stop 49: e-mail 71 of 77, names 49 of 54, secrets 3 of 5; recall e-mail
-    # 71 of 71, names 49 of 67
-    assert kinds["email"]["true"] >= 71
-    assert kinds["email"]["reported"] - kinds["email"]["true"] <= 6
-    assert kinds["name"]["true"] >= 49
-    assert kinds["name"]["reported"] - kinds["name"]["true"] <= 5
+    # measured at stop 49: e-mail 87 of 96, names 53 of 65, secrets 12 of 14; recall e-mail
+    # 87 of 93, names 53 of 100, secrets 12 of 16
+    assert kinds["email"]["true"] >= 87
+    assert kinds["email"]["reported"] - kinds["email"]["true"] <= 9
+    assert kinds["name"]["true"] >= 53
+    assert kinds["name"]["reported"] - kinds["name"]["true"] <= 12
     assert kinds["secret"]["reported"] - kinds["secret"]["true"] <= 2
-    assert recall["email"]["found"] >= 71
-    assert recall["name"]["found"] >= 49
+    assert recall["email"]["found"] >= 87
+    assert recall["name"]["found"] >= 53
+    assert recall["secret"]["found"] >= 12

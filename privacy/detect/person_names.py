@@ -273,18 +273,21 @@ class MadeUp:
     """Where a text's made-up data is, read once for all the values in it."""
 
     marks: tuple[int, ...]  # starts of seed, fixture, factory, mock and test marks
-    sample: bool  # a documentation sample: example.com addresses, "Jane Doe (jane@corp.com)"
+    sample: bool  # a sample beside "Jane Doe (jane@corp.com)"
+    examples: bool  # documentation with example.com addresses: "send a text to John"
     git_hint: bool  # git's "please tell me who you are", with its placeholder name
 
     @classmethod
     def of(cls, lowered: str) -> MadeUp:
-        sample = "example.com" in lowered or "@example." in lowered
-        sample = sample or any(name in lowered for name in _PLACEHOLDER_PEOPLE)
+        sample = any(name in lowered for name in _PLACEHOLDER_PEOPLE)
+        examples = "example.com" in lowered or "@example." in lowered
         marks = tuple(m.start() for m in _MADE_UP.finditer(lowered))
-        return cls(marks, sample, _GIT_IDENTITY_HINT in lowered)
+        return cls(marks, sample, examples, _GIT_IDENTITY_HINT in lowered)
 
     def covers(self, start: int, end: int) -> bool:
-        """Whether the value at [start, end) is a sample's or sits near a made-up data mark."""
+        """Whether the value at [start, end) is a sample's or sits near a made-up data mark.
+        Documentation's examples make its names made up, not a real address beside them
+        ("e-mail ana@uol.com.br, or noreply@example.com")."""
         if self.sample:
             return True
         i = bisect.bisect_left(self.marks, start - MADE_UP_BEFORE)
@@ -312,7 +315,7 @@ def _made_up(text: str, lowered: str, start: int, end: int, made_up: MadeUp) -> 
         return _EXAMPLE_ADDRESS.search(lowered, end, stop) is not None
     if re.search(r"(?:\bmeu nome [ée]|\bme chamo|\bmy name is)[ \t]*$", before):
         return False
-    return made_up.covers(start, end)
+    return made_up.examples or made_up.covers(start, end)
 
 
 def _with_repeats(text: str, found: list[NameSpan]) -> list[NameSpan]:

@@ -229,8 +229,9 @@ _PHRASE_WORDS_TEXT = (
 _PHRASE_WORDS = frozenset(_PHRASE_WORDS_TEXT.split())
 # Chinese, Japanese and Korean script: a value in it is a writer's words ("你的密码": "your
 # password"); accented Latin letters stay possible in a password ("Maçã2024!").
-# A secret manager's reference, not its value: "twitter-api-key:latest", "DB_PASSWORD:3".
-_REFERENCE = re.compile(r"[A-Za-z0-9_\-]{1,128}:(?:latest|[0-9]{1,6})")
+# A secret manager's reference, not its value: "twitter-api-key:latest", "DB_PASSWORD:3" (a
+# name of words joined by "-" or "_", then a version); "admin:123456" stays a credential.
+_REFERENCE = re.compile(r"[A-Za-z0-9]{1,64}(?:[_\-][A-Za-z0-9]{1,64}){1,8}:(?:latest|[0-9]{1,3})")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
@@ -244,8 +245,10 @@ def _placeholder(value: str) -> bool:
         return True  # a secret manager's name and version, a template cut at "${{"
     if _CJK.search(value):
         return True  # words of a language typed no password is made of ("你的密码")
-    if sum(word in _PHRASE_WORDS for word in re.split(r"[-_.]", lowered)) >= 2:
-        return True
+    words = re.split(r"[-_.]", lowered)
+    sentence = all(w.isalpha() or w.isdigit() for w in words)
+    if sentence and sum(w in _PHRASE_WORDS for w in words) > 1:
+        return True  # a sentence, not a random key whose pieces happen to spell "a" or "is"
     return _dev_default(value)
 
 

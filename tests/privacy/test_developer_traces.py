@@ -109,7 +109,15 @@ def test_test_tokens_and_placeholders_are_no_secrets(text: str) -> None:
     assert "finding" not in _levels(text, "secret").values()
 
 
-@pytest.mark.parametrize("text", ['DB_PASSWORD="Vq7#pLz9!mR2"', 'senha="Maçã2024!"'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'DB_PASSWORD="Vq7#pLz9!mR2"',
+        'senha="Maçã2024!"',
+        "AUTH_PASSWORD=admin:123456",  # a user and password, no secret manager's reference
+        'password="xK-a_is9Zq-be_Pq81"',  # a random key whose pieces spell "a" and "be"
+    ],
+)
 def test_a_real_looking_password_stays_a_secret(text: str) -> None:
     assert set(_levels(text, "secret").values()) == {"finding"}
 

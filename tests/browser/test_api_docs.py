@@ -20,6 +20,9 @@ def test_api_docs_open_with_no_console_error(logged_in: Page, live_server) -> No
     page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
 
     page.goto(f"{live_server.url}/")
+    # The top bar asks for its alert count on load; leaving before the answer aborts that
+    # request, which is the test's doing, not the page's: wait for the count to be drawn.
+    expect(page.locator("#nav-alert-count")).to_have_count(1)
     page.get_by_role("link", name="API", exact=True).click()
     page.wait_for_url(f"{live_server.url}/api/v1/docs")
     expect(page.locator(".swagger-ui .info .title")).to_contain_text("Sawtooth API")

@@ -18,11 +18,27 @@ Every pattern here is searched inside a window of a few dozen characters around 
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Sequence
 
 from privacy.detect.not_personal import Level, email_level
 
 WINDOW = 48  # characters before a value searched for a cue
+
+
+def mark_within(marks: Sequence[int], start: int, end: int, before: int, after: int) -> bool:
+    """Whether one of ``marks`` (sorted starts of a text's marks: a test's, an example's)
+    lies from ``before`` characters before the value at [start, end) to ``after`` after it.
+    A binary search: a text's values cost a logarithm of its marks each, never a rescan.
+
+    >>> mark_within([10, 500], 40, 45, 30, 5), mark_within([10, 500], 100, 105, 30, 5)
+    (True, False)
+    """
+    i = bisect.bisect_left(marks, start - before)
+    return i < len(marks) and marks[i] <= end + after
+
+
 _AFTER = 16  # characters after a number searched for its document's name: "... (CPF)"
 
 # Words of a Brazilian record around a bare number: "Meu documento é ...", "cliente-...".

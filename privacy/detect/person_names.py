@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from privacy.detect.context import mark_within
 from privacy.detect.not_personal import email_level
 
 Confidence = Literal["high", "review"]
@@ -212,15 +213,22 @@ def _marked(text: str, lowered: str, start: int, end: int, name: str) -> Confide
     return "review" if known_first else None
 
 
-def find(text: str) -> list[NameSpan]:
-    """The person names in ``text``, in order (see the module's docstring for what counts)."""
+def lowered_in_place(text: str) -> str:
+    """``text`` in lower case, each character where it was: a letter whose lower case is
+    longer ("İ") keeps its first character, so offsets in one are offsets in the other."""
     lowered = text.lower()
+    if len(lowered) != len(text):
+        lowered = "".join(c.lower()[:1] for c in text)
+    return lowered
+
+
+def find(text: str, made_up_data: MadeUp | None = None) -> list[NameSpan]:
+    """The person names in ``text``, in order (see the module's docstring for what counts).
+    ``made_up_data``: the text's :class:`MadeUp`, when the caller has read it already."""
+    lowered = lowered_in_place(text)
     if lowered == text:
         return []  # no capital letter, no name
-    if len(lowered) != len(text):  # a letter whose lower case is longer ("İ"): offsets differ
-        lowered = "".join(c.lower()[:1] for c in text)
     found: list[NameSpan] = []
-    made_up_data: MadeUp | None = None
     for match in _CANDIDATE.finditer(text):
         end = match.end()
         words = list(_WORD_AT.finditer(text, match.start(), end))
@@ -264,8 +272,8 @@ def _one_word_authors(text: str, found: list[NameSpan]) -> None:
 # How far a made-up data mark reaches: a value this close to "seed", "fixture", "mock" or a
 # test is that data; one further away, in the same long text (a whole session exported as one
 # Markdown file, a config dump that lists "fixtures.ts"), is not.
-MADE_UP_BEFORE = 2000
-MADE_UP_AFTER = 600
+_MADE_UP_BEFORE = 2000
+_MADE_UP_AFTER = 600
 
 
 @dataclass(frozen=True)
@@ -290,8 +298,7 @@ class MadeUp:
         ("e-mail ana@uol.com.br, or noreply@example.com")."""
         if self.sample:
             return True
-        i = bisect.bisect_left(self.marks, start - MADE_UP_BEFORE)
-        return i < len(self.marks) and self.marks[i] <= end + MADE_UP_AFTER
+        return mark_within(self.marks, start, end, _MADE_UP_BEFORE, _MADE_UP_AFTER)
 
 
 def in_made_up_data(text: str, start: int, end: int, made_up: MadeUp) -> bool:

@@ -508,7 +508,8 @@ _SSH_TARGET = re.compile(r":[\w~/.$]")
 
 def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
     text = norm.text
-    made_up: person_names.MadeUp | None = None  # read once, on the first address
+    # read once, on the first address, and lent to the names below
+    made_up: person_names.MadeUp | None = None
     for start, end in _windows(text, "@", 65, 256):
         for match in _EMAIL.finditer(text, start, end):
             value, at = match.group(0), match.start()
@@ -529,7 +530,7 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
                 level = "info"  # an scp or git target's login: "login@gerrit.host:hooks/x"
             if level == "finding":
                 if made_up is None:
-                    made_up = person_names.MadeUp.of(text.lower())
+                    made_up = person_names.MadeUp.of(person_names.lowered_in_place(text))
                 if person_names.in_made_up_data(text, at, match.end(), made_up):
                     level = "info"  # a test's or a seed's made-up address
             found.append(_detection(norm, "email", at, match.end(), value.lower(), "high", level))
@@ -555,7 +556,7 @@ def _scan_patterns(norm: _Normalized, found: list[Detection]) -> None:
         if key:
             value = key.group(1).lower()
             found.append(_detection(norm, "pix_key", key.start(1), key.end(1), value, "high"))
-    for name in person_names.find(text):
+    for name in person_names.find(text, made_up):
         level = "info" if name.made_up else not_personal.name_level(name.canonical)
         found.append(
             _detection(

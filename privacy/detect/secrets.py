@@ -21,10 +21,10 @@ worst case).
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass
 
+from privacy.detect.context import mark_within
 from privacy.detect.not_personal import Level
 
 # Published prefixes and shapes, longest first where one prefix starts another.
@@ -190,11 +190,6 @@ def _example_marks(lowered: str) -> list[int]:
             found.append(at)
             at = lowered.find(mark, at + len(mark))
     return sorted(found)
-
-
-def _near(marks: list[int], start: int, end: int) -> bool:
-    i = bisect.bisect_left(marks, start - _EXAMPLE_BEFORE)
-    return i < len(marks) and marks[i] <= end + _EXAMPLE_AFTER
 
 
 @dataclass(frozen=True)
@@ -431,7 +426,8 @@ def find(text: str) -> list[Secret]:
         marks = _example_marks(lowered)
         kept = [
             Secret(s.start, s.end, s.value, s.prefix, "info")
-            if s.level == "finding" and _near(marks, s.start, s.end)
+            if s.level == "finding"
+            and mark_within(marks, s.start, s.end, _EXAMPLE_BEFORE, _EXAMPLE_AFTER)
             else s
             for s in kept
         ]

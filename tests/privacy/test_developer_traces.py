@@ -156,3 +156,18 @@ def test_a_keys_value_is_the_key_alone(text: str, value: str) -> None:
 )
 def test_commands_dois_and_sample_addresses_are_no_documents(text: str, kind: str) -> None:
     assert "finding" not in _levels(text, kind).values()
+
+
+def test_the_new_patterns_read_a_megabyte_of_their_worst_case_in_linear_time() -> None:
+    """Each pattern added for developer traces, fed 1 MB that starts it everywhere and never
+    lets it finish; the alarm guards against a hang and is minutes long."""
+    from privacy.detect import not_personal, person_names, pii
+    from tests.infra import hang_guard
+
+    mb = 1_000_000
+    with hang_guard("a developer-trace pattern did not finish 1 MB"):
+        not_personal._CAMEL_CASE.search("a" * mb)
+        person_names._HAS_INITIAL.search(" A" * (mb // 2) + "a")
+        person_names._EXAMPLE_ADDRESS.search("@example" * (mb // 8))
+        pii._KEYWORDS["rg"].search("rg -" * (mb // 4))
+        pii._ESCAPED_SIGN.search("u00a" * (mb // 4))

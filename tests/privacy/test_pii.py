@@ -625,6 +625,7 @@ def test_made_up_addresses_in_test_data_are_info() -> None:
         "Author: KT Lam <k@x.io> J. R. Lee ",
         '[user]\n\tname = Rui Castro\nauthors = [{ name = "Ana Lima" }]\n',
         "mock fixture joao.silva@gmail.com ",  # a made-up data mark beside each address
+        "\\u003cana@DownloadQueue.kt RG rg -n /RG.2 CPF 529.982.247-25 ",  # escapes, classes, cues
     ],
 )
 def test_a_megabyte_of_findings_is_scanned_in_linear_time(line: str) -> None:
